@@ -1,0 +1,100 @@
+"""Environments (DTAP) and time: pick a ``servers`` entry, resolve table addresses, read the SLA.
+
+Rules are the same in every environment; only addresses change. A server with ``catalog`` and
+``schema`` (Databricks, Unity Catalog) gives ``catalog.schema.table`` names; a server with a
+``path`` (``type: local`` and file stores) gives path-based Delta tables under that root.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from contract_gate.contract.rules import RuleError
+from contract_gate.contract.settings import GateSettings, TableRef
+
+DEFAULT_ROOT = "lakehouse"
+
+_UNIT_SECONDS = {
+    "s": 1, "sec": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "w": 604800, "week": 604800, "weeks": 604800,
+}
+
+
+def select_server(servers: list, env: str | None):
+    """The server named ``env`` (by ``server`` or ``environment``); the first one when ``env`` is None."""
+    if not servers:
+        if env is not None:
+            raise ValueError(f"environment {env!r} requested but the contract has no servers")
+        return None
+    if env is None:
+        return servers[0]
+    matches = [s for s in servers if env in (s.server, s.environment)]
+    if not matches:
+        names = sorted({s.server for s in servers if s.server} | {s.environment for s in servers if s.environment})
+        raise ValueError(f"no server for environment {env!r}; known: {', '.join(names)}")
+    return matches[0]
+
+
+def _address(ref: TableRef, server, default_name: str | None = None) -> dict:
+    address = {"format": ref.format}
+    if ref.options:
+        address["options"] = dict(sorted(ref.options.items()))
+    if ref.path is not None:
+        root = _root(server)
+        path = ref.path if posixpath.isabs(ref.path) or "://" in ref.path else posixpath.join(root, ref.path)
+        return {"kind": "path", "path": posixpath.normpath(path) if "://" not in path else path, **address}
+    name = ref.table or default_name
+    if server is not None and server.catalog and server.schema_:
+        parts = name.split(".")
+        qualified = {1: [server.catalog, server.schema_], 2: [server.catalog]}.get(len(parts), [])
+        return {"kind": "table", "name": ".".join([*qualified, *parts]), **address}
+    return {"kind": "path", "path": posixpath.join(_root(server), *name.split(".")), **address}
+
+
+def _root(server) -> str:
+    return (server.path or DEFAULT_ROOT) if server is not None else DEFAULT_ROOT
+
+
+def resolve_tables(settings: GateSettings, server, object_name: str) -> dict:
+    def table(ref: TableRef | None, default: str) -> dict:
+        return _address(ref or TableRef(table=default), server)
+
+    return {
+        "landing": _address(settings.landing, server),
+        "candidate_schema": _address(TableRef(table=settings.candidate.schema_), server),
+        "target": table(settings.target, object_name),
+        "quarantine": table(settings.quarantine, f"{object_name}_quarantine"),
+        "decisions": table(settings.decisions, "contract_gate_decisions"),
+    }
+
+
+def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str]) -> dict | None:
+    """The freshness/latency SLA as max age in seconds on a date or timestamp column.
+
+    RuleError keys are ``[index, key]`` into ``slaProperties``."""
+    found = None
+    for index, sla in enumerate(sla_properties):
+        if sla.property not in ("freshness", "latency"):
+            continue
+        if found is not None:
+            raise RuleError("only one freshness/latency SLA is supported", [index, "property"])
+        element = sla.element or ""
+        table, _, column = element.rpartition(".")
+        if table and table != object_name:
+            raise RuleError(f"element {element!r} names table {table!r}, expected {object_name!r}", [index, "element"])
+        if column not in columns:
+            raise RuleError(f"element {element!r} is not a column of {object_name!r}", [index, "element"])
+        if columns[column] not in ("date", "timestamp", "timestamp_ntz"):
+            raise RuleError(f"freshness needs a date or timestamp column; {column!r} is {columns[column]}", [index, "element"])
+        value = sla.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise RuleError(f"SLA value must be a positive number, got {value!r}", [index, "value"])
+        unit = (sla.unit or "").lower()
+        if unit not in _UNIT_SECONDS:
+            raise RuleError(f"unknown SLA unit {sla.unit!r}; use one of {', '.join(sorted(_UNIT_SECONDS))}", [index, "unit"])
+        found = {"column": column, "column_type": columns[column], "property": sla.property, "value": value,
+                 "unit": sla.unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
+    return found

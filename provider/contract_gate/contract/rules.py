@@ -1,0 +1,140 @@
+"""Rule forms: each ODCS / DQX construct -> one plan rule with a Spark SQL predicate.
+
+Predicates are TRUE for a valid row and never rely on NULL meaning "valid": a value check on a
+nullable column is written ``(col IS NULL OR <check>)`` and NULL-ness is left to ``required``.
+For ``float``/``double`` columns range checks also refuse NaN, because Spark orders NaN above
+every number (so ``NaN >= 0`` would otherwise pass).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from contract_gate.contract.spark_types import INTEGRAL, is_numeric
+from contract_gate.contract.sqltext import check_expression, number_literal, quote_identifier, string_literal
+
+# Blank = empty or only these characters. Java regex: \s is [ \t\n\x0B\f\r]; \p{Z} is every Unicode
+# space separator (U+0020, U+00A0 no-break space, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+# U+205F, U+3000); plus U+0085 (next line), U+200B (zero-width space), U+FEFF (BOM).
+BLANK_CHARACTERS_REGEX = r"^[\s\p{Z}\x{85}\x{200B}\x{FEFF}]*$"
+NOT_BLANK_MODES = ("whitespace", "spaces")
+
+OPERATORS = ("mustBe", "mustNotBe", "mustBeGreaterThan", "mustBeGreaterOrEqualTo", "mustBeLessThan",
+             "mustBeLessOrEqualTo", "mustBeBetween", "mustNotBeBetween")
+
+
+class RuleError(ValueError):
+    """A rule that cannot be compiled; ``key`` is the YAML key under the rule's path, if any."""
+
+    def __init__(self, message: str, key: str | int | list | None = None):
+        super().__init__(message)
+        self.key = key
+
+
+def nullable_check(column: str, check: str) -> str:
+    return f"({quote_identifier(column)} IS NULL OR {check})"
+
+
+def literal_for(value, column_type: str, key=None) -> str:
+    """A literal of ``column_type`` for a bound or list item; raise RuleError when it cannot be one."""
+    if is_numeric(column_type):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RuleError(f"expected a number for a {column_type} column, got {value!r}", key)
+        if column_type in INTEGRAL and isinstance(value, float) and value != int(value):
+            raise RuleError(f"expected a whole number for a {column_type} column, got {value!r}", key)
+        try:
+            return number_literal(value)
+        except ValueError as exc:
+            raise RuleError(str(exc), key) from exc
+    if column_type == "date":
+        try:
+            datetime.date.fromisoformat(str(value))
+        except ValueError as exc:
+            raise RuleError(f"expected an ISO date (YYYY-MM-DD) for a date column, got {value!r}", key) from exc
+        return f"DATE {string_literal(str(value))}"
+    if column_type in ("timestamp", "timestamp_ntz"):
+        try:
+            datetime.datetime.fromisoformat(str(value))
+        except ValueError as exc:
+            raise RuleError(f"expected an ISO timestamp for a {column_type} column, got {value!r}", key) from exc
+        keyword = "TIMESTAMP_NTZ" if column_type == "timestamp_ntz" else "TIMESTAMP"
+        return f"{keyword} {string_literal(str(value))}"
+    if column_type == "string":
+        if not isinstance(value, str):
+            raise RuleError(f"expected a string for a string column, got {value!r}", key)
+        return string_literal(value)
+    if column_type == "boolean":
+        if not isinstance(value, bool):
+            raise RuleError(f"expected true or false for a boolean column, got {value!r}", key)
+        return "TRUE" if value else "FALSE"
+    raise RuleError(f"values cannot be compared with a {column_type} column", key)
+
+
+def comparison(column: str, column_type: str, operator: str, bound_sql: str) -> str:
+    col = quote_identifier(column)
+    check = f"{col} {operator} {bound_sql}"
+    if column_type in ("float", "double"):
+        check = f"(NOT isnan({col}) AND {check})"
+    return nullable_check(column, check)
+
+
+RANGE_OPTIONS = {  # logicalTypeOptions key -> (rule kind, SQL operator)
+    "minimum": ("minimum", ">="),
+    "maximum": ("maximum", "<="),
+    "exclusiveMinimum": ("exclusive_minimum", ">"),
+    "exclusiveMaximum": ("exclusive_maximum", "<"),
+}
+
+
+def not_blank(column: str, mode) -> str:
+    col = quote_identifier(column)
+    if mode is True or mode == "whitespace":
+        return nullable_check(column, f"NOT {col} RLIKE {string_literal(BLANK_CHARACTERS_REGEX)}")
+    if mode == "spaces":
+        # Spark's trim removes only U+0020 spaces.
+        return nullable_check(column, f"trim({col}) <> ''")
+    raise RuleError(f"notBlank must be one of {', '.join(NOT_BLANK_MODES)} (or true for whitespace), got {mode!r}")
+
+
+def in_list(column: str, literals: list[str]) -> str:
+    return f"{quote_identifier(column)} IN ({', '.join(literals)})"
+
+
+def threshold_from(entry: dict) -> dict:
+    """The comparison a quality entry puts on its measured value (JSON schema ensured exactly one)."""
+    operator = next(op for op in OPERATORS if op in entry)
+    value = entry[operator]
+    unit = entry.get("unit", "rows")
+    if unit not in ("rows", "percent"):
+        raise RuleError(f"unit must be 'rows' or 'percent', got {unit!r}", "unit")
+    if operator in ("mustBeBetween", "mustNotBeBetween"):
+        low, high = value
+        if low >= high:
+            raise RuleError(f"{operator} needs the smaller number first, got {value!r}", operator)
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RuleError(f"{operator} needs a number, got {value!r}", operator)
+    if unit == "percent":
+        for number in value if isinstance(value, list) else [value]:
+            if not 0 <= number <= 100:
+                raise RuleError(f"a percent threshold must be between 0 and 100, got {number!r}", operator)
+    return {"operator": operator, "value": value, "unit": unit}
+
+
+def custom_expression(text) -> str:
+    """A contract-supplied boolean row expression (``engine: spark-sql``), refused unless it is one expression."""
+    try:
+        check_expression(text)
+    except ValueError as exc:
+        raise RuleError(f"unsafe or invalid expression: {exc}", "implementation") from exc
+    return f"({text.strip()})"
+
+
+def referenced_columns(expression: str, columns: list[str]) -> list[str]:
+    """Columns an expression mentions (bare or back-quoted), in contract order."""
+    found = []
+    for name in columns:
+        bare = re.search(rf"(?<![\w`]){re.escape(name)}(?![\w`])", expression) if re.fullmatch(r"\w+", name) else None
+        if bare or quote_identifier(name) in expression:
+            found.append(name)
+    return found

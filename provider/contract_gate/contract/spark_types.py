@@ -1,0 +1,117 @@
+"""ODCS ``physicalType`` -> the exact Spark type string (``DataType.simpleString()``).
+
+The schema check compares these strings literally, so aliases are normalised here
+(``integer`` -> ``int``, ``long`` -> ``bigint``, ``decimal`` -> ``decimal(10,0)``) and nested types
+are rendered the way Spark renders them (``array<string>``, ``struct<a:int,b:string>``).
+"""
+
+from __future__ import annotations
+
+import re
+
+_ATOMIC = {
+    "string": "string", "varchar": "string", "char": "string",
+    "boolean": "boolean", "bool": "boolean",
+    "tinyint": "tinyint", "byte": "tinyint",
+    "smallint": "smallint", "short": "smallint",
+    "int": "int", "integer": "int",
+    "bigint": "bigint", "long": "bigint",
+    "float": "float", "real": "float",
+    "double": "double",
+    "date": "date",
+    "timestamp": "timestamp", "timestamp_ltz": "timestamp",
+    "timestamp_ntz": "timestamp_ntz",
+    "binary": "binary",
+}
+NUMERIC = {"tinyint", "smallint", "int", "bigint", "float", "double"}
+INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
+_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\d+|`(?:[^`]|``)*`|[<>(),:])")
+
+
+class TypeSyntaxError(ValueError):
+    pass
+
+
+def spark_type(physical_type: str) -> str:
+    """Normalise ``physical_type``; raise :class:`TypeSyntaxError` for anything Spark cannot store."""
+    tokens = _tokens(physical_type)
+    result, rest = _parse(tokens)
+    if rest:
+        raise TypeSyntaxError(f"unexpected {''.join(rest)!r} in type {physical_type!r}")
+    return result
+
+
+def is_numeric(type_string: str) -> bool:
+    return type_string in NUMERIC or type_string.startswith("decimal(")
+
+
+def decimal_bounds(type_string: str) -> tuple[int, int] | None:
+    match = re.fullmatch(r"decimal\((\d+),(\d+)\)", type_string)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _tokens(text: str) -> list[str]:
+    if not isinstance(text, str):
+        raise TypeSyntaxError(f"physicalType must be a string, got {text!r}")
+    tokens, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match:
+            raise TypeSyntaxError(f"unknown physicalType {text!r}")
+        tokens.append(match.group(1))
+        pos = match.end()
+    if not tokens:
+        raise TypeSyntaxError("physicalType is empty")
+    return tokens
+
+
+def _expect(tokens: list[str], token: str) -> list[str]:
+    if not tokens or tokens[0] != token:
+        raise TypeSyntaxError(f"expected {token!r}")
+    return tokens[1:]
+
+
+def _parse(tokens: list[str]) -> tuple[str, list[str]]:
+    head, rest = tokens[0].lower(), tokens[1:]
+    if head in ("decimal", "numeric", "dec"):
+        if rest[:1] == ["("]:
+            precision, rest = _int(rest[1:])
+            scale = 0
+            if rest[:1] == [","]:
+                scale, rest = _int(rest[1:])
+            rest = _expect(rest, ")")
+        else:
+            precision, scale = 10, 0
+        if not 1 <= precision <= 38 or not 0 <= scale <= precision:
+            raise TypeSyntaxError(f"decimal({precision},{scale}) is out of range (precision 1-38, scale 0-precision)")
+        return f"decimal({precision},{scale})", rest
+    if head in ("varchar", "char") and rest[:1] == ["("]:
+        _, rest = _int(rest[1:])
+        return "string", _expect(rest, ")")
+    if head == "array":
+        element, rest = _parse(_expect(rest, "<"))
+        return f"array<{element}>", _expect(rest, ">")
+    if head == "map":
+        key, rest = _parse(_expect(rest, "<"))
+        value, rest = _parse(_expect(rest, ","))
+        return f"map<{key},{value}>", _expect(rest, ">")
+    if head == "struct":
+        rest = _expect(rest, "<")
+        fields = []
+        while rest and rest[0] != ">":
+            name = rest[0][1:-1].replace("``", "`") if rest[0].startswith("`") else rest[0]
+            field_type, rest = _parse(_expect(rest[1:], ":"))
+            fields.append(f"{name}:{field_type}")
+            if rest[:1] == [","]:
+                rest = rest[1:]
+        return f"struct<{','.join(fields)}>", _expect(rest, ">")
+    if head in _ATOMIC:
+        return _ATOMIC[head], rest
+    raise TypeSyntaxError(f"unknown physicalType {tokens[0]!r}")
+
+
+def _int(tokens: list[str]) -> tuple[int, list[str]]:
+    if not tokens or not tokens[0].isdigit():
+        raise TypeSyntaxError("expected a number")
+    return int(tokens[0]), tokens[1:]
