@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from spark_jobs.sql_text import quote_identifier, quote_qualified, string_literal  # noqa: F401  (re-exported)
+
 # Statements, and functions that reach outside the data (reflection runs arbitrary Java).
 _STATEMENT_WORDS = {
     "ADD", "ALTER", "ANALYZE", "CACHE", "CALL", "CLEAR", "COPY", "CREATE", "DELETE", "DESCRIBE",
@@ -20,22 +22,6 @@ _STATEMENT_WORDS = {
 }
 _FORBIDDEN_FUNCTIONS = {"REFLECT", "JAVA_METHOD", "TRY_REFLECT", "READ_FILES", "INPUT_FILE_NAME"}
 _QUERY_ONLY_WORDS = {"SELECT", "WITH", "FROM", "UNION", "INTERSECT", "EXCEPT"}
-
-
-def quote_identifier(name: str) -> str:
-    """Back-quote one identifier part; an embedded back-quote is doubled."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def quote_qualified(name: str) -> str:
-    """Quote a dotted table name (``catalog.schema.table``) part by part."""
-    return ".".join(quote_identifier(part) for part in name.split("."))
-
-
-def string_literal(value: str) -> str:
-    """A Spark SQL string literal. Spark processes backslash escapes in literals by default,
-    so both the backslash and the quote are escaped."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def number_literal(value: int | float) -> str:
