@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install contract-gate and everything it needs into ./.venv on a fresh machine:
+# Python packages (Airflow, pyspark + delta-spark, the providers), the Delta Lake jars
+# (Ivy from Maven Central, falling back to `mvn dependency:copy` into .jars/), and an
+# Airflow home with a SQLite metadata database under ./.airflow.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if ! command -v java >/dev/null 2>&1; then
+  echo "install: Java 17+ is required for Spark; installing openjdk-17-jre-headless" >&2
+  apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[all]"
+
+echo "install: warming the Delta Lake jar cache (first time takes a minute)"
+.venv/bin/python -m spark_jobs.jars
+
+export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"
+mkdir -p "$AIRFLOW_HOME"
+AIRFLOW__CORE__LOAD_EXAMPLES=False .venv/bin/airflow db migrate >/dev/null
+echo "install: done (.venv, Delta jars, Airflow home $AIRFLOW_HOME)"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test suite: real local Spark, real Delta tables, real Airflow on SQLite.
+# Extra arguments go to pytest (e.g. scripts/test.sh tests/contracts -q).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export AIRFLOW__CORE__LOAD_EXAMPLES=False
+.venv/bin/python -m pytest "$@"
+status=$?
+if [ "$status" -eq 5 ]; then
+  echo "scripts/test.sh: pytest collected no tests" >&2
+fi
+exit "$status"
