@@ -1,0 +1,194 @@
+"""Turn measurements into the versioned report (DESIGN.md, "Report JSON").
+
+The report is what every later step branches on and what a producer reads, so it holds
+counts and rule ids only. The single exception is an opt-in sample of failing values, kept
+to columns the contract marks ``sample_allowed`` and does not classify.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from spark_jobs.candidate import Candidate
+from spark_jobs.rules import NOT_EVALUATED
+from spark_jobs.schema_check import SchemaResult
+from spark_jobs.thresholds import percent, satisfies
+
+REPORT_VERSION = 1
+
+
+@dataclass
+class Measurement:
+    """What the engine counted for one rule (``value`` for ``row_count``/``sql``)."""
+
+    failed_rows: int | None = None
+    evaluated_rows: int | None = None
+    value: Any = None
+    duplicate_groups: int | None = None
+    sample: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def build_report(
+    *,
+    plan: dict[str, Any],
+    candidate: Candidate,
+    schema: SchemaResult,
+    measurements: dict[str, Measurement],
+    skipped: dict[str, tuple[str, str]],
+    row_count: int | None,
+    invalid_rows: int | None,
+    depth: str,
+    submission_id: str | None,
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    """The report dict; ``skipped`` maps rule ids to (status, reason) for rules not run."""
+    rules = [
+        _rule_entry(rule, measurements.get(rule["id"]), skipped.get(rule["id"]))
+        for rule in plan["rules"]
+    ]
+    return {
+        "report_version": REPORT_VERSION,
+        "contract": {"id": plan["contract"]["id"], "version": plan["contract"]["version"]},
+        "plan_fingerprint": plan["fingerprint"],
+        "submission_id": submission_id,
+        "environment": plan.get("environment"),
+        "depth": depth,
+        "candidate": {
+            "table": candidate.table,
+            "version": candidate.version,
+            "format": candidate.format,
+            "row_count": row_count,
+        },
+        "schema": schema.as_report(),
+        "rules": rules,
+        "outcome": outcome(schema, rules, depth),
+        "rows": {
+            "valid": None if row_count is None else row_count - invalid_rows,
+            "invalid": invalid_rows,
+        },
+        "timings": {name: round(seconds, 3) for name, seconds in timings.items()},
+    }
+
+
+def outcome(schema: SchemaResult, rules: list[dict[str, Any]], depth: str) -> str:
+    """``fail`` on a schema error (unless depth=data) or a failed error rule; ``warn`` on a
+    failed warning; else ``pass``. A rule that could not be evaluated never counts as passed
+    (only depth=schema skips rules on purpose)."""
+    def failed(rule: dict[str, Any]) -> bool:
+        return rule["passed"] is False or (rule["status"] == NOT_EVALUATED and depth != "schema")
+
+    if (depth != "data" and not schema.ok) or any(
+        failed(r) for r in rules if r["severity"] == "error"
+    ):
+        return "fail"
+    if any(failed(r) for r in rules if r["severity"] == "warning"):
+        return "warn"
+    return "pass"
+
+
+def _rule_entry(
+    rule: dict[str, Any], measured: Measurement | None, skipped: tuple[str, str] | None
+) -> dict[str, Any]:
+    threshold = rule.get("threshold")
+    entry: dict[str, Any] = {
+        "id": rule["id"],
+        "kind": rule["kind"],
+        "scope": rule["scope"],
+        "columns": list(rule["columns"]),
+        "severity": rule["severity"],
+        "threshold": threshold,
+        "status": "evaluated",
+        "failed_rows": None,
+        "evaluated_rows": None,
+        "measured": None,
+        "passed": None,
+        "reason": None,
+    }
+    if skipped is not None:
+        entry["status"], entry["reason"] = skipped
+        return entry
+    assert measured is not None
+    entry["failed_rows"] = measured.failed_rows
+    entry["evaluated_rows"] = measured.evaluated_rows
+    if measured.duplicate_groups is not None:
+        entry["duplicate_groups"] = measured.duplicate_groups
+    if measured.sample:
+        entry["sample"] = measured.sample
+    if rule["kind"] in ("row_count", "sql"):
+        value = _number(measured.value)
+        if value is None:
+            entry["reason"] = f"the query returned {measured.value!r}, not a number"
+            entry["passed"] = False
+            return entry
+        entry["measured"] = _json_number(value)
+        if threshold is not None:
+            entry["passed"] = satisfies(value, threshold)
+        else:  # a row count alone asserts nothing; a bare query counts offending rows
+            entry["passed"] = rule["kind"] == "row_count" or value == 0
+        return entry
+    value = measured.failed_rows
+    if threshold is not None and threshold.get("unit") == "percent":
+        value = percent(measured.failed_rows, measured.evaluated_rows)
+    entry["measured"] = _json_number(value)
+    entry["passed"] = satisfies(value, threshold) if threshold else measured.failed_rows == 0
+    return entry
+
+
+def _number(value: Any) -> int | float | Fraction | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Decimal):
+        return Fraction(value) if value.is_finite() else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if isinstance(value, (int, float)) else None
+
+
+def _json_number(value: int | float | Fraction) -> int | float:
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else float(value)
+    return value
+
+
+def write_report(report: dict[str, Any], path: str | Path) -> None:
+    """Write the report as sorted, indented UTF-8 JSON (diffable, like the plan)."""
+    text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def summary_record(report: dict[str, Any]) -> dict[str, Any]:
+    """The one structured log record of a validation: every failing rule with its count."""
+    return {
+        "event": "contract_gate.validation",
+        "contract_id": report["contract"]["id"],
+        "contract_version": report["contract"]["version"],
+        "plan_fingerprint": report["plan_fingerprint"],
+        "submission_id": report["submission_id"],
+        "candidate": report["candidate"]["table"],
+        "candidate_version": report["candidate"]["version"],
+        "outcome": report["outcome"],
+        "row_count": report["candidate"]["row_count"],
+        "rows_invalid": report["rows"]["invalid"],
+        "schema_ok": report["schema"]["ok"],
+        "schema_missing": report["schema"]["missing"],
+        "schema_unexpected": report["schema"]["unexpected"],
+        "schema_type_mismatches": [m["column"] for m in report["schema"]["type_mismatches"]],
+        "failing_rules": [
+            {
+                "id": rule["id"],
+                "severity": rule["severity"],
+                "status": rule["status"],
+                "failed_rows": rule["failed_rows"],
+                "measured": rule["measured"],
+            }
+            for rule in report["rules"]
+            if rule["passed"] is False
+            or (rule["status"] == NOT_EVALUATED and report["depth"] != "schema")
+        ],
+    }

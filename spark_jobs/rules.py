@@ -1,0 +1,120 @@
+"""Plan rules as Spark columns, and which rules can run on a given candidate.
+
+Both the aggregate pass (``engine``) and the row diagnostics (``diagnostics``) build their
+expressions here, so a row counted as failing in the report is exactly a row that carries the
+rule id in ``_errors``/``_warnings``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType
+
+from spark_jobs.schema_check import SchemaResult
+
+NOT_EVALUATED = "not_evaluated"
+NOT_EXECUTED = "not_executed"
+
+
+def quote(name: str) -> str:
+    """One back-quoted identifier, so dots and spaces in a column name stay part of it."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def column(name: str) -> Column:
+    return F.col(quote(name))
+
+
+def evaluated(rule: dict[str, Any]) -> Column:
+    """TRUE for the rows the rule judges: its ``filter`` (NULL counts as not selected)."""
+    if rule.get("filter"):
+        return F.coalesce(F.expr(rule["filter"]), F.lit(False))
+    return F.lit(True)
+
+
+def failing(rule: dict[str, Any]) -> Column:
+    """TRUE for an evaluated row whose predicate is not TRUE: NULL is a failure. Never NULL."""
+    return evaluated(rule) & ~F.coalesce(F.expr(rule["predicate"]), F.lit(False))
+
+
+def key_columns(rule: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(rule["columns"])
+
+
+def keys_not_null(keys: tuple[str, ...]) -> Column:
+    condition = F.lit(True)
+    for name in keys:
+        condition = condition & column(name).isNotNull()
+    return condition
+
+
+def key_set_id(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Rules on the same columns in any order share one group-by."""
+    return tuple(sorted(keys))
+
+
+@dataclass
+class Triage:
+    """Rules that will run, and why each of the others will not."""
+
+    runnable: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (status, reason)
+
+    def by_scope(self, *scopes: str) -> list[dict[str, Any]]:
+        return [rule for rule in self.runnable if rule["scope"] in scopes]
+
+
+def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str) -> Triage:
+    """Split the plan's rules into runnable ones and skipped ones with a reason.
+
+    Runs no Spark action: expressions are only analysed, so a rule naming a missing column,
+    or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
+    instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
+    """
+    result = Triage()
+    missing = set(schema.missing)
+    mistyped = {m["column"] for m in schema.type_mismatches}
+    for rule in plan["rules"]:
+        reason = _skip_reason(rule, df, missing, mistyped, depth)
+        if reason is None:
+            result.runnable.append(rule)
+        else:
+            result.skipped[rule["id"]] = reason
+    return result
+
+
+def _skip_reason(
+    rule: dict[str, Any], df: DataFrame, missing: set[str], mistyped: set[str], depth: str
+) -> tuple[str, str] | None:
+    if rule["scope"] == "text":
+        return NOT_EXECUTED, "text rules are documentation, not checks"
+    if depth == "schema":
+        return NOT_EVALUATED, "depth=schema: only the schema was checked"
+    for name in rule["columns"]:
+        if name in missing:
+            return NOT_EVALUATED, f"column {name} is missing"
+        if name in mistyped:
+            return NOT_EVALUATED, f"column {name} has the wrong type"
+    expressions = [(rule[key], True) for key in ("predicate", "filter") if rule.get(key)]
+    if rule["scope"] == "group":
+        expressions += [(quote(name), False) for name in rule["columns"]]
+    for text, boolean in expressions:
+        problem = _analysis_problem(df, text, boolean)
+        if problem:
+            return NOT_EVALUATED, problem
+    return None
+
+
+def _analysis_problem(df: DataFrame, text: str, boolean: bool) -> str | None:
+    try:
+        data_type = df.select(F.expr(text)).schema.fields[0].dataType
+    except AnalysisException as exc:
+        return f"cannot analyse {text!r}: {str(exc).splitlines()[0]}"
+    if boolean and not isinstance(data_type, BooleanType):
+        return f"{text!r} is {data_type.simpleString()}, not boolean"
+    return None
