@@ -7,8 +7,10 @@ raised together as one :class:`ContractError`.
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pydantic
@@ -19,13 +21,16 @@ from contract_gate.contract.errors import ContractError, ContractIssue, yaml_pat
 from contract_gate.contract.loader import LoadedContract, load_contract
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
 from contract_gate.contract.spark_types import TypeSyntaxError, is_numeric, spark_type
-from contract_gate.contract.sqltext import check_query, quote_identifier
+from contract_gate.contract.sqltext import check_query, is_deterministic, quote_identifier
 
 PLAN_VERSION = 1
 # Characters Delta refuses in column names unless column mapping is on.
 _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")
-_PROPERTY_OPTIONS = {"notBlank", "sampleAllowed"}  # our property-level customProperties
+# Our property-level customProperties.
+_PROPERTY_OPTIONS = ("notBlank", "sampleAllowed")
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
+# logicalTypeOptions keys that only document (the gate checks the physical Spark type).
+_DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone"}
 
 
 def compile_plan(contract: str | Path | LoadedContract, env: str | None = None) -> dict:
@@ -44,6 +49,14 @@ def plan_fingerprint(plan: dict) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _near_miss(name, known) -> str | None:
+    """The known name ``name`` was probably meant to be (``notblank``, ``not_blank``), or None."""
+    if not isinstance(name, str) or name in known:
+        return None
+    folded = re.sub(r"[\W_]", "", name).lower()
+    return next((k for k in known if k.lower() == folded), None)
+
+
 class _Compiler:
     def __init__(self, loaded: LoadedContract, env: str | None):
         self.loaded = loaded
@@ -51,6 +64,7 @@ class _Compiler:
         self.issues: list[ContractIssue] = []
         self.rules: list[dict] = []
         self.columns: dict[str, str] = {}  # name -> Spark type, contract order
+        self.options: dict[str, dict] = {}  # column -> {option: (customProperties index, value)}
         self.key: list[str] = []
 
     # -- helpers -------------------------------------------------------------------------
@@ -58,25 +72,41 @@ class _Compiler:
         self.issues.append(self.loaded.issue(path, message))
 
     def rule_error(self, base: str, exc: rules.RuleError) -> None:
-        key = exc.key if isinstance(exc.key, list) else ([exc.key] if exc.key is not None else [])
-        path = yaml_path([base, *key]) if base else yaml_path(key)
-        self.error(path, str(exc))
+        self.error(yaml_path([base, *exc.keys()]), str(exc))
 
-    def add_rule(self, source: str, rule_id: str, explicit_id: bool, **fields) -> None:
-        taken = {r["id"] for r in self.rules}
-        if rule_id in taken:
-            if explicit_id:
-                self.error(source, f"duplicate rule id {rule_id!r}")
-                return
-            n = 2
-            while f"{rule_id}_{n}" in taken:
-                n += 1
-            rule_id = f"{rule_id}_{n}"
+    def add_rule(self, source: str, rule_id: str, explicit: bool = False, first: bool = False, **fields) -> None:
+        """Queue a rule; ids are settled in :meth:`assign_ids` once every rule is known
+        (``first``: this generated rule keeps its id even when another generated rule wants it)."""
         rule = {"id": rule_id, "source": source, "severity": "error", "filter": None, "threshold": None,
                 "predicate": None, "description": None, **fields}
         rule["enforceable"] = (rule["scope"] == "row" and rule["filter"] is None and rule["threshold"] is None
-                               and rule["severity"] == "error")
-        self.rules.append(rule)
+                               and rule["severity"] == "error"
+                               and (rule["kind"] not in ("custom_sql", "dqx") or is_deterministic(rule["predicate"])))
+        self.rules.append({"rule": rule, "explicit": explicit, "first": first})
+
+    def assign_ids(self) -> list[dict]:
+        """Contract-given ids must be unique and must not take a generated id (those are
+        predictable, and a consumer may look them up). Generated ids that clash get ``_2``,
+        ``_3``... in contract order, except ``key.unique`` (a column may be called ``key``)."""
+        generated = {entry["rule"]["id"]: entry["rule"]["source"] for entry in self.rules if not entry["explicit"]}
+        taken: dict[str, str] = {}
+        for entry in self.rules:
+            rule = entry["rule"]
+            if not entry["explicit"]:
+                continue
+            if rule["id"] in taken:
+                self.error(rule["source"], f"duplicate rule id {rule['id']!r}: also used by {taken[rule['id']]}")
+            elif rule["id"] in generated:
+                self.error(rule["source"], f"rule id {rule['id']!r} is the generated id of the rule from "
+                                           f"{generated[rule['id']]}; choose another")
+            taken[rule["id"]] = rule["source"]
+        pending = sorted((e for e in self.rules if not e["explicit"]), key=lambda e: not e["first"])
+        for rule in (e["rule"] for e in pending):
+            wanted, n = rule["id"], 2
+            while rule["id"] in taken:
+                rule["id"], n = f"{wanted}_{n}", n + 1
+            taken[rule["id"]] = rule["source"]
+        return [entry["rule"] for entry in self.rules]
 
     # -- the compile ---------------------------------------------------------------------
     def compile(self) -> dict:
@@ -84,7 +114,7 @@ class _Compiler:
         objects = model.schema_ or []
         if len(objects) != 1:
             self.error("schema", f"the gate guards exactly one dataset; found {len(objects)} schema objects")
-            raise ContractError(self.loaded.file, sorted(self.issues))
+            raise ContractError(self.loaded.file, self.issues)
         obj = objects[0]
         columns = self.compile_columns(obj)
         self.key = self.compile_key(obj)
@@ -93,9 +123,7 @@ class _Compiler:
         settings = self.gate_settings()
         server = self.pick_server()
         freshness = self.freshness(obj.name)
-        tables = None
-        if settings is not None and not self.issues:
-            tables = resolve_tables(settings, server, obj.name)
+        plan_rules = self.assign_ids()
         if self.issues:
             raise ContractError(self.loaded.file, sorted(self.issues, key=lambda i: (i.line or 0, i.path, i.message)))
         plan = {
@@ -105,73 +133,107 @@ class _Compiler:
             "environment": server.server if server is not None else None,
             "columns": columns,
             "key": self.key,
-            "rules": self.rules,
+            "rules": plan_rules,
             "schema_policy": settings.schema_policy if settings else "strict",
             "delta_column_mapping": any(set(name) & _DELTA_RESERVED_NAME_CHARS for name in self.columns),
             "freshness": freshness,
             "gate": settings.model_dump(mode="json", by_alias=True) if settings else None,
-            "tables": tables,
+            "tables": resolve_tables(settings, server, obj.name) if settings else None,
         }
         plan["fingerprint"] = plan_fingerprint(plan)
         return plan
 
+    # -- columns and key -----------------------------------------------------------------
     def compile_columns(self, obj) -> list[dict]:
         result = []
         for i, prop in enumerate(obj.properties or []):
             base = f"schema[0].properties[{i}]"
-            name = prop.name
-            if not name or name != name.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-                self.error(f"{base}.name", f"unsafe column name {name!r}: it must be non-empty, with no control "
-                                           "characters and no leading or trailing spaces")
+            column_type = self.column_type(prop, base)
+            if column_type is None:
                 continue
-            if name in self.columns:
-                self.error(f"{base}.name", f"duplicate property name {name!r}")
-                continue
-            if prop.properties or prop.items:
-                self.error(base, "nested properties/items are not supported; give the nested type in physicalType")
-            if prop.physicalType is None:
-                self.error(base, "physicalType is required: it is the exact Spark type the gate checks")
-                continue
-            try:
-                column_type = spark_type(prop.physicalType)
-            except TypeSyntaxError as exc:
-                self.error(f"{base}.physicalType", str(exc))
-                continue
-            self.columns[name] = column_type
-            options = self.property_options(prop, base)
+            self.columns[prop.name] = column_type
+            options = self.options[prop.name] = self.property_options(prop, base)
+            sample_allowed = options.get("sampleAllowed", (None, False))[1]
             result.append({
-                "name": name, "type": column_type, "nullable": not (prop.required or prop.primaryKey),
+                "name": prop.name, "type": column_type, "nullable": not (prop.required or prop.primaryKey),
                 "classification": prop.classification, "description": prop.description,
-                "sample_allowed": bool(options.get("sampleAllowed")) and prop.classification is None,
+                "sample_allowed": sample_allowed is True and prop.classification is None,
             })
         return result
 
+    def column_type(self, prop, base: str) -> str | None:
+        """The Spark type of a usable column, or None after reporting why it is not one."""
+        name = prop.name
+        if not name or name != name.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+            self.error(f"{base}.name", f"unsafe column name {name!r}: it must be non-empty, with no control "
+                                       "characters and no leading or trailing spaces")
+            return None
+        if name in self.columns:
+            self.error(f"{base}.name", f"duplicate property name {name!r}")
+            return None
+        if prop.physicalName is not None and prop.physicalName != name:
+            self.error(f"{base}.physicalName", f"physicalName {prop.physicalName!r} differs from name {name!r}; "
+                                               "the gate checks the column called name: use the Spark column name there")
+        if prop.properties or prop.items:
+            self.error(base, "nested properties/items are not supported; give the nested type in physicalType")
+        if prop.physicalType is None:
+            self.error(base, "physicalType is required: it is the exact Spark type the gate checks")
+            return None
+        try:
+            return spark_type(prop.physicalType)
+        except TypeSyntaxError as exc:
+            self.error(f"{base}.physicalType", str(exc))
+            return None
+
     def property_options(self, prop, base: str) -> dict:
+        """Our property-level customProperties: {name: (index, value)}; misspellings are errors."""
         options = {}
         for j, custom in enumerate(prop.customProperties or []):
-            if custom.property in _PROPERTY_OPTIONS:
-                options[custom.property] = custom.value
-                if custom.property == "sampleAllowed" and not isinstance(custom.value, bool):
-                    self.error(f"{base}.customProperties[{j}].value", "sampleAllowed must be true or false")
+            path = f"{base}.customProperties[{j}]"
+            meant = _near_miss(custom.property, _PROPERTY_OPTIONS)
+            if meant:
+                self.error(f"{path}.property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
+            elif custom.property in _PROPERTY_OPTIONS:
+                if custom.property in options:
+                    self.error(f"{path}.property", f"{custom.property} is given more than once")
+                options[custom.property] = (j, custom.value)
+        if not isinstance(options.get("sampleAllowed", (0, False))[1], bool):
+            self.error(f"{base}.customProperties[{options['sampleAllowed'][0]}].value", "sampleAllowed must be true or false")
         return options
 
     def compile_key(self, obj) -> list[str]:
-        keyed = [(i, p) for i, p in enumerate(obj.properties or []) if p.primaryKey and p.name in self.columns]
-        if not keyed:
-            return []
-        positions = [p.primaryKeyPosition for _, p in keyed]
-        if len(keyed) > 1 or any(pos not in (None, -1) for pos in positions):
-            expected = list(range(1, len(keyed) + 1))
-            if sorted(pos if pos is not None else -1 for pos in positions) != expected:
-                for i, p in keyed:
-                    self.error(f"schema[0].properties[{i}].primaryKeyPosition",
-                               f"primary key positions must be 1..{len(keyed)} without gaps or repeats; "
-                               f"found {sorted(pos if pos is not None else -1 for pos in positions)}")
-                    break
-                return [p.name for _, p in keyed]
-            keyed.sort(key=lambda item: item[1].primaryKeyPosition)
-        return [p.name for _, p in keyed]
+        """The business key in primaryKeyPosition order. One key column needs no position; with
+        more, positions must be exactly 1..n."""
+        keyed = []
+        for i, prop in enumerate(obj.properties or []):
+            position = prop.primaryKeyPosition if prop.primaryKeyPosition not in (None, -1) else None
+            if prop.primaryKey:
+                keyed.append((i, prop, position))
+            elif position is not None:
+                self.error(f"schema[0].properties[{i}].primaryKeyPosition", "primaryKeyPosition without primaryKey: true")
+        positions = [position for _, _, position in keyed]
+        expected = list(range(1, len(keyed) + 1))
+        if len(keyed) == 1 and positions in ([None], [1]):
+            return [keyed[0][1].name]
+        if sorted(p for p in positions if p is not None) == expected:
+            return [prop.name for _, prop, _ in sorted(keyed, key=lambda item: item[2])]
+        self.report_key_positions(keyed)
+        return [prop.name for _, prop, _ in keyed]
 
+    def report_key_positions(self, keyed) -> None:
+        found = [position for _, _, position in keyed]
+        seen: set[int] = set()
+        for i, _, position in keyed:
+            path = f"schema[0].properties[{i}].primaryKeyPosition"
+            if position is None:
+                self.error(f"schema[0].properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} columns")
+            elif not 1 <= position <= len(keyed) or position in seen:
+                self.error(path, f"primaryKeyPosition {position} is out of place: the {len(keyed)} key columns need "
+                                 f"positions 1..{len(keyed)} without gaps or repeats; found {found}")
+            else:
+                seen.add(position)
+
+    # -- property rules ------------------------------------------------------------------
     def compile_property_rules(self, obj) -> None:
         for i, prop in enumerate(obj.properties or []):
             name = prop.name
@@ -179,46 +241,59 @@ class _Compiler:
                 continue
             base = f"schema[0].properties[{i}]"
             column_type = self.columns[name]
-            col = quote_identifier(name)
             if prop.required or prop.primaryKey:
                 source = f"{base}.required" if prop.required else f"{base}.primaryKey"
-                self.add_rule(source, f"{name}.required", False, kind="required", scope="row", columns=[name],
-                              predicate=f"{col} IS NOT NULL")
-            if prop.unique and self.key != [name]:
-                self.add_rule(f"{base}.unique", f"{name}.unique", False, kind="unique", scope="group",
+                self.add_rule(source, f"{name}.required", kind="required", scope="row", columns=[name],
+                              predicate=f"{quote_identifier(name)} IS NOT NULL")
+            if prop.unique and self.key != [name]:  # a one-column key already is this rule
+                self.add_rule(f"{base}.unique", f"{name}.unique", kind="unique", scope="group",
                               columns=[name], nulls_distinct=False)
-            self.compile_type_options(prop, base, name, column_type)
+            self.compile_type_options(prop.logicalTypeOptions or {}, f"{base}.logicalTypeOptions", name, column_type)
             if prop.enum:
                 self.compile_enum(prop, base, name, column_type)
-            options = self.property_options(prop, base)
-            if "notBlank" in options:
-                j = next(j for j, c in enumerate(prop.customProperties) if c.property == "notBlank")
-                if column_type != "string":
-                    self.error(f"{base}.customProperties[{j}]", "notBlank applies to string columns")
-                else:
-                    try:
-                        self.add_rule(f"{base}.customProperties[{j}]", f"{name}.not_blank", False, kind="not_blank",
-                                      scope="row", columns=[name], predicate=rules.not_blank(name, options["notBlank"]))
-                    except rules.RuleError as exc:
-                        self.rule_error(f"{base}.customProperties[{j}].value", exc)
+            if "notBlank" in self.options[name]:
+                self.compile_not_blank(base, name, column_type)
             self.compile_quality(prop.quality or [], base, column=name)
         if self.key:
             index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
-            self.add_rule(f"schema[0].properties[{index}].primaryKey", "key.unique", False, kind="unique",
+            self.add_rule(f"schema[0].properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
                           scope="group", columns=list(self.key), nulls_distinct=False)
 
-    def compile_type_options(self, prop, base: str, name: str, column_type: str) -> None:
-        options = prop.logicalTypeOptions or {}
-        known = set(rules.RANGE_OPTIONS) | {"minLength", "maxLength", "pattern", "format", "multipleOf",
-                                            "timezone", "defaultTimezone"}
+    def compile_not_blank(self, base: str, name: str, column_type: str) -> None:
+        j, mode = self.options[name]["notBlank"]
+        path = f"{base}.customProperties[{j}]"
+        if mode is False:
+            return
+        if column_type != "string":
+            self.error(path, f"notBlank applies to string columns, not {column_type}")
+            return
+        try:
+            predicate = rules.not_blank(name, mode)
+        except rules.RuleError as exc:
+            self.rule_error(f"{path}.value", exc)
+            return
+        self.add_rule(path, f"{name}.not_blank", kind="not_blank", scope="row", columns=[name], predicate=predicate)
+
+    def compile_type_options(self, options: dict, base: str, name: str, column_type: str) -> None:
+        known = set(rules.RANGE_OPTIONS) | {"minLength", "maxLength", "pattern", "multipleOf"} | _DOCUMENTING_OPTIONS
         for option in sorted(set(options) - known):
-            self.error(f"{base}.logicalTypeOptions.{option}", f"unknown logicalTypeOptions key {option!r}")
+            self.error(f"{base}.{option}", f"logicalTypeOptions key {option!r} is not supported by the gate")
+        bounds = self.compile_ranges(options, base, name, column_type)
+        self.check_bounds_order(bounds, base, column_type)
+        if "multipleOf" in options:
+            self.compile_multiple_of(options["multipleOf"], f"{base}.multipleOf", name, column_type)
+        self.compile_lengths(options, base, name, column_type)
+        if "pattern" in options:
+            self.compile_pattern(options["pattern"], f"{base}.pattern", name, column_type)
+
+    def compile_ranges(self, options: dict, base: str, name: str, column_type: str) -> dict:
+        """minimum/maximum/exclusive* rules; returns {option: value} of the bounds that compiled."""
         bounds = {}
         for option, (kind, operator) in rules.RANGE_OPTIONS.items():
             if option not in options:
                 continue
-            path = f"{base}.logicalTypeOptions.{option}"
-            if not (is_numeric(column_type) or column_type in ("date", "timestamp", "timestamp_ntz")):
+            path = f"{base}.{option}"
+            if not (is_numeric(column_type) or column_type in rules.TEMPORAL):
                 self.error(path, f"{option} applies to numeric, date and timestamp columns, not {column_type}")
                 continue
             try:
@@ -227,28 +302,52 @@ class _Compiler:
                 self.error(path, str(exc))
                 continue
             bounds[option] = options[option]
-            self.add_rule(path, f"{name}.{kind}", False, kind=kind, scope="row", columns=[name],
+            self.add_rule(path, f"{name}.{kind}", kind=kind, scope="row", columns=[name],
                           predicate=rules.comparison(name, column_type, operator, literal))
-        lows = [bounds[k] for k in ("minimum", "exclusiveMinimum") if k in bounds]
-        highs = [bounds[k] for k in ("maximum", "exclusiveMaximum") if k in bounds]
-        if lows and highs and str(type(lows[0])) == str(type(highs[0])) and max(lows) > min(highs):
-            self.error(f"{base}.logicalTypeOptions", f"the lower bound {max(lows)!r} is above the upper bound {min(highs)!r}")
-        if "multipleOf" in options:
-            path = f"{base}.logicalTypeOptions.multipleOf"
-            if not is_numeric(column_type):
-                self.error(path, f"multipleOf applies to numeric columns, not {column_type}")
-            else:
+        return bounds
+
+    def check_bounds_order(self, bounds: dict, base: str, column_type: str) -> None:
+        """A lower bound above the upper one (or equal, when either is exclusive) admits no value."""
+        values = {option: rules.bound_value(value, column_type) for option, value in bounds.items()}
+        for low in ("minimum", "exclusiveMinimum"):
+            for high in ("maximum", "exclusiveMaximum"):
+                if low not in values or high not in values:
+                    continue
                 try:
-                    literal = rules.literal_for(options["multipleOf"], column_type)
-                    self.add_rule(path, f"{name}.multiple_of", False, kind="multiple_of", scope="row", columns=[name],
-                                  predicate=rules.nullable_check(name, f"{quote_identifier(name)} % {literal} = 0"))
-                except rules.RuleError as exc:
-                    self.error(path, str(exc))
+                    empty = values[low] > values[high] or (values[low] == values[high] and "exclusive" in low + high)
+                except TypeError:  # a time-zone-aware and a naive timestamp: Spark decides, not us
+                    continue
+                if empty:
+                    self.error(f"{base}.{low}", f"{low} {bounds[low]!r} and {high} {bounds[high]!r} admit no value")
+
+    def compile_multiple_of(self, value, path: str, name: str, column_type: str) -> None:
+        if not is_numeric(column_type):
+            self.error(path, f"multipleOf applies to numeric columns, not {column_type}")
+            return
+        try:
+            literal = rules.literal_for(value, column_type)
+        except rules.RuleError as exc:
+            self.error(path, str(exc))
+            return
+        col = quote_identifier(name)
+        check = f"{col} % {literal} = 0"
+        if column_type in ("float", "double"):
+            # 0.1 has no exact double, so x % 0.1 is rarely exactly 0; a multiple that is exactly
+            # representable (0.5, 0.25, 3) divides exactly.
+            if isinstance(value, float) and decimal.Decimal(repr(value)) != decimal.Decimal(value):
+                self.error(path, f"multipleOf {value!r} cannot be checked exactly on a {column_type} column "
+                                 "(it is not a binary fraction); declare the column as a decimal")
+                return
+            check = f"(NOT isnan({col}) AND {check})"
+        self.add_rule(path, f"{name}.multiple_of", kind="multiple_of", scope="row", columns=[name],
+                      predicate=rules.nullable_check(name, check))
+
+    def compile_lengths(self, options: dict, base: str, name: str, column_type: str) -> None:
         lengths = {}
         for option, kind, operator in (("minLength", "min_length", ">="), ("maxLength", "max_length", "<=")):
             if option not in options:
                 continue
-            path = f"{base}.logicalTypeOptions.{option}"
+            path = f"{base}.{option}"
             value = options[option]
             if column_type != "string":
                 self.error(path, f"{option} applies to string columns, not {column_type}")
@@ -256,20 +355,19 @@ class _Compiler:
                 self.error(path, f"{option} must be a whole number >= 0, got {value!r}")
             else:
                 lengths[option] = value
-                self.add_rule(path, f"{name}.{kind}", False, kind=kind, scope="row", columns=[name],
+                self.add_rule(path, f"{name}.{kind}", kind=kind, scope="row", columns=[name],
                               predicate=rules.nullable_check(name, f"char_length({quote_identifier(name)}) {operator} {value}"))
         if lengths.get("minLength", 0) > lengths.get("maxLength", float("inf")):
-            self.error(f"{base}.logicalTypeOptions", f"minLength {lengths['minLength']} is above maxLength {lengths['maxLength']}")
-        if "pattern" in options:
-            path = f"{base}.logicalTypeOptions.pattern"
-            pattern = options["pattern"]
-            if column_type != "string":
-                self.error(path, f"pattern applies to string columns, not {column_type}")
-            elif not isinstance(pattern, str) or not pattern:
-                self.error(path, "pattern must be a non-empty string")
-            else:
-                self.add_rule(path, f"{name}.pattern", False, kind="pattern", scope="row", columns=[name],
-                              predicate=rules.nullable_check(name, f"{quote_identifier(name)} RLIKE {rules.string_literal(pattern)}"))
+            self.error(f"{base}.minLength", f"minLength {lengths['minLength']} is above maxLength {lengths['maxLength']}")
+
+    def compile_pattern(self, pattern, path: str, name: str, column_type: str) -> None:
+        if column_type != "string":
+            self.error(path, f"pattern applies to string columns, not {column_type}")
+        elif not isinstance(pattern, str) or not pattern:
+            self.error(path, "pattern must be a non-empty string")
+        else:
+            self.add_rule(path, f"{name}.pattern", kind="pattern", scope="row", columns=[name],
+                          predicate=rules.nullable_check(name, f"{quote_identifier(name)} RLIKE {rules.string_literal(pattern)}"))
 
     def compile_enum(self, prop, base: str, name: str, column_type: str) -> None:
         literals = []
@@ -279,124 +377,141 @@ class _Compiler:
             except rules.RuleError as exc:
                 self.error(f"{base}.enum[{j}].value", f"enum value of the wrong type: {exc}")
         if len(literals) == len(prop.enum):
-            self.add_rule(f"{base}.enum", f"{name}.enum", False, kind="enum", scope="row", columns=[name],
+            self.add_rule(f"{base}.enum", f"{name}.enum", kind="enum", scope="row", columns=[name],
                           predicate=rules.nullable_check(name, rules.in_list(name, literals)))
 
     # -- quality entries -----------------------------------------------------------------
     def compile_quality(self, entries, base: str, column: str | None) -> None:
         for j, quality in enumerate(entries):
             path = f"{base}.quality[{j}]"
-            entry = quality.model_dump(exclude_none=True)
             try:
-                self.compile_quality_entry(entry, path, column)
+                self.compile_quality_entry(quality.model_dump(exclude_none=True), path, column)
             except rules.RuleError as exc:
                 self.rule_error(path, exc)
 
     def compile_quality_entry(self, entry: dict, path: str, column: str | None) -> None:
-        kind = entry.get("type") or ("library" if "metric" in entry or "rule" in entry else "library")
-        severity = _severity(entry.get("severity"))
+        kind = entry.get("type", "library")
+        common = {"severity": _severity(entry.get("severity")), "description": entry.get("description")}
         explicit = entry.get("id") or entry.get("name")
-        common = {"severity": severity, "description": entry.get("description")}
+        rule_id = explicit or f"{column or 'dataset'}.{kind}"
         if kind == "text":
-            self.add_rule(path, explicit or f"{column or 'dataset'}.text", bool(explicit), kind="text", scope="text",
+            self.add_rule(path, rule_id, bool(explicit), kind="text", scope="text",
                           columns=[column] if column else [], **common)
         elif kind == "library":
             self.compile_metric(entry, path, column, explicit, common)
         elif kind == "sql":
-            placeholders = {"object", "property"} if column else {"object"}
-            try:
-                check_query(entry["query"], placeholders)
-            except ValueError as exc:
-                raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
-            self.add_rule(path, explicit or f"{column or 'dataset'}.sql", bool(explicit), kind="sql", scope="query",
-                          columns=[column] if column else [], query=entry["query"].strip().rstrip(";").strip(),
-                          threshold=rules.threshold_from(entry), **common)
-        elif kind == "custom":
-            engine = entry.get("engine")
-            if engine == "spark-sql":
-                if not isinstance(entry.get("implementation"), str):
-                    raise rules.RuleError("engine spark-sql needs a boolean expression as implementation", "implementation")
-                predicate = rules.custom_expression(entry["implementation"])
-                used = [column] if column else rules.referenced_columns(entry["implementation"], list(self.columns))
-                self.add_rule(path, explicit or f"{column or 'dataset'}.custom_sql", bool(explicit), kind="custom_sql",
-                              scope="row", columns=used, predicate=predicate, **common)
-            elif engine == "dqx":
-                self.compile_dqx(entry, path, column, explicit, common)
-            else:
-                raise rules.RuleError(f"unsupported custom engine {engine!r}; supported: spark-sql, dqx", "engine")
+            self.compile_sql(entry, path, column, rule_id, bool(explicit), common)
+        elif entry.get("engine") == "spark-sql":
+            self.compile_custom_sql(entry, path, column, explicit, common)
+        elif entry.get("engine") == "dqx":
+            self.compile_dqx(entry, path, column, explicit, common)
+        else:
+            raise rules.RuleError(f"unsupported custom engine {entry.get('engine')!r}; supported: spark-sql, dqx", "engine")
+
+    def compile_sql(self, entry: dict, path: str, column: str | None, rule_id: str, explicit: bool, common: dict) -> None:
+        placeholders = {"object", "property"} if column else {"object"}
+        try:
+            query = check_query(entry["query"], placeholders)
+        except ValueError as exc:
+            raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
+        self.add_rule(path, rule_id, explicit, kind="sql", scope="query", columns=[column] if column else [],
+                      query=query, threshold=rules.threshold_from(entry, percent_allowed=False), **common)
+
+    def compile_custom_sql(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
+        text = entry.get("implementation")
+        if not isinstance(text, str):
+            raise rules.RuleError("engine spark-sql needs a boolean expression as implementation", "implementation")
+        predicate = rules.custom_expression(text)
+        others = [c for c in rules.referenced_columns(text, list(self.columns)) if c != column]
+        self.add_rule(path, explicit or f"{column or 'dataset'}.custom_sql", bool(explicit), kind="custom_sql",
+                      scope="row", columns=[column, *others] if column else others, predicate=predicate, **common)
 
     def compile_metric(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
         metric = entry.get("metric") or entry.get("rule")
-        threshold = rules.threshold_from(entry)
-        arguments = entry.get("arguments") or {}
+        if metric is None:
+            raise rules.RuleError("a quality entry needs a type (text, library, sql, custom) or a metric", "type")
         rule_id = explicit or f"{column or 'dataset'}.{metric}"
+        arguments = entry.get("arguments") or {}
         if metric == "rowCount":
-            if arguments:
-                raise rules.RuleError("rowCount takes no arguments", "arguments")
+            _only(arguments, set())
             self.add_rule(path, rule_id, bool(explicit), kind="row_count", scope="dataset", columns=[],
-                          threshold=threshold, **common)
-            return
-        if metric == "duplicateValues":
-            key = [column] if column else arguments.get("properties")
-            if column and arguments:
-                raise rules.RuleError("duplicateValues on a property takes no arguments", "arguments")
-            if not column and (not isinstance(key, list) or not key):
-                raise rules.RuleError("schema-level duplicateValues needs arguments.properties: a list of columns", "arguments")
-            for name in key:
-                if name not in self.columns:
-                    raise rules.RuleError(f"duplicateValues refers to unknown column {name!r}", ["arguments", "properties"])
-            self.add_rule(path, rule_id, bool(explicit), kind="unique", scope="group", columns=list(key),
-                          nulls_distinct=False, threshold=threshold, metric=metric, **common)
-            return
-        if metric not in _LIBRARY_ROW_METRICS:
+                          threshold=rules.threshold_from(entry, percent_allowed=False), metric=metric, **common)
+        elif metric == "duplicateValues":
+            key = self.duplicate_key(arguments, column)
+            self.add_rule(path, rule_id, bool(explicit), kind="unique", scope="group", columns=key,
+                          nulls_distinct=False, threshold=rules.threshold_from(entry), metric=metric, **common)
+        elif metric in _LIBRARY_ROW_METRICS:
+            if column is None:
+                raise rules.RuleError(f"{metric} belongs on a property, not on the schema object", "metric")
+            predicate = self.metric_predicate(metric, arguments, column)
+            self.add_rule(path, rule_id, bool(explicit), kind="metric", scope="dataset", columns=[column], metric=metric,
+                          predicate=predicate, threshold=rules.threshold_from(entry), **common)
+        else:
             raise rules.RuleError(f"unknown metric {metric!r}", "metric")
-        if column is None:
-            raise rules.RuleError(f"{metric} belongs on a property, not on the schema object", "metric")
+
+    def duplicate_key(self, arguments: dict, column: str | None) -> list[str]:
+        if column is not None:
+            _only(arguments, set())
+            return [column]
+        _only(arguments, {"properties"})
+        key = arguments.get("properties")
+        if not isinstance(key, list) or not key:
+            raise rules.RuleError("schema-level duplicateValues needs arguments.properties: a list of columns", "arguments")
+        for k, name in enumerate(key):
+            if name not in self.columns:
+                raise rules.RuleError(f"duplicateValues refers to unknown column {name!r}", ["arguments", "properties", k])
+        return list(key)
+
+    def metric_predicate(self, metric: str, arguments: dict, column: str) -> str:
+        """TRUE when the row is *not* counted by the metric."""
         col = quote_identifier(column)
         column_type = self.columns[column]
         if metric == "nullValues":
-            if arguments:
-                raise rules.RuleError("nullValues takes no arguments", "arguments")
-            predicate = f"{col} IS NOT NULL"
-        elif metric == "missingValues":
+            _only(arguments, set())
+            return f"{col} IS NOT NULL"
+        if metric == "missingValues":
             _only(arguments, {"missingValues"})
             missing = arguments.get("missingValues", [])
+            if not isinstance(missing, list):
+                raise rules.RuleError("missingValues must be a list", ["arguments", "missingValues"])
             literals = [rules.literal_for(v, column_type, ["arguments", "missingValues", k])
                         for k, v in enumerate(missing) if v is not None]
-            predicate = f"({col} IS NOT NULL AND NOT {rules.in_list(column, literals)})" if literals else f"{col} IS NOT NULL"
-        else:
-            _only(arguments, {"validValues", "pattern"})
-            if ("validValues" in arguments) == ("pattern" in arguments):
-                raise rules.RuleError("invalidValues needs exactly one of arguments.validValues or arguments.pattern", "arguments")
-            if "validValues" in arguments:
-                valid = arguments["validValues"]
-                if not isinstance(valid, list) or not valid:
-                    raise rules.RuleError("validValues must be a non-empty list", ["arguments", "validValues"])
-                literals = [rules.literal_for(v, column_type, ["arguments", "validValues", k]) for k, v in enumerate(valid)]
-                predicate = rules.nullable_check(column, rules.in_list(column, literals))
-            else:
-                pattern = arguments["pattern"]
-                if not isinstance(pattern, str) or not pattern:
-                    raise rules.RuleError("pattern must be a non-empty string", ["arguments", "pattern"])
-                predicate = rules.nullable_check(column, f"{col} RLIKE {rules.string_literal(pattern)}")
-        self.add_rule(path, rule_id, bool(explicit), kind="metric", scope="dataset", columns=[column], metric=metric,
-                      predicate=predicate, threshold=threshold, **common)
+            return f"({col} IS NOT NULL AND NOT {rules.in_list(column, literals)})" if literals else f"{col} IS NOT NULL"
+        _only(arguments, {"validValues", "pattern"})
+        if ("validValues" in arguments) == ("pattern" in arguments):
+            raise rules.RuleError("invalidValues needs exactly one of arguments.validValues or arguments.pattern", "arguments")
+        if "validValues" in arguments:
+            valid = arguments["validValues"]
+            if not isinstance(valid, list) or not valid:
+                raise rules.RuleError("validValues must be a non-empty list", ["arguments", "validValues"])
+            literals = [rules.literal_for(v, column_type, ["arguments", "validValues", k]) for k, v in enumerate(valid)]
+            return rules.nullable_check(column, rules.in_list(column, literals))
+        pattern = arguments["pattern"]
+        if not isinstance(pattern, str) or not pattern:
+            raise rules.RuleError("pattern must be a non-empty string", ["arguments", "pattern"])
+        if column_type != "string":
+            raise rules.RuleError(f"pattern applies to string columns, not {column_type}", ["arguments", "pattern"])
+        return rules.nullable_check(column, f"{col} RLIKE {rules.string_literal(pattern)}")
 
     def compile_dqx(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
         check = dqx.parse_implementation(entry.get("implementation"))
-        arguments = check["check"].setdefault("arguments", {}) or {}
-        if column and "column" in dqx.FUNCTIONS.get(check["check"]["function"], ((), {}))[0]:
-            arguments.setdefault("column", column)
-            check["check"]["arguments"] = arguments
-        fields = dqx.compile_check(check, self.columns)
-        rule_id = fields.pop("name") or explicit or f"{'.'.join(fields['columns']) or 'dataset'}.{fields['function']}"
-        severity = fields.pop("severity")
-        self.add_rule(path, rule_id, bool(fields.get("name") or explicit or check.get("name")),
-                      **{**common, **fields, "severity": severity})
+        fields = dqx.compile_check(check, self.columns, default_column=column)
+        name = fields.pop("name")
+        if "severity" in entry and common["severity"] != fields["severity"]:
+            raise rules.RuleError(f"severity {entry['severity']!r} contradicts the DQX criticality "
+                                  f"{check.get('criticality', 'error')!r}", "severity")
+        rule_id = name or explicit or f"{'.'.join(fields['columns']) or 'dataset'}.{fields['function']}"
+        self.add_rule(path, rule_id, bool(name or explicit), **{**common, **fields})
 
     # -- settings, servers, SLA ----------------------------------------------------------
     def gate_settings(self) -> GateSettings | None:
-        entries = [(i, c) for i, c in enumerate(self.loaded.model.customProperties or []) if c.property == GATE_PROPERTY]
+        entries = []
+        for i, custom in enumerate(self.loaded.model.customProperties or []):
+            meant = _near_miss(custom.property, (GATE_PROPERTY,))
+            if meant:
+                self.error(f"customProperties[{i}].property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
+            elif custom.property == GATE_PROPERTY:
+                entries.append((i, custom))
         if not entries:
             return None
         if len(entries) > 1:
@@ -419,10 +534,11 @@ class _Compiler:
 
     def freshness(self, object_name: str) -> dict | None:
         try:
-            return freshness_sla(self.loaded.model.slaProperties or [], object_name, self.columns)
+            return freshness_sla(self.loaded.model.slaProperties or [], object_name, self.columns,
+                                 self.loaded.model.slaDefaultElement)
         except rules.RuleError as exc:
-            self.rule_error(f"slaProperties[{exc.key[0]}]" if isinstance(exc.key, list) else "slaProperties",
-                            rules.RuleError(str(exc), exc.key[1:] if isinstance(exc.key, list) else None))
+            index, *keys = exc.keys()
+            self.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))
             return None
 
 
@@ -434,7 +550,9 @@ def _severity(value) -> str:
     raise rules.RuleError(f"severity must be error, warning, warn or info, got {value!r}", "severity")
 
 
-def _only(arguments: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(arguments) - allowed)
+def _only(arguments, allowed: set[str]) -> None:
+    if not isinstance(arguments, dict):
+        raise rules.RuleError("arguments must be a mapping", "arguments")
+    unknown = sorted(set(arguments) - allowed, key=str)
     if unknown:
-        raise rules.RuleError(f"unknown argument(s): {', '.join(unknown)}", ["arguments", unknown[0]])
+        raise rules.RuleError(f"unknown argument(s): {', '.join(map(str, unknown))}", ["arguments", unknown[0]])

@@ -4,24 +4,27 @@ DQX's own argument semantics are kept so a DQX user's checks run unchanged:
 - a check whose condition is NULL does not fail (DQX only flags rows where the failure
   condition is TRUE), so each predicate below lets NULL through unless the function's name
   says ``not_null``;
-- ``is_in_list`` / ``is_not_null_and_is_in_list`` items may be written as SQL literals
-  (``"'USD'"``) or as plain values (``USD``): a string wrapped in single quotes is read as a
-  SQL string literal, anything else as the value itself;
+- ``is_in_list`` / ``is_not_null_and_is_in_list`` items may be written as SQL string literals
+  (``"'USD'"``) or as plain values (``USD``, ``3``): DQX hands each item to ``F.lit``, and a
+  quoted item is read as the literal it spells. Items are always literals here, never SQL;
 - range limits that are numbers or ISO dates/timestamps are literals; any other string is a SQL
-  expression (for example another column), checked like every contract expression;
-- ``sql_expression`` passes where the expression is TRUE (``negate: true`` flips it);
+  expression (for example another column), as in DQX, checked like every contract expression;
+- ``is_valid_date`` / ``is_valid_timestamp`` use ``try_to_timestamp`` like DQX;
+- ``sql_expression`` passes where the expression is TRUE or NULL (``negate: true`` flips it);
 - ``is_unique`` keeps DQX's default ``nulls_distinct: true``;
 - ``criticality: warn`` is a warning; ``name`` becomes the rule id; ``filter`` limits the rows.
+Type mismatches DQX would only hit at run time (a number in the allowed list of a string column,
+which fails under Spark's ANSI mode) are contract errors here.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
 
 import yaml
 
 from contract_gate.contract.rules import RuleError, custom_expression, referenced_columns
+from contract_gate.contract.spark_types import is_numeric
 from contract_gate.contract.sqltext import number_literal, quote_identifier, string_literal
 
 # function -> (required arguments, optional arguments with defaults)
@@ -55,70 +58,101 @@ def parse_implementation(implementation) -> dict:
         implementation = implementation[0]
     if not isinstance(implementation, dict):
         raise RuleError("a DQX implementation must be one check (a mapping with 'check')", "implementation")
-    unknown = sorted(set(implementation) - _CHECK_KEYS)
+    unknown = sorted(set(implementation) - _CHECK_KEYS, key=str)
     if unknown:
-        raise RuleError(f"unknown DQX check key(s): {', '.join(unknown)}", ["implementation", unknown[0]])
+        raise RuleError(f"unknown DQX check key(s): {', '.join(map(str, unknown))}", ["implementation", unknown[0]])
     check = implementation.get("check")
     if not isinstance(check, dict) or "function" not in check:
         raise RuleError("a DQX check needs 'check: {function: ..., arguments: ...}'", ["implementation", "check"])
-    unknown = sorted(set(check) - {"function", "arguments"})
+    unknown = sorted(set(check) - {"function", "arguments"}, key=str)
     if unknown:
-        raise RuleError(f"unknown DQX check key(s): {', '.join(unknown)} (for_each_column: write one check per column)",
+        raise RuleError(f"unknown DQX check key(s): {', '.join(map(str, unknown))} (for_each_column: write one check per column)",
                         ["implementation", "check", unknown[0]])
+    function = check["function"]
+    if not isinstance(function, str) or function not in FUNCTIONS:
+        raise RuleError(f"unknown DQX function {function!r}; supported: {', '.join(sorted(FUNCTIONS))}",
+                        ["implementation", "check", "function"])
+    if check.get("arguments") is not None and not isinstance(check["arguments"], dict):
+        raise RuleError("DQX arguments must be a mapping", ["implementation", "check", "arguments"])
     return implementation
 
 
-def compile_check(implementation: dict, columns: dict[str, str]) -> dict:
-    """Compile a parsed DQX check against ``columns`` (name -> Spark type). Returns the rule fields
-    the check decides: function, columns, severity, scope, predicate or key, filter, name."""
+def compile_check(implementation: dict, columns: dict[str, str], default_column: str | None = None) -> dict:
+    """Compile a parsed DQX check against ``columns`` (name -> Spark type). A check written under a
+    property may leave out ``column``: it is that property. Returns the rule fields the check
+    decides: function, columns, severity, scope, kind, predicate or nulls_distinct, filter, name."""
     check = implementation["check"]
     function = check["function"]
-    if function not in FUNCTIONS:
-        raise RuleError(f"unknown DQX function {function!r}; supported: {', '.join(sorted(FUNCTIONS))}",
-                        ["implementation", "check", "function"])
     required, optional = FUNCTIONS[function]
-    arguments = check.get("arguments") or {}
+    arguments = dict(check.get("arguments") or {})
+    if default_column is not None and "column" in required:
+        arguments.setdefault("column", default_column)
     where = ["implementation", "check", "arguments"]
-    if not isinstance(arguments, dict):
-        raise RuleError("DQX arguments must be a mapping", where)
     missing = [name for name in required if name not in arguments]
     if missing:
         raise RuleError(f"DQX function {function} needs argument(s): {', '.join(missing)}", where)
-    unknown = sorted(set(arguments) - set(required) - set(optional))
+    unknown = sorted(set(arguments) - set(required) - set(optional), key=str)
     if unknown:
-        raise RuleError(f"unknown argument(s) for DQX function {function}: {', '.join(unknown)}", [*where, unknown[0]])
+        raise RuleError(f"unknown argument(s) for DQX function {function}: {', '.join(map(str, unknown))}",
+                        [*where, unknown[0]])
     args = {**optional, **arguments}
 
     criticality = implementation.get("criticality", "error")
     if criticality not in ("error", "warn"):
         raise RuleError(f"criticality must be 'error' or 'warn', got {criticality!r}", ["implementation", "criticality"])
+    name = implementation.get("name")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise RuleError("a DQX check name must be a non-empty string", ["implementation", "name"])
     fields = {
         "function": function,
         "severity": "error" if criticality == "error" else "warning",
-        "name": implementation.get("name"),
-        "filter": custom_expression(implementation["filter"]) if implementation.get("filter") else None,
+        "name": name,
+        "filter": _filter(implementation.get("filter")),
     }
     if function == "is_unique":
-        key = args["columns"]
-        if not isinstance(key, list) or not key or not all(isinstance(c, str) for c in key):
-            raise RuleError("is_unique needs 'columns': a list of column names", [*where, "columns"])
-        for name in key:
-            _known_column(name, columns, [*where, "columns"])
-        return {**fields, "scope": "group", "kind": "unique", "columns": key,
-                "nulls_distinct": bool(args["nulls_distinct"])}
+        return {**fields, **_unique(args, columns, where)}
     if function == "sql_expression":
-        expression = custom_expression(args["expression"])
-        predicate = f"coalesce(NOT {expression}, TRUE)" if args["negate"] else f"coalesce({expression}, TRUE)"
-        used = referenced_columns(args["expression"], list(columns))
-        return {**fields, "name": fields["name"] or args["name"], "scope": "row", "kind": "dqx",
-                "columns": used, "predicate": predicate}
-
+        return {**fields, **_sql_expression(args, columns, where, name)}
     column = args["column"]
     _known_column(column, columns, [*where, "column"])
-    column_type = columns[column]
-    col = quote_identifier(column)
-    predicate = _ROW_FUNCTIONS[function](col, column_type, args, where)
+    predicate = _ROW_FUNCTIONS[function](quote_identifier(column), columns[column], args, where)
     return {**fields, "scope": "row", "kind": "dqx", "columns": [column], "predicate": predicate}
+
+
+def _filter(text) -> str | None:
+    if text is None:
+        return None
+    return custom_expression(text, ["implementation", "filter"])
+
+
+def _unique(args: dict, columns: dict, where: list) -> dict:
+    key = args["columns"]
+    if not isinstance(key, list) or not key or not all(isinstance(c, str) for c in key):
+        raise RuleError("is_unique needs 'columns': a list of column names", [*where, "columns"])
+    for index, name in enumerate(key):
+        _known_column(name, columns, [*where, "columns", index])
+    if not isinstance(args["nulls_distinct"], bool):
+        raise RuleError("'nulls_distinct' must be true or false", [*where, "nulls_distinct"])
+    return {"scope": "group", "kind": "unique", "columns": key, "nulls_distinct": args["nulls_distinct"]}
+
+
+def _sql_expression(args: dict, columns: dict, where: list, check_name) -> dict:
+    expression = custom_expression(args["expression"], [*where, "expression"])
+    # DQX fails a row only where the expression is FALSE (TRUE with negate); NULL passes.
+    negate = _flag(args, "negate", where)
+    predicate = f"coalesce(NOT {expression}, TRUE)" if negate else f"coalesce({expression}, TRUE)"
+    used = args["columns"]
+    if used is None:
+        used = referenced_columns(args["expression"], list(columns))
+    elif not isinstance(used, list) or not all(isinstance(c, str) for c in used):
+        raise RuleError("'columns' must be a list of column names", [*where, "columns"])
+    else:
+        for index, name in enumerate(used):
+            _known_column(name, columns, [*where, "columns", index])
+    name = args["name"]
+    if name is not None and (not isinstance(name, str) or not name):
+        raise RuleError("'name' must be a non-empty string", [*where, "name"])
+    return {"name": check_name or name, "scope": "row", "kind": "dqx", "columns": used, "predicate": predicate}
 
 
 def _known_column(name, columns: dict, where) -> None:
@@ -126,20 +160,29 @@ def _known_column(name, columns: dict, where) -> None:
         raise RuleError(f"DQX check refers to unknown column {name!r}", where)
 
 
-def _text(col: str, args: dict) -> str:
-    return f"trim(CAST({col} AS STRING))" if args["trim_strings"] else f"CAST({col} AS STRING)"
+def _flag(args: dict, name: str, where) -> bool:
+    if not isinstance(args[name], bool):
+        raise RuleError(f"'{name}' must be true or false", [*where, name])
+    return args[name]
+
+
+def _text(col: str, args: dict, where) -> str:
+    return f"trim(CAST({col} AS STRING))" if _flag(args, "trim_strings", where) else f"CAST({col} AS STRING)"
 
 
 def _list_item(item, column_type: str, where) -> str:
-    if isinstance(item, bool) or item is None:
-        raise RuleError(f"allowed values must be strings or numbers, got {item!r}", where)
-    if isinstance(item, (int, float)):
+    """DQX passes each item to ``F.lit``; an item written as a SQL string literal (``"'USD'"``) is
+    read as that literal. Items must match the column type: under Spark's ANSI mode comparing a
+    string column with a number fails the whole validation job at run time."""
+    if isinstance(item, str) and len(item) >= 2 and item[0] == item[-1] == "'":
+        item = item[1:-1].replace("\\'", "'").replace("''", "'")
+    if is_numeric(column_type):
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise RuleError(f"allowed values of a {column_type} column must be numbers, got {item!r}", where)
         return number_literal(item)
     if isinstance(item, str):
-        if len(item) >= 2 and item.startswith("'") and item.endswith("'"):
-            return string_literal(item[1:-1].replace("''", "'"))
         return string_literal(item)
-    raise RuleError(f"allowed values must be strings or numbers, got {item!r}", where)
+    raise RuleError(f"allowed values of a {column_type} column must be strings, got {item!r}", where)
 
 
 def _allowed(col: str, column_type: str, args: dict, where) -> str:
@@ -147,62 +190,69 @@ def _allowed(col: str, column_type: str, args: dict, where) -> str:
     if not isinstance(allowed, list) or not allowed:
         raise RuleError("'allowed' must be a non-empty list", [*where, "allowed"])
     items = [_list_item(item, column_type, [*where, "allowed", i]) for i, item in enumerate(allowed)]
-    if args["case_sensitive"]:
+    if _flag(args, "case_sensitive", where):
         return f"{col} IN ({', '.join(items)})"
     return f"lower(CAST({col} AS STRING)) IN ({', '.join(f'lower({i})' for i in items)})"
 
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
 
 
-def _limit(value, where) -> str:
-    if isinstance(value, bool) or value is None:
-        raise RuleError(f"a limit must be a number, a date or an expression, got {value!r}", where)
+def _limit(value, column_type: str, where) -> str:
+    """DQX turns a number (or a YAML date) into a literal and any other string into a SQL
+    expression (another column, ``current_date()``...)."""
+    if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
+        raise RuleError(f"a limit must be a number, a date, a timestamp or an expression, got {value!r}", where)
     if isinstance(value, (int, float)):
+        if not is_numeric(column_type):
+            raise RuleError(f"a numeric limit cannot be compared with a {column_type} column", where)
         return number_literal(value)
-    if isinstance(value, str) and _ISO_DATE.match(value):
-        return f"DATE {string_literal(value)}"
-    if isinstance(value, str):
-        try:
-            datetime.datetime.fromisoformat(value)
-            return f"TIMESTAMP {string_literal(value)}"
-        except ValueError:
-            return custom_expression(value)
-    raise RuleError(f"a limit must be a number, a date or an expression, got {value!r}", where)
+    temporal = "DATE" if _ISO_DATE.fullmatch(value) else "TIMESTAMP" if _ISO_TIMESTAMP.fullmatch(value) else None
+    if temporal is None:
+        return custom_expression(value, where)
+    if is_numeric(column_type):
+        raise RuleError(f"a {temporal.lower()} limit cannot be compared with a {column_type} column", where)
+    return f"{temporal} {string_literal(value)}"
 
 
 def _regex(col, _type, args, where):
-    if not isinstance(args["regex"], str):
-        raise RuleError("'regex' must be a string", [*where, "regex"])
+    if not isinstance(args["regex"], str) or not args["regex"]:
+        raise RuleError("'regex' must be a non-empty string", [*where, "regex"])
     match = f"{col} RLIKE {string_literal(args['regex'])}"
-    return f"({col} IS NULL OR {'NOT ' if args['negate'] else ''}{match})"
+    return f"({col} IS NULL OR {'NOT ' if _flag(args, 'negate', where) else ''}{match})"
 
 
-def _valid_temporal(function: str, format_key: str):
+def _valid_temporal(format_key: str):
+    # DQX parses both dates and timestamps with try_to_timestamp; NULL passes.
     def build(col, _type, args, where):
         fmt = args[format_key]
-        if fmt is not None and not isinstance(fmt, str):
-            raise RuleError(f"'{format_key}' must be a string", [*where, format_key])
-        parsed = f"try_{function}(CAST({col} AS STRING){', ' + string_literal(fmt) if fmt else ''})"
+        if fmt is not None and (not isinstance(fmt, str) or not fmt):
+            raise RuleError(f"'{format_key}' must be a non-empty string", [*where, format_key])
+        parsed = f"try_to_timestamp({col}, {string_literal(fmt)})" if fmt else f"try_to_timestamp({col})"
         return f"({col} IS NULL OR {parsed} IS NOT NULL)"
     return build
 
 
+def _range(col, column_type, args, where, inside: bool) -> str:
+    low = _limit(args["min_limit"], column_type, [*where, "min_limit"])
+    high = _limit(args["max_limit"], column_type, [*where, "max_limit"])
+    if inside:
+        return f"({col} IS NULL OR ({col} >= {low} AND {col} <= {high}))"
+    return f"({col} IS NULL OR {col} < {low} OR {col} > {high})"
+
+
 _ROW_FUNCTIONS = {
     "is_not_null": lambda col, t, a, w: f"{col} IS NOT NULL",
-    "is_not_empty": lambda col, t, a, w: f"({col} IS NULL OR {_text(col, a)} <> '')",
-    "is_not_null_and_not_empty": lambda col, t, a, w: f"({col} IS NOT NULL AND {_text(col, a)} <> '')",
+    "is_not_empty": lambda col, t, a, w: f"({col} IS NULL OR {_text(col, a, w)} <> '')",
+    "is_not_null_and_not_empty": lambda col, t, a, w: f"({col} IS NOT NULL AND {_text(col, a, w)} <> '')",
     "is_in_list": lambda col, t, a, w: f"({col} IS NULL OR {_allowed(col, t, a, w)})",
     "is_not_null_and_is_in_list": lambda col, t, a, w: f"({col} IS NOT NULL AND {_allowed(col, t, a, w)})",
-    "is_in_range": lambda col, t, a, w: (
-        f"({col} IS NULL OR ({col} >= {_limit(a['min_limit'], [*w, 'min_limit'])}"
-        f" AND {col} <= {_limit(a['max_limit'], [*w, 'max_limit'])}))"),
-    "is_not_in_range": lambda col, t, a, w: (
-        f"({col} IS NULL OR {col} < {_limit(a['min_limit'], [*w, 'min_limit'])}"
-        f" OR {col} > {_limit(a['max_limit'], [*w, 'max_limit'])})"),
-    "is_not_less_than": lambda col, t, a, w: f"({col} IS NULL OR {col} >= {_limit(a['limit'], [*w, 'limit'])})",
-    "is_not_greater_than": lambda col, t, a, w: f"({col} IS NULL OR {col} <= {_limit(a['limit'], [*w, 'limit'])})",
+    "is_in_range": lambda col, t, a, w: _range(col, t, a, w, inside=True),
+    "is_not_in_range": lambda col, t, a, w: _range(col, t, a, w, inside=False),
+    "is_not_less_than": lambda col, t, a, w: f"({col} IS NULL OR {col} >= {_limit(a['limit'], t, [*w, 'limit'])})",
+    "is_not_greater_than": lambda col, t, a, w: f"({col} IS NULL OR {col} <= {_limit(a['limit'], t, [*w, 'limit'])})",
     "regex_match": _regex,
-    "is_valid_date": _valid_temporal("to_date", "date_format"),
-    "is_valid_timestamp": _valid_temporal("to_timestamp", "timestamp_format"),
+    "is_valid_date": _valid_temporal("date_format"),
+    "is_valid_timestamp": _valid_temporal("timestamp_format"),
 }

@@ -14,9 +14,10 @@ from contract_gate.contract.settings import GateSettings, TableRef
 
 DEFAULT_ROOT = "lakehouse"
 
+# "m" is left out on purpose: in ODCS units it could be minutes or months.
 _UNIT_SECONDS = {
     "s": 1, "sec": 1, "second": 1, "seconds": 1,
-    "m": 60, "min": 60, "minute": 60, "minutes": 60,
+    "min": 60, "minute": 60, "minutes": 60,
     "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
     "d": 86400, "day": 86400, "days": 86400,
     "w": 604800, "week": 604800, "weeks": 604800,
@@ -71,9 +72,11 @@ def resolve_tables(settings: GateSettings, server, object_name: str) -> dict:
     }
 
 
-def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str]) -> dict | None:
+def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str],
+                  default_element: str | None = None) -> dict | None:
     """The freshness/latency SLA as max age in seconds on a date or timestamp column.
 
+    ``element`` is ``table.column`` or just ``column`` (``slaDefaultElement`` when absent).
     RuleError keys are ``[index, key]`` into ``slaProperties``."""
     found = None
     for index, sla in enumerate(sla_properties):
@@ -81,14 +84,7 @@ def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str
             continue
         if found is not None:
             raise RuleError("only one freshness/latency SLA is supported", [index, "property"])
-        element = sla.element or ""
-        table, _, column = element.rpartition(".")
-        if table and table != object_name:
-            raise RuleError(f"element {element!r} names table {table!r}, expected {object_name!r}", [index, "element"])
-        if column not in columns:
-            raise RuleError(f"element {element!r} is not a column of {object_name!r}", [index, "element"])
-        if columns[column] not in ("date", "timestamp", "timestamp_ntz"):
-            raise RuleError(f"freshness needs a date or timestamp column; {column!r} is {columns[column]}", [index, "element"])
+        column = _sla_column(sla.element or default_element, object_name, columns, index)
         value = sla.value
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise RuleError(f"SLA value must be a positive number, got {value!r}", [index, "value"])
@@ -98,3 +94,15 @@ def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str
         found = {"column": column, "column_type": columns[column], "property": sla.property, "value": value,
                  "unit": sla.unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
     return found
+
+
+def _sla_column(element: str | None, object_name: str, columns: dict[str, str], index: int) -> str:
+    if not element:
+        raise RuleError("a freshness/latency SLA needs element: table.column", [index, "property"])
+    # A column name may itself contain dots, so match whole names rather than splitting.
+    column = element[len(object_name) + 1:] if element.startswith(object_name + ".") else element
+    if column not in columns:
+        raise RuleError(f"element {element!r} is not a column of {object_name!r}", [index, "element"])
+    if columns[column] not in ("date", "timestamp", "timestamp_ntz"):
+        raise RuleError(f"freshness needs a date or timestamp column; {column!r} is {columns[column]}", [index, "element"])
+    return column

@@ -18,6 +18,7 @@ import jsonschema
 from open_data_contract_standard.model import OpenDataContractStandard
 
 from contract_gate.contract.errors import ContractError, ContractIssue, yaml_path
+from contract_gate.contract.schema_check import SchemaChecker
 from contract_gate.contract.yaml_source import YamlDocument, YamlSyntaxError, parse_yaml
 
 SUPPORTED_API_VERSIONS = ("v3.0.0", "v3.0.1", "v3.0.2", "v3.1.0", "v3.2.0")
@@ -35,10 +36,19 @@ class LoadedContract:
 
 
 @functools.cache
+def _schema() -> dict:
+    return json.loads(resources.files("open_data_contract_standard").joinpath("schema.json").read_text("utf-8"))
+
+
+@functools.cache
 def _validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(resources.files("open_data_contract_standard").joinpath("schema.json").read_text("utf-8"))
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    schema = _schema()
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+@functools.cache
+def _fast_check() -> SchemaChecker:
+    return SchemaChecker(_schema())
 
 
 def load_contract(path: str | Path) -> LoadedContract:
@@ -77,6 +87,8 @@ def _issue_order(issue: ContractIssue):
 
 
 def _schema_issues(source: YamlDocument, file: str) -> list[ContractIssue]:
+    if _fast_check()(source.data):
+        return []  # jsonschema (slow) only runs to explain a document known to be invalid
     structural: set[ContractIssue] = set()
     unknown_keys: set[ContractIssue] = set()
     for error in _validator().iter_errors(source.data):
@@ -85,9 +97,10 @@ def _schema_issues(source: YamlDocument, file: str) -> list[ContractIssue]:
             issue = ContractIssue(file, source.line_of(path), path, message)
             (unknown_keys if is_unknown_key else structural).add(issue)
     # When a branch of an if/then fails, JSON schema also calls that branch's keys
-    # "unevaluated"; those are echoes of the real error on the same object, not unknown keys.
-    failed_objects = {issue.path for issue in structural}
-    unknown_keys = {i for i in unknown_keys if _parent(i.path) not in failed_objects}
+    # "unevaluated"; those are echoes of the real error on the same object or on one of its
+    # keys, not unknown keys. (A real unknown key next to such an error shows once it is fixed.)
+    failed = {issue.path for issue in structural} | {_parent(issue.path) for issue in structural}
+    unknown_keys = {i for i in unknown_keys if _parent(i.path) not in failed}
     return list(structural | unknown_keys)
 
 
@@ -112,7 +125,10 @@ def _describe(error: jsonschema.ValidationError):
         yield parts, f"needs exactly one of: {options}", False
         return
     if error.context:
-        yield from _describe(jsonschema.exceptions.best_match(error.context))
+        # In a oneOf/anyOf over keys (the quality operators), the branches for absent keys fail
+        # with "required"; the branch of the key that is present says what is wrong with it.
+        present = [e for e in error.context if e.validator != "required"] or error.context
+        yield from _describe(jsonschema.exceptions.best_match(present))
         return
     instance = error.instance
     if error.validator == "required" and isinstance(instance, dict) and "name" in instance and "logicalType" not in instance:

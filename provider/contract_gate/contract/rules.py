@@ -9,6 +9,7 @@ every number (so ``NaN >= 0`` would otherwise pass).
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 
 from contract_gate.contract.spark_types import INTEGRAL, is_numeric
@@ -22,14 +23,18 @@ NOT_BLANK_MODES = ("whitespace", "spaces")
 
 OPERATORS = ("mustBe", "mustNotBe", "mustBeGreaterThan", "mustBeGreaterOrEqualTo", "mustBeLessThan",
              "mustBeLessOrEqualTo", "mustBeBetween", "mustNotBeBetween")
+TEMPORAL = ("date", "timestamp", "timestamp_ntz")
 
 
 class RuleError(ValueError):
-    """A rule that cannot be compiled; ``key`` is the YAML key under the rule's path, if any."""
+    """A rule that cannot be compiled; ``key`` is the YAML key (or list of keys) under the rule's path."""
 
     def __init__(self, message: str, key: str | int | list | None = None):
         super().__init__(message)
         self.key = key
+
+    def keys(self) -> list:
+        return self.key if isinstance(self.key, list) else ([] if self.key is None else [self.key])
 
 
 def nullable_check(column: str, check: str) -> str:
@@ -39,27 +44,11 @@ def nullable_check(column: str, check: str) -> str:
 def literal_for(value, column_type: str, key=None) -> str:
     """A literal of ``column_type`` for a bound or list item; raise RuleError when it cannot be one."""
     if is_numeric(column_type):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise RuleError(f"expected a number for a {column_type} column, got {value!r}", key)
-        if column_type in INTEGRAL and isinstance(value, float) and value != int(value):
-            raise RuleError(f"expected a whole number for a {column_type} column, got {value!r}", key)
-        try:
-            return number_literal(value)
-        except ValueError as exc:
-            raise RuleError(str(exc), key) from exc
-    if column_type == "date":
-        try:
-            datetime.date.fromisoformat(str(value))
-        except ValueError as exc:
-            raise RuleError(f"expected an ISO date (YYYY-MM-DD) for a date column, got {value!r}", key) from exc
-        return f"DATE {string_literal(str(value))}"
-    if column_type in ("timestamp", "timestamp_ntz"):
-        try:
-            datetime.datetime.fromisoformat(str(value))
-        except ValueError as exc:
-            raise RuleError(f"expected an ISO timestamp for a {column_type} column, got {value!r}", key) from exc
-        keyword = "TIMESTAMP_NTZ" if column_type == "timestamp_ntz" else "TIMESTAMP"
-        return f"{keyword} {string_literal(str(value))}"
+        return _number_literal(value, column_type, key)
+    if column_type in TEMPORAL:
+        parse_temporal(value, column_type, key)
+        keyword = {"date": "DATE", "timestamp": "TIMESTAMP", "timestamp_ntz": "TIMESTAMP_NTZ"}[column_type]
+        return f"{keyword} {string_literal(value)}"
     if column_type == "string":
         if not isinstance(value, str):
             raise RuleError(f"expected a string for a string column, got {value!r}", key)
@@ -69,6 +58,41 @@ def literal_for(value, column_type: str, key=None) -> str:
             raise RuleError(f"expected true or false for a boolean column, got {value!r}", key)
         return "TRUE" if value else "FALSE"
     raise RuleError(f"values cannot be compared with a {column_type} column", key)
+
+
+def _number_literal(value, column_type: str, key) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        hint = " (YAML reads 1e5 as text: write 1.0e+5)" if isinstance(value, str) and re.fullmatch(r"[-+]?\d+[eE][-+]?\d+", value) else ""
+        raise RuleError(f"expected a number for a {column_type} column, got {value!r}{hint}", key)
+    if column_type in INTEGRAL and isinstance(value, float) and not value.is_integer():
+        raise RuleError(f"expected a whole number for a {column_type} column, got {value!r}", key)
+    try:
+        return number_literal(value)
+    except ValueError as exc:
+        raise RuleError(str(exc), key) from exc
+
+
+def parse_temporal(value, column_type: str, key=None):
+    """The Python date/datetime of an ISO bound for a date or timestamp column."""
+    if not isinstance(value, str):
+        raise RuleError(f"expected an ISO {column_type} for a {column_type} column, got {value!r}", key)
+    try:
+        if column_type == "date":
+            return datetime.date.fromisoformat(value)
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError as exc:
+        example = "YYYY-MM-DD" if column_type == "date" else "YYYY-MM-DDTHH:MM:SS[+HH:MM]"
+        raise RuleError(f"expected an ISO {column_type} ({example}) for a {column_type} column, got {value!r}", key) from exc
+    if column_type == "timestamp_ntz" and parsed.tzinfo is not None:
+        raise RuleError(f"a timestamp_ntz bound has no time zone, got {value!r}", key)
+    return parsed
+
+
+def bound_value(value, column_type: str):
+    """A Python value that orders like the column's values (for minimum <= maximum checks)."""
+    if is_numeric(column_type):
+        return decimal.Decimal(repr(value) if isinstance(value, float) else value)
+    return parse_temporal(value, column_type)
 
 
 def comparison(column: str, column_type: str, operator: str, bound_sql: str) -> str:
@@ -94,39 +118,42 @@ def not_blank(column: str, mode) -> str:
     if mode == "spaces":
         # Spark's trim removes only U+0020 spaces.
         return nullable_check(column, f"trim({col}) <> ''")
-    raise RuleError(f"notBlank must be one of {', '.join(NOT_BLANK_MODES)} (or true for whitespace), got {mode!r}")
+    raise RuleError(f"notBlank must be one of {', '.join(NOT_BLANK_MODES)}, true or false, got {mode!r}")
 
 
 def in_list(column: str, literals: list[str]) -> str:
     return f"{quote_identifier(column)} IN ({', '.join(literals)})"
 
 
-def threshold_from(entry: dict) -> dict:
-    """The comparison a quality entry puts on its measured value (JSON schema ensured exactly one)."""
+def threshold_from(entry: dict, percent_allowed: bool = True) -> dict:
+    """The comparison a quality entry puts on its measured value (JSON schema ensured exactly one
+    operator, and two distinct numbers for the between operators)."""
     operator = next(op for op in OPERATORS if op in entry)
     value = entry[operator]
     unit = entry.get("unit", "rows")
     if unit not in ("rows", "percent"):
         raise RuleError(f"unit must be 'rows' or 'percent', got {unit!r}", "unit")
-    if operator in ("mustBeBetween", "mustNotBeBetween"):
-        low, high = value
-        if low >= high:
-            raise RuleError(f"{operator} needs the smaller number first, got {value!r}", operator)
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RuleError(f"{operator} needs a number, got {value!r}", operator)
+    if unit == "percent" and not percent_allowed:
+        raise RuleError("unit percent needs a count of rows to divide; this rule measures a number: use rows", "unit")
+    numbers = value if operator in ("mustBeBetween", "mustNotBeBetween") else [value]
+    for number in numbers:
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise RuleError(f"{operator} needs a number, got {number!r}", operator)
+    if len(numbers) == 2 and numbers[0] > numbers[1]:
+        raise RuleError(f"{operator} needs the smaller number first, got {value!r}", operator)
     if unit == "percent":
-        for number in value if isinstance(value, list) else [value]:
+        for number in numbers:
             if not 0 <= number <= 100:
                 raise RuleError(f"a percent threshold must be between 0 and 100, got {number!r}", operator)
     return {"operator": operator, "value": value, "unit": unit}
 
 
-def custom_expression(text) -> str:
-    """A contract-supplied boolean row expression (``engine: spark-sql``), refused unless it is one expression."""
+def custom_expression(text, key="implementation") -> str:
+    """A contract-supplied boolean row expression, refused unless it is one expression."""
     try:
         check_expression(text)
     except ValueError as exc:
-        raise RuleError(f"unsafe or invalid expression: {exc}", "implementation") from exc
+        raise RuleError(f"unsafe or invalid expression: {exc}", key) from exc
     return f"({text.strip()})"
 
 
