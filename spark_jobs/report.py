@@ -8,6 +8,7 @@ to columns the contract marks ``sample_allowed`` and does not classify.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +22,7 @@ from spark_jobs.schema_check import SchemaResult
 from spark_jobs.thresholds import percent, satisfies
 
 REPORT_VERSION = 1
+LOGGER = logging.getLogger("contract_gate.validation")
 
 
 @dataclass
@@ -192,3 +194,10 @@ def summary_record(report: dict[str, Any]) -> dict[str, Any]:
             or (rule["status"] == NOT_EVALUATED and report["depth"] != "schema")
         ],
     }
+
+
+def log_summary(report: dict[str, Any]) -> None:
+    """Emit ``summary_record`` as one JSON line on the ``contract_gate.validation`` logger
+    (INFO on pass, WARNING otherwise), so log search can query rules and counts."""
+    level = logging.INFO if report["outcome"] == "pass" else logging.WARNING
+    LOGGER.log(level, json.dumps(summary_record(report), sort_keys=True, ensure_ascii=False))

@@ -22,3 +22,16 @@ def spark():
     )
     yield session
     session.stop()
+
+
+@pytest.fixture
+def as_delta(spark, tmp_path):
+    """Write a DataFrame as a real Delta table and open it as a pinned candidate."""
+    from spark_jobs.candidate import read_candidate
+
+    def write(df, name="candidate"):
+        path = str(tmp_path / name)
+        df.write.format("delta").save(path)
+        return read_candidate(spark, path, format="delta")
+
+    return write

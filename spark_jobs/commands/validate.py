@@ -1,0 +1,57 @@
+"""``gate_job.py validate``: validate one candidate against a compiled plan, write the report.
+
+Exit 0 whenever the validation completed, whatever the outcome: the outcome is in the
+report, and the orchestrator must be able to tell bad data (a report saying ``fail``) from a
+crashed job (a non-zero exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spark_jobs.candidate import FORMATS, read_candidate
+from spark_jobs.engine import DEPTHS, run_validation
+from spark_jobs.plan import load_plan
+from spark_jobs.report import log_summary, write_report
+from spark_jobs.session import get_session
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("validate", help="validate a candidate against a plan")
+    parser.add_argument("--plan", required=True, type=Path, help="ValidationPlan JSON file")
+    parser.add_argument("--candidate", required=True, help="table name or path")
+    parser.add_argument("--format", default="delta", choices=FORMATS)
+    parser.add_argument("--version", type=int, help="Delta version to read (default: latest, pinned)")
+    parser.add_argument("--report", required=True, type=Path, help="where to write the report JSON")
+    parser.add_argument("--submission-id", help="recorded in the report")
+    parser.add_argument("--depth", default="all", choices=DEPTHS)
+    parser.add_argument("--sample", type=int, default=0, help="failing values to sample per rule")
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help="reader option"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = load_plan(args.plan)
+    spark = get_session()
+    candidate = read_candidate(
+        spark,
+        args.candidate,
+        format=args.format,
+        version=args.version,
+        options=dict(option.split("=", 1) for option in args.option),
+        columns=plan["columns"],
+    )
+    report = run_validation(
+        spark,
+        plan,
+        candidate,
+        depth=args.depth,
+        submission_id=args.submission_id,
+        sample_size=args.sample,
+    )
+    write_report(report, args.report)
+    log_summary(report)
+    return 0

@@ -1,0 +1,75 @@
+"""One tagged, idempotent Delta commit per submission and table, retried on optimistic conflicts.
+
+Every write the gate makes to a shared table (target, quarantine) carries:
+
+* ``userMetadata`` = the submission id, so the table's own history says which submission
+  made which version (how recovery finds a publish whose decision was never recorded);
+* Delta's idempotent-write pair ``txnAppId`` = ``contract-gate:<contract id>:<submission id>``
+  and ``txnVersion`` = 1, so Delta itself skips a second commit of the same submission,
+  whichever process or retry attempts it.
+
+DataFrameWriter takes these as options. MERGE has no options: delta-spark 4.4 reads them
+from the session conf (``spark.databricks.delta.write.txnAppId``/``txnVersion`` and
+``spark.databricks.delta.commitInfo.userMetadata``), so a MERGE runs in a child session
+(``SparkSession.newSession``: same SparkContext, own SQL conf) and the caller's session, or a
+concurrent publish on another thread, never sees one submission's tags.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from delta.exceptions import DeltaConcurrentModificationException
+from pyspark.sql import SparkSession
+
+TXN_VERSION = 1
+MAX_ATTEMPTS = 8
+
+LOGGER = logging.getLogger("contract_gate.commits")
+T = TypeVar("T")
+
+
+def app_id(plan: dict[str, Any], submission_id: str) -> str:
+    return f"contract-gate:{plan['contract']['id']}:{submission_id}"
+
+
+def writer_options(plan: dict[str, Any], submission_id: str) -> dict[str, str]:
+    """Options for ``DataFrameWriter``: tags and idempotency for one append."""
+    return {
+        "txnAppId": app_id(plan, submission_id),
+        "txnVersion": str(TXN_VERSION),
+        "userMetadata": submission_id,
+    }
+
+
+def tagged_session(spark: SparkSession, plan: dict[str, Any], submission_id: str) -> SparkSession:
+    """A child session whose DML commits carry the submission's tags and idempotency pair."""
+    session = spark.newSession()
+    session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))
+    session.conf.set("spark.databricks.delta.write.txnVersion", str(TXN_VERSION))
+    session.conf.set("spark.databricks.delta.commitInfo.userMetadata", submission_id)
+    return session
+
+
+def retry_conflicts(action: Callable[[int], T], what: str, attempts: int = MAX_ATTEMPTS) -> T:
+    """Run ``action(attempt)`` until it does not lose an optimistic-concurrency race.
+
+    Delta already retries a commit whose concurrent winners touched nothing it read; what
+    reaches us is a real conflict (a concurrent append into data a MERGE read, a concurrent
+    table creation, the same transaction id committed by a twin run). The action must
+    re-read the table on every attempt: it then sees the winner, and a twin's commit turns
+    into "already done". Jittered back-off keeps two losers from colliding again.
+    """
+    for attempt in range(1, attempts):
+        try:
+            return action(attempt)
+        except DeltaConcurrentModificationException as exc:
+            delay = min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.5)
+            LOGGER.info("%s lost a concurrent commit (%s); retry %d in %.2fs",
+                        what, type(exc).__name__, attempt, delay)
+            time.sleep(delay)
+    return action(attempts)

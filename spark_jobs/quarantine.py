@@ -1,0 +1,158 @@
+"""Quarantine: rejected rows, with the ids of the rules they broke, out of the consumers' way.
+
+The quarantine table holds the plan's columns plus ``_errors``/``_warnings`` (the engine's
+diagnostics: rule id, columns, message — never values), ``_submission_id``,
+``_contract_version`` and ``_quarantined_at`` (what retention deletes by). One quarantine
+table serves every batch of a contract, so its shape is the plan's, not each batch's:
+
+* ``rows="invalid"`` (row-level split) writes the rows the engine's ``split`` marks invalid,
+  from the same pinned candidate version that was validated and published from;
+* ``rows="all"`` (the batch is rejected) writes every row with its row diagnostics, plus the
+  batch-level failures from the report (dataset and query rules, a failed schema check) on
+  every row. A batch whose schema broke is stored as far as the plan's columns go — missing
+  columns empty, mistyped values cast where they can be — and the untouched batch stays in
+  its candidate table until candidate retention removes it.
+
+Writes are tagged and idempotent exactly like publication (``spark_jobs.commits``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
+
+from spark_jobs.address import location, resolve
+from spark_jobs.commits import retry_conflicts, writer_options
+from spark_jobs.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
+from spark_jobs.history import find_submission
+from spark_jobs.plan import load_plan
+from spark_jobs.publish import read_pinned
+from spark_jobs.rules import quote, triage
+from spark_jobs.schema_check import check_schema
+from spark_jobs.table_ddl import table_properties
+
+ROWS = ("all", "invalid")
+SUBMISSION = "_submission_id"
+CONTRACT_VERSION = "_contract_version"
+QUARANTINED_AT = "_quarantined_at"
+SCHEMA_RULE = "schema"
+BATCH_SCOPES = ("dataset", "query")
+
+
+def quarantine(
+    spark: SparkSession,
+    plan: dict[str, Any] | str,
+    submission_id: str,
+    candidate: dict[str, Any] | str,
+    version: int,
+    report: dict[str, Any] | None,
+    rows: str = "all",
+) -> dict[str, Any]:
+    """Quarantine the candidate's rejected rows; see the module docs.
+
+    Returns ``{"status": "quarantined" | "already_quarantined", "rows", "version"}`` where
+    ``version`` is the quarantine table's version holding this submission's rows.
+    """
+    plan = load_plan(plan)
+    if rows not in ROWS:
+        raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
+    table = resolve(plan["tables"]["quarantine"])
+
+    def attempt(_: int) -> dict[str, Any]:
+        done = find_submission(spark, table, submission_id)
+        if done is not None:
+            return {"status": "already_quarantined", "rows": done.rows_written(), "version": done.version}
+        df = read_pinned(spark, plan, candidate, version)
+        rejected = split(df, plan)[1] if rows == "invalid" else _all_rows(plan, df, report)
+        _append(_shape(plan, rejected, submission_id), plan, table, submission_id)
+        done = find_submission(spark, table, submission_id)
+        if done is None:
+            raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
+        return {"status": "quarantined", "rows": done.rows_written(), "version": done.version}
+
+    return retry_conflicts(attempt, f"quarantining {submission_id}")
+
+
+def _all_rows(plan: dict[str, Any], df: DataFrame, report: dict[str, Any] | None) -> DataFrame:
+    """Every row, diagnosed as far as the schema allows, plus the batch-level failures."""
+    schema = check_schema(plan, df.schema)
+    diagnosed = annotate(df, triage(plan, df, schema, "all").runnable)
+    batch = _batch_failures(plan, report)
+    return diagnosed.withColumns(
+        {name: F.concat(F.col(name), _entries(batch[name])) for name in (ERRORS, WARNINGS)}
+    )
+
+
+def _batch_failures(
+    plan: dict[str, Any], report: dict[str, Any] | None
+) -> dict[str, list[tuple[str, list[str], str]]]:
+    """(rule id, columns, message) per severity for what failed the batch as a whole."""
+    failures: dict[str, list[tuple[str, list[str], str]]] = {ERRORS: [], WARNINGS: []}
+    if report is None:
+        return failures
+    schema = report.get("schema") or {}
+    if schema.get("ok") is False:
+        columns = [*schema.get("missing", []), *[m["column"] for m in schema.get("type_mismatches", [])]]
+        if schema.get("policy") == "strict":
+            columns += schema.get("unexpected", [])
+        failures[ERRORS].append((SCHEMA_RULE, columns, "the batch does not have the contract's schema"))
+    described = {rule["id"]: rule.get("description") for rule in plan["rules"]}
+    for rule in report.get("rules", []):
+        if rule.get("scope") in BATCH_SCOPES and rule.get("passed") is False:
+            message = described.get(rule["id"]) or f"{rule['kind']} check {rule['id']} failed"
+            severity = ERRORS if rule["severity"] == "error" else WARNINGS
+            failures[severity].append((rule["id"], list(rule["columns"]), message))
+    return failures
+
+
+def _entries(items: list[tuple[str, list[str], str]]) -> Column:
+    if not items:
+        return F.array().cast(DIAGNOSTIC_TYPE)
+    return F.array(
+        *[
+            F.struct(
+                F.lit(rule_id).alias("rule_id"),
+                F.array(*[F.lit(c) for c in columns]).cast("array<string>").alias("columns"),
+                F.lit(message).alias("message"),
+            )
+            for rule_id, columns, message in items
+        ]
+    )
+
+
+def _shape(plan: dict[str, Any], df: DataFrame, submission_id: str) -> DataFrame:
+    """The quarantine table's columns: the plan's (typed as the plan says), diagnostics, tags."""
+    present = {field.name: field.dataType for field in df.schema.fields}
+    columns = []
+    for column in plan["columns"]:
+        wanted = DataType.fromDDL(column["type"])
+        if column["name"] not in present:
+            value = F.lit(None).cast(wanted)
+        elif present[column["name"]] == wanted:
+            value = F.col(quote(column["name"]))
+        else:
+            value = F.col(quote(column["name"])).try_cast(wanted)
+        columns.append(value.alias(column["name"]))
+    return df.select(
+        *columns,
+        F.col(ERRORS),
+        F.col(WARNINGS),
+        F.lit(submission_id).alias(SUBMISSION),
+        F.lit(plan["contract"]["version"]).alias(CONTRACT_VERSION),
+        F.current_timestamp().alias(QUARANTINED_AT),
+    )
+
+
+def _append(df: DataFrame, plan: dict[str, Any], table: dict[str, Any], submission_id: str) -> None:
+    """Append; ``mergeSchema`` lets a later contract version add columns to the table."""
+    writer = (
+        df.write.format("delta")
+        .mode("append")
+        .option("mergeSchema", "true")
+        .options(**writer_options(plan, submission_id))
+        .options(**table_properties(plan))
+    )
+    writer.save(table["path"]) if table["kind"] == "path" else writer.saveAsTable(table["name"])

@@ -1,0 +1,110 @@
+"""Stage: freeze a landed batch as the immutable candidate every later step reads.
+
+Files (CSV, JSON, Parquet) can change under the gate's feet, so they are copied once into a
+restricted candidate Delta table (``errorifexists``) at ``<candidate schema>/<object>__<id>``;
+its version is the snapshot validated and published. Delta landing is already versioned: it
+is pinned at its current version instead, without a copy.
+
+A retried stage finds the candidate its first attempt committed and returns it: a Delta
+commit is all-or-nothing, so an existing candidate is a complete one, and the submission id
+(derived from the landed batch) guarantees it holds the same batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_jobs.address import as_address, candidate_address, location, resolve
+from spark_jobs.candidate import read_candidate
+from spark_jobs.history import find_submission
+from spark_jobs.plan import load_plan
+from spark_jobs.table_ddl import table_properties
+
+
+def stage_candidate(
+    spark: SparkSession,
+    plan: dict[str, Any] | str,
+    submission_id: str,
+    landing: dict[str, Any] | str | None = None,
+) -> dict[str, Any]:
+    """Freeze the landing (the plan's, or ``landing``: an address or a path) as a candidate.
+
+    Returns ``{"candidate": Address, "version", "row_count", "status"}`` with status
+    ``staged`` (copied now), ``already_staged`` (a previous attempt's copy) or ``pinned``
+    (Delta landing at its current version). A path given as ``landing`` keeps the plan
+    landing's format and reader options.
+    """
+    plan = load_plan(plan)
+    source = _landing(plan, landing)
+    if source["format"] == "delta":
+        return _pin(spark, plan, source)
+    target = candidate_address(plan, submission_id)
+    resolved = resolve(source)
+    batch = read_candidate(
+        spark,
+        resolved["path"] if resolved["kind"] == "path" else resolved["name"],
+        format=source["format"],
+        options=source.get("options"),
+        columns=plan["columns"],
+    ).df
+    status = _write_once(batch, plan, target, submission_id)
+    commit = find_submission(spark, target, submission_id)
+    if commit is None:
+        raise RuntimeError(
+            f"candidate {location(target)} exists but was not written for {submission_id}"
+        )
+    return {
+        "candidate": target,
+        "version": commit.version,
+        "row_count": commit.rows_written(),
+        "status": status,
+    }
+
+
+def _landing(plan: dict[str, Any], landing: dict[str, Any] | str | None) -> dict[str, Any]:
+    planned = (plan.get("tables") or {}).get("landing")
+    if landing is None:
+        if planned is None:
+            raise ValueError("the plan has no landing address and none was given")
+        return dict(planned)
+    if isinstance(landing, str) and planned is not None:
+        return {**planned, **as_address(landing, planned["format"])}
+    return as_address(landing)
+
+
+def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    resolved = resolve(source)
+    where = resolved["path"] if resolved["kind"] == "path" else resolved["name"]
+    candidate = read_candidate(spark, where, format="delta", options=source.get("options"))
+    return {
+        "candidate": source,
+        "version": candidate.version,
+        "row_count": candidate.df.count(),
+        "status": "pinned",
+    }
+
+
+def _write_once(
+    batch: DataFrame, plan: dict[str, Any], target: dict[str, Any], submission_id: str
+) -> str:
+    """Write ``batch`` as a new Delta table at ``target``; ``already_staged`` if it exists."""
+    writer = (
+        batch.write.format("delta")
+        .mode("errorifexists")
+        .option("userMetadata", submission_id)
+        .options(**table_properties(plan))
+    )
+    resolved = resolve(target)
+    try:
+        if resolved["kind"] == "path":
+            writer.save(resolved["path"])
+        else:
+            writer.saveAsTable(resolved["name"])
+    except AnalysisException as exc:
+        if "DELTA_PATH_EXISTS" not in str(exc) and "ALREADY_EXISTS" not in str(exc):
+            raise
+        return "already_staged"
+    return "staged"
