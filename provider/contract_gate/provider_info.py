@@ -1,14 +1,43 @@
-"""Provider metadata that Airflow reads through the ``apache_airflow_provider`` entry point."""
+"""Provider metadata that Airflow reads through the ``apache_airflow_provider`` entry point.
+
+Kept import-light (no Airflow, no pyspark): ``airflow providers list`` and the providers
+manager import it in every Airflow process.
+"""
 
 from __future__ import annotations
 
 from contract_gate import __version__
+
+INTEGRATION = "Contract Gate"
 
 
 def get_provider_info() -> dict:
     return {
         "package-name": "airflow-provider-contract-gate",
         "name": "Contract Gate",
-        "description": "An ODCS data contract as a publication gate on Spark and Delta Lake.",
+        "description": "An ODCS data contract as a publication gate on Spark and Delta Lake: stage, validate, "
+        "publish or quarantine, record every decision, one DAG per contract.",
         "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": INTEGRATION,
+                "external-doc-url": "https://bitol-io.github.io/open-data-contract-standard/",
+                "tags": ["software"],
+            }
+        ],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "contract_gate.operators.submission",
+                    "contract_gate.operators.stage",
+                    "contract_gate.operators.validate",
+                    "contract_gate.operators.branch",
+                    "contract_gate.operators.publish",
+                    "contract_gate.operators.quarantine",
+                    "contract_gate.operators.split",
+                    "contract_gate.operators.record",
+                ],
+            }
+        ],
     }

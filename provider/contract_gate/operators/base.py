@@ -1,0 +1,163 @@
+"""What every gate operator shares: the contract, the plan, the runner and the work folder.
+
+The plan is compiled in ``execute`` (a few milliseconds, no Spark), never at parse time, so
+every task judges against the contract as it is when the task runs; tasks that hand results
+to each other check the plan fingerprint so a contract edited mid-run cannot publish data
+validated against an older version.
+
+Spark-running operators build a :class:`~contract_gate.runners.GateJob` and hand it to the
+runner of the execution mode; a deferring runner (Databricks) makes the task defer and resume
+in ``execute_complete`` with the same result handling.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseOperator
+
+from contract_gate.submission import check_submission_id, gate_home
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from contract_gate.runners import GateJob, GateRunner
+
+WORK_DIR_ENV = "CONTRACT_GATE_WORK_DIR"
+
+
+def work_root() -> Path:
+    """Plans, reports and job results per submission: ``CONTRACT_GATE_WORK_DIR``, else
+    ``lakehouse/_runs`` under the gate home."""
+    configured = os.environ.get(WORK_DIR_ENV)
+    return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
+
+
+def resolve_contract(contract: str) -> Path:
+    path = Path(contract)
+    return path if path.is_absolute() else gate_home() / path
+
+
+class ContractGateBaseOperator(BaseOperator):
+    """Base of the gate operators.
+
+    :param contract: path of the ODCS contract file (relative paths resolve against
+        ``CONTRACT_GATE_HOME`` or the working directory). (templated)
+    :param env: the contract's server/environment to resolve table addresses for; default the
+        first server. (templated)
+    :param submission_id: the submission this task works on. (templated)
+    """
+
+    template_fields: tuple[str, ...] = ("contract", "env", "submission_id")
+    ui_color = "#e8f0fe"
+
+    def __init__(self, *, contract: str, submission_id: str | None = None, env: str | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.contract = contract
+        self.env = env
+        self.submission_id = submission_id
+
+    def load_plan(self) -> dict:
+        from contract_gate.contract.compiler import compile_plan
+
+        plan = compile_plan(resolve_contract(self.contract), env=self.env or None)
+        if plan["tables"] is None:
+            raise ValueError(f"{self.contract}: the contract has no contractGate settings, so nothing to gate")
+        return plan
+
+    def workdir(self, plan: dict) -> Path:
+        folder = work_root() / plan["contract"]["id"] / check_submission_id(self.submission_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    @staticmethod
+    def check_fingerprint(plan: dict, handed: dict | None, what: str) -> None:
+        expected = (handed or {}).get("plan_fingerprint")
+        if expected and expected != plan["fingerprint"]:
+            raise ValueError(
+                f"the contract changed since {what} ({expected} -> {plan['fingerprint']}); "
+                "re-run the submission so it is validated against the current contract"
+            )
+
+
+class SparkGateOperator(ContractGateBaseOperator):
+    """A gate operator whose work is a Spark job, run by the execution mode's runner.
+
+    :param execution_mode: ``local`` (default), ``spark_submit`` or ``databricks``; default
+        the contract's ``execution.mode``.
+    :param conn_id: the mode's Airflow connection; default the contract's
+        ``execution.connectionId``, else the mode's default connection.
+    :param spark_conf: extra Spark settings for the job.
+    """
+
+    template_fields = (*ContractGateBaseOperator.template_fields, "spark_conf")
+    template_fields_renderers = {"spark_conf": "json"}
+
+    def __init__(
+        self,
+        *,
+        execution_mode: str | None = None,
+        conn_id: str | None = None,
+        spark_conf: dict[str, str] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.execution_mode = execution_mode
+        self.conn_id = conn_id
+        self.spark_conf = spark_conf
+        self._runner: GateRunner | None = None
+
+    # Subclasses: what to run, and what to make of its result.
+    def build_job(self, context: Context, plan: dict) -> GateJob:
+        raise NotImplementedError
+
+    def handle_result(self, context: Context, plan: dict, result: dict) -> Any:
+        raise NotImplementedError
+
+    def make_runner(self, plan: dict) -> GateRunner:
+        from contract_gate.runners import get_runner
+
+        execution = (plan.get("gate") or {}).get("execution") or {}
+        mode = self.execution_mode or execution.get("mode")
+        kwargs: dict[str, Any] = {"conn_id": self.conn_id or execution.get("connectionId"),
+                                  "spark_conf": self.spark_conf, "log": self.log}
+        if (mode or "local") == "local":
+            kwargs["cwd"] = str(gate_home())
+        return get_runner(mode, **kwargs)
+
+    def execute(self, context: Context) -> Any:
+        from contract_gate.runners import Deferral
+
+        plan = self.load_plan()
+        job = self.build_job(context, plan)
+        self._runner = self.make_runner(plan)
+        outcome = self._runner.start(job)
+        if isinstance(outcome, Deferral):
+            self.defer(
+                trigger=outcome.trigger,
+                method_name="execute_complete",
+                kwargs={"job": job.to_dict(), "resume_state": outcome.resume_state},
+            )
+        return self.handle_result(context, plan, outcome)
+
+    def execute_complete(self, context: Context, event: dict, job: dict, resume_state: dict) -> Any:
+        from contract_gate.runners import GateJob
+
+        plan = self.load_plan()
+        gate_job = GateJob.from_dict(job)
+        result = self.make_runner(plan).finish(gate_job, {**resume_state, **event})
+        return self.handle_result(context, plan, result)
+
+    def on_kill(self) -> None:
+        if self._runner is not None:
+            self._runner.on_kill()
+
+    def write_plan(self, plan: dict, folder: Path) -> Path:
+        from contract_gate.contract.compiler import render_plan
+
+        path = folder / "plan.json"
+        path.write_text(render_plan(plan), encoding="utf-8")
+        return path
+

@@ -1,0 +1,118 @@
+"""Record the submission's decision: always runs (trigger rule ``all_done``), needs no Spark.
+
+It reads what the run's gate tasks pushed and asked the decision store
+(:mod:`contract_gate.decisions`) to append the record. The store keeps exactly one *final*
+record per submission (``published``, ``split``, ``quarantined``, ``rejected``): a re-triggered
+batch finds it and the run records nothing new. A run that broke before a verdict is recorded
+as ``failed`` with the failing task named; that record is not final, so the same batch can be
+gated again once the cause is fixed.
+
+The record holds counts and rule ids only, never data values.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from contract_gate.operators.base import ContractGateBaseOperator
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+FAILED_STATES = ("failed", "upstream_failed")
+
+
+def verdict(submission: dict, summary: dict | None, results: dict[str, dict | None],
+            states: dict[str, str]) -> dict[str, Any]:
+    """The decision fields that follow from the run's task results (pure: no store, no Airflow)."""
+    outcome, reason = None, None
+    published = quarantined = None
+    for step in ("split", "publish", "quarantine"):
+        result = results.get(step)
+        if not result:
+            continue
+        published = result.get("publish") or published
+        quarantined = result.get("quarantine") or quarantined
+    if published and published["status"] in ("published", "already_published"):
+        outcome = "split" if quarantined else "published"
+    elif published and published["status"] == "rejected":
+        outcome, reason = "rejected", "the target already holds keys of this batch (checked at publication)"
+    elif quarantined:
+        outcome = "quarantined"
+    if outcome is None:
+        broken = [task for task, state in states.items() if state in FAILED_STATES]
+        outcome = "failed"
+        reason = f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
+    rules = [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"], "measured": r["measured"]}
+             for r in (summary or {}).get("failing_rules", [])]
+    for rule in (published or {}).get("rules", []):
+        if rule["id"] not in {r["id"] for r in rules}:
+            rules.append({"id": rule["id"], "severity": rule["severity"], "failed_rows": rule["failed_rows"],
+                          "measured": rule.get("measured", rule["failed_rows"])})
+    candidate = (summary or {}).get("candidate") or {}
+    return {
+        "submission_id": submission["submission_id"],
+        "outcome": outcome,
+        "reason": reason,
+        "validation_outcome": (summary or {}).get("outcome"),
+        "candidate_version": candidate.get("version"),
+        "rows_landed": candidate.get("row_count"),
+        "rows_published": (published or {}).get("rows", 0) if outcome in ("published", "split") else 0,
+        "rows_quarantined": (quarantined or {}).get("rows", 0),
+        "rules": rules,
+        "target_version_before": (published or {}).get("target_version_before"),
+        "target_version_after": (published or {}).get("target_version_after"),
+        "latest_business_date": (published or {}).get("latest_business_date"),
+        "rerun_of": submission.get("rerun_of"),
+        "correction": bool(submission.get("correction")),
+        "report_path": (summary or {}).get("report_path"),
+    }
+
+
+class GateRecordDecisionOperator(ContractGateBaseOperator):
+    """Append the submission's decision record; returns the record (or the existing final one).
+
+    :param task_ids: the gate's task ids by role: ``submission``, ``stage_validate``,
+        ``branch``, ``publish``, ``quarantine``, ``split``.
+    """
+
+    ui_color = "#fff4e5"
+
+    def __init__(self, *, task_ids: dict[str, str], **kwargs) -> None:
+        kwargs.setdefault("trigger_rule", "all_done")
+        super().__init__(**kwargs)
+        self.task_ids = task_ids
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from contract_gate import decisions
+
+        ti = context["ti"]
+        submission = ti.xcom_pull(task_ids=self.task_ids["submission"])
+        if not submission:
+            raise RuntimeError("no submission was resolved (the submission task failed): nothing to record; "
+                               "see the submission task's log")
+        plan = self.load_plan()
+        if submission.get("prior_decision"):
+            prior = decisions.final_decision(plan, submission["submission_id"])
+            self.log.info("submission %s already has its final decision (%s): nothing recorded",
+                          submission["submission_id"], (prior or submission["prior_decision"]).get("outcome"))
+            return prior or submission["prior_decision"]
+        summary = ti.xcom_pull(task_ids=self.task_ids["stage_validate"])
+        results = {step: ti.xcom_pull(task_ids=self.task_ids[step]) for step in ("publish", "quarantine", "split")}
+        states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(self.task_ids.values()),
+                                    run_ids=[ti.run_id]).get(ti.run_id, {})
+        record = verdict(submission, summary, results, states)
+        record.update(
+            contract_id=plan["contract"]["id"],
+            contract_version=plan["contract"]["version"],
+            plan_fingerprint=(summary or {}).get("plan_fingerprint") or plan["fingerprint"],
+            dag_id=ti.dag_id,
+            run_id=ti.run_id,
+        )
+        stored = decisions.record_decision(plan, record)
+        self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
+                      f" ({record['reason']})" if record["reason"] else "",
+                      ", ".join(f"{r['id']}={r['failed_rows']}" for r in record["rules"]) or "none")
+        if stored["outcome"] == "failed":
+            raise RuntimeError(f"submission {record['submission_id']} failed: {record['reason']}")
+        return stored

@@ -1,0 +1,108 @@
+"""Resolve which batch this run gates, and under which submission id; no Spark.
+
+Runs first so that every later task, including the decision record after a failure, knows the
+submission id. The id is the param when one is given, else derived from the landed batch's
+content (:mod:`contract_gate.submission`), so re-triggering an unchanged batch resolves to the
+same id and the run ends without a second publication.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from contract_gate.operators.base import ContractGateBaseOperator
+from contract_gate.submission import check_submission_id, derive_submission_id
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class GateSubmissionOperator(ContractGateBaseOperator):
+    """Pick the landing, the submission id and the re-run link for one gate run.
+
+    Pushes ``{submission_id, landing, rerun_of, correction, prior_decision}``; ``prior_decision``
+    is the submission's existing final decision when it was already gated (the run then has
+    nothing to do).
+
+    :param landing: override of the contract's landing path (a corrected batch, a test file). (templated)
+    :param landing_format: the override's format (``csv``, ``json``, ``parquet``, ``delta``);
+        default the contract's landing format. (templated)
+    :param rerun_of: the submission this run re-runs; it must have a decision, and a published
+        one is only re-run as a correction. (templated)
+    :param correction: publish with key replacement (``replace_keys``) instead of the
+        contract's mode; required to re-run a submission that was published. (templated)
+    """
+
+    template_fields = (*ContractGateBaseOperator.template_fields, "landing", "landing_format", "rerun_of", "correction")
+
+    def __init__(
+        self,
+        *,
+        landing: str | None = None,
+        landing_format: str | None = None,
+        rerun_of: str | None = None,
+        correction: bool | str = False,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.landing = landing
+        self.landing_format = landing_format
+        self.rerun_of = rerun_of
+        self.correction = correction
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from contract_gate import decisions
+
+        plan = self.load_plan()
+        landing = dict(plan["tables"]["landing"])
+        if self.landing:
+            landing = {"kind": "path", "path": str(self.landing),
+                       "format": self.landing_format or landing.get("format", "delta"),
+                       **({"options": landing["options"]} if landing.get("options") else {})}
+        rerun_of = self.rerun_of or None
+        correction = _flag(self.correction)
+        if rerun_of:
+            check_submission_id(rerun_of)
+            self.check_rerun(decisions, plan, rerun_of, correction)
+        if self.submission_id:
+            submission_id = check_submission_id(str(self.submission_id))
+        else:
+            submission_id = derive_submission_id(plan["contract"]["id"], landing, rerun_of)
+        prior = decisions.final_decision(plan, submission_id)
+        if prior is not None:
+            self.log.info("submission %s was already gated: %s; nothing to do", submission_id, prior.get("outcome"))
+        else:
+            self.log.info("submission %s from %s%s", submission_id, landing.get("path") or landing.get("name"),
+                          f" (re-run of {rerun_of})" if rerun_of else "")
+        return {
+            "submission_id": submission_id,
+            "landing": landing,
+            "rerun_of": rerun_of,
+            "correction": correction,
+            "plan_fingerprint": plan["fingerprint"],
+            "prior_decision": _brief(prior),
+        }
+
+    def check_rerun(self, decisions, plan: dict, rerun_of: str, correction: bool) -> None:
+        previous = decisions.final_decision(plan, rerun_of)
+        if previous is None:
+            raise ValueError(f"cannot re-run {rerun_of}: the contract {plan['contract']['id']} has no decision for it")
+        if previous.get("outcome") in decisions.PUBLISHED_OUTCOMES and not correction:
+            raise ValueError(
+                f"submission {rerun_of} was already {previous['outcome']}; re-running it would publish its rows "
+                "again. Ask for a correction (replace_keys) explicitly to replace them."
+            )
+
+
+def _flag(value: bool | str) -> bool:
+    """A templated boolean arrives as text when the param is rendered."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _brief(decision: dict | None) -> dict | None:
+    """The fields of a decision that tell a later task (and the XCom reader) what happened."""
+    if decision is None:
+        return None
+    return {key: decision.get(key) for key in ("submission_id", "outcome", "recorded_at", "target_version_after")}

@@ -1,0 +1,103 @@
+"""Validate a candidate against the contract with one Spark job; optionally stage it first in
+the same job (``stage+validate``), which saves a JVM start per submission.
+
+The full report stays on disk (its path is in the XCom); the XCom carries only what later
+tasks branch and record on: counts, rule ids and the candidate version. Never data values:
+XComs are readable by anyone who can see the DAG.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk.exceptions import AirflowSkipException
+
+from contract_gate.operators.base import SparkGateOperator
+from contract_gate.runners import GateJob
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any]:
+    """The XCom summary of a report: counts and rule ids only."""
+    return {
+        "submission_id": report["submission_id"],
+        "contract": report["contract"],
+        "plan_fingerprint": report["plan_fingerprint"],
+        "outcome": report["outcome"],
+        "candidate": candidate,
+        "rows": report["rows"],
+        "schema_ok": report["schema"]["ok"],
+        "failing_rules": [
+            {"id": rule["id"], "scope": rule["scope"], "severity": rule["severity"],
+             "status": rule["status"], "failed_rows": rule["failed_rows"], "measured": rule["measured"]}
+            for rule in report["rules"]
+            if rule["passed"] is False or (rule["status"] != "evaluated" and rule["status"] != "not_executed")
+        ],
+        "report_path": str(report_path),
+    }
+
+
+class GateValidateOperator(SparkGateOperator):
+    """Validate the submission's candidate; with ``stage=True`` freeze the landing first, in the same job.
+
+    Pushes the summary (see :func:`summarize`); the report JSON is written to
+    ``<work dir>/<contract id>/<submission id>/report.json``.
+
+    :param submission: the submission resolved by :class:`GateSubmissionOperator` (its XCom). (templated)
+    :param candidate: the staged candidate (the stage task's XCom); not used with ``stage=True``. (templated)
+    :param stage: stage the landed batch and validate it in one Spark job.
+    """
+
+    template_fields = (*SparkGateOperator.template_fields, "submission", "candidate")
+
+    def __init__(self, *, submission: dict | None = None, candidate: dict | None = None, stage: bool = False,
+                 **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.submission = submission
+        self.candidate = candidate
+        self.stage = stage
+
+    def execute(self, context: Context) -> Any:
+        submission = self.submission or {}
+        if submission.get("prior_decision"):
+            prior = submission["prior_decision"]
+            raise AirflowSkipException(f"submission {prior['submission_id']} was already gated ({prior['outcome']})")
+        self.submission_id = self.submission_id or submission.get("submission_id")
+        return super().execute(context)
+
+    def build_job(self, context: Context, plan: dict) -> GateJob:
+        self.check_fingerprint(plan, self.submission, "the submission was resolved")
+        folder = self.workdir(plan)
+        arguments: dict[str, Any] = {"--plan": self.write_plan(plan, folder), "--submission-id": self.submission_id,
+                                     "--report": folder / "report.json"}
+        if self.stage:
+            landing = (self.submission or {}).get("landing")
+            if landing:
+                arguments["--landing"] = json.dumps(landing, sort_keys=True)
+            steps = "stage+validate"
+        else:
+            if not self.candidate:
+                raise ValueError("no candidate to validate: pass the stage task's output, or stage=True")
+            address = self.candidate["candidate"]
+            arguments["--candidate"] = address.get("path") or address["name"]
+            arguments["--format"] = "delta"
+            arguments["--version"] = self.candidate["version"]
+            steps = "validate"
+        return GateJob(steps, arguments, folder, writes_result=self.stage,
+                       name=f"contract-gate {plan['contract']['id']} {steps} {self.submission_id}")
+
+    def handle_result(self, context: Context, plan: dict, result: dict) -> dict[str, Any]:
+        report_path = self.workdir(plan) / "report.json"
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        candidate = result.get("stage") or self.candidate
+        summary = summarize(report, report_path, candidate)
+        failing = ", ".join(f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['measured']})"
+                            for r in summary["failing_rules"]) or "none"
+        self.log.info("validation of %s: %s; rows valid=%s invalid=%s; failing rules: %s",
+                      self.submission_id, summary["outcome"], summary["rows"]["valid"], summary["rows"]["invalid"],
+                      failing)
+        return summary

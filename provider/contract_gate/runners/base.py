@@ -1,0 +1,122 @@
+"""The runner interface: where a gate job's Spark runs, behind one operator interface.
+
+A *gate job* is one invocation of ``spark_jobs/gate_job.py`` running one or more chained gate
+steps (``stage+validate``, ``publish``, ``split``...) in one Spark session (docs/gate-steps.md).
+Operators build the job; a runner decides where it executes. Swapping the execution mode
+(``local``, ``spark_submit``, ``databricks``) changes the runner only, never the operator, the
+plan or the step semantics.
+
+A runner either finishes the job inside ``start`` (blocking modes) and returns its result, or
+returns a :class:`Deferral` when the job runs remotely and the worker slot should be given back
+while it runs; the operator then defers on the trigger and calls ``finish`` on resumption.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+
+class GateJobError(RuntimeError):
+    """The gate job itself failed (not the data): the message carries the Spark-side error."""
+
+
+@dataclass(frozen=True)
+class GateJob:
+    """One ``gate_job.py`` invocation.
+
+    :param steps: the chained sub-command, e.g. ``"stage+validate"``.
+    :param arguments: the sub-command's options, e.g. ``{"--plan": "...", "--submission-id": "..."}``;
+        a value of ``None`` is left out, ``True`` is a bare flag.
+    :param workdir: the submission's folder (plan, report, results; the runner's scratch files).
+    :param writes_result: the step writes a result JSON (``--result``); ``validate`` only
+        writes its report.
+    :param name: a readable application name (Spark UI, Databricks run name).
+    """
+
+    steps: str
+    arguments: dict[str, Any]
+    workdir: Path
+    writes_result: bool = True
+    name: str = "contract-gate"
+
+    @property
+    def result_path(self) -> Path | None:
+        return self.workdir / f"{self.steps.replace('+', '_')}.result.json" if self.writes_result else None
+
+    def argv(self) -> list[str]:
+        """The command line after the script: ``steps --opt value ... [--result path]``."""
+        options = dict(self.arguments)
+        if self.result_path is not None:
+            options["--result"] = self.result_path
+        argv = [self.steps]
+        for option, value in options.items():
+            if value is None or value is False:
+                continue
+            argv.append(option)
+            if value is not True:
+                argv.append(str(value))
+        return argv
+
+    def to_dict(self) -> dict:
+        """JSON-safe form, to resume after a deferral."""
+        return {"steps": self.steps, "arguments": {k: v if isinstance(v, (int, bool)) or v is None else str(v)
+                                                    for k, v in self.arguments.items()},
+                "workdir": str(self.workdir), "writes_result": self.writes_result, "name": self.name}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GateJob:
+        return cls(data["steps"], dict(data["arguments"]), Path(data["workdir"]), data["writes_result"], data["name"])
+
+    def read_result(self) -> dict:
+        if self.result_path is None:
+            return {}
+        try:
+            return json.loads(self.result_path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise GateJobError(f"gate job {self.steps!r} finished without writing {self.result_path}") from exc
+
+
+@dataclass(frozen=True)
+class Deferral:
+    """What an operator needs to defer: a trigger and the state to resume with."""
+
+    trigger: Any
+    resume_state: dict
+
+
+class GateRunner(ABC):
+    """Runs gate jobs somewhere Spark lives. Created in ``execute``, never at DAG parse time.
+
+    :param conn_id: the Airflow connection of the mode (ignored by ``local``).
+    :param spark_conf: extra Spark settings for the job.
+    :param log: the task's logger; the job's output is streamed into it.
+    """
+
+    mode: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        conn_id: str | None = None,
+        spark_conf: dict[str, str] | None = None,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.conn_id = conn_id
+        self.spark_conf = dict(spark_conf or {})
+        self.log = log or logging.getLogger(f"contract_gate.runners.{self.mode}")
+
+    @abstractmethod
+    def start(self, job: GateJob) -> dict | Deferral:
+        """Run ``job``: its result dict when done here, or a :class:`Deferral` to wait remotely."""
+
+    def finish(self, job: GateJob, event: dict) -> dict:
+        """Turn the trigger's event into the job's result (deferring modes only)."""
+        raise NotImplementedError(f"the {self.mode} runner never defers")
+
+    def on_kill(self) -> None:
+        """Stop the running job; the task was killed (timeout, mark-failed, shutdown)."""

@@ -1,0 +1,113 @@
+"""``local`` (the default): spark-submit in local mode, in a subprocess of the Airflow worker.
+
+Nothing to install beyond ``pip``: spark-submit comes with pyspark, and Delta's jars are the
+ones ``python -m spark_jobs.jars`` put in the Ivy cache (or ``.jars/``). They are passed with
+``--jars`` when already on disk, which skips Ivy's resolution (a few seconds per JVM start);
+``--packages`` is the fallback. Spark's own logging is set to WARN so the task log shows the
+gate's lines and real problems, not thousands of INFO lines.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from contract_gate.runners.base import GateJob, GateRunner
+from contract_gate.runners.process import StreamedProcess
+
+LOG4J2_PROPERTIES = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark %p %c{1}: %m%n
+"""
+
+
+def spark_home() -> Path:
+    """``SPARK_HOME``, else the pyspark package (found without importing it)."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("pyspark is not installed: pip install 'airflow-provider-contract-gate[spark]'")
+    return Path(spec.submodule_search_locations[0])
+
+
+def gate_job_script() -> Path:
+    spec = importlib.util.find_spec("spark_jobs")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
+    return Path(spec.submodule_search_locations[0]) / "gate_job.py"
+
+
+def delta_jar_options() -> list[str]:
+    """``--jars`` with Delta's jars when they are on disk, else ``--packages`` (Ivy resolves)."""
+    from spark_jobs.session import DELTA_PACKAGE, local_jars
+
+    jars = local_jars()
+    if not jars:
+        group, artifact, version = DELTA_PACKAGE.split(":")
+        ivy_jars = Path(os.environ.get("CONTRACT_GATE_IVY_JARS", Path.home() / ".ivy2.5.2" / "jars"))
+        cached = [ivy_jars / f"{group}_{artifact}-{version}.jar", ivy_jars / f"io.delta_delta-storage-{version}.jar"]
+        jars = [str(path) for path in cached] if all(path.is_file() for path in cached) else []
+    return ["--jars", ",".join(jars)] if jars else ["--packages", DELTA_PACKAGE]
+
+
+class LocalRunner(GateRunner):
+    """spark-submit ``--master local[N]`` on this worker; blocks until the job ends.
+
+    :param cores: local cores for Spark (default: all of this machine's).
+    """
+
+    mode = "local"
+
+    def __init__(self, *, cores: int | None = None, cwd: str | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.cores = cores or os.cpu_count() or 1
+        self.cwd = cwd or os.getcwd()
+        self._process: StreamedProcess | None = None
+
+    def command(self, job: GateJob) -> list[str]:
+        from spark_jobs.session import local_defaults
+
+        log_config = job.workdir / "log4j2.properties"
+        log_config.write_text(LOG4J2_PROPERTIES, encoding="utf-8")
+        conf = {
+            **local_defaults(self.cores),
+            "spark.ui.enabled": "false",
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log_config}",
+            **self.spark_conf,
+        }
+        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", job.name, *delta_jar_options()]
+        for key, value in conf.items():
+            argv += ["--conf", f"{key}={value}"]
+        return [*argv, str(gate_job_script()), *job.argv()]
+
+    def environment(self) -> dict[str, str]:
+        python = sys.executable
+        env = dict(os.environ)
+        env.update(
+            SPARK_HOME=str(spark_home()),
+            PYSPARK_PYTHON=python,
+            PYSPARK_DRIVER_PYTHON=python,
+            PATH=os.pathsep.join([str(Path(python).parent), env.get("PATH", "")]),
+            PYTHONUNBUFFERED="1",
+        )
+        return env
+
+    def start(self, job: GateJob) -> dict:
+        self._process = StreamedProcess(
+            self.command(job), env=self.environment(), cwd=self.cwd, log=self.log,
+            label=f"gate job {job.steps} (local spark-submit)",
+        )
+        self._process.run()
+        return job.read_result()
+
+    def on_kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()

@@ -1,0 +1,106 @@
+"""Submission identity: the same landed batch always gets the same submission id.
+
+The id is what makes the gate idempotent end to end: the candidate table is named after it,
+the publish commit carries it (``userMetadata``, ``txnAppId``), and the decision log is keyed
+by it. So triggering the DAG twice for one batch can never publish the batch twice: the second
+run derives the same id and every step finds its work already done.
+
+The id is derived from the batch's *content*, not from file times: a producer that re-copies
+the same files (new mtimes) must not get a second publication. For a Delta landing table the
+batch is a version of that table. A catalog landing table (no files to hash here) needs the id
+given explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from spark_jobs.address import HOME_ENV, resolve
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+ID_LENGTH = 16
+_CHUNK = 1 << 20
+_DELTA_COMMIT = re.compile(r"^(\d{20})\.(json|checkpoint\.parquet)$")
+
+
+def gate_home() -> Path:
+    """Where relative table addresses live: ``CONTRACT_GATE_HOME``, else the working directory."""
+    return Path(os.environ.get(HOME_ENV) or os.getcwd()).resolve()
+
+
+def check_submission_id(submission_id: str) -> str:
+    """Refuse ids that cannot name a table or a folder safely (they appear in both)."""
+    if not ID_PATTERN.match(submission_id or ""):
+        raise ValueError(
+            f"submission id {submission_id!r} must be 1-128 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return submission_id
+
+
+def batch_digest(landing: dict) -> str:
+    """sha256 over what identifies the batch at the landing address (see the module doc)."""
+    if landing.get("kind") != "path":
+        raise ValueError(
+            f"landing {landing.get('name')!r} is a catalog table: give the submission id explicitly"
+        )
+    path = resolve(landing)["path"]
+    if "://" in path:
+        raise ValueError(f"landing {landing['path']!r} is not on a local filesystem: give the submission id explicitly")
+    folder = Path(path)
+    if not folder.exists():
+        raise FileNotFoundError(f"nothing has landed at {folder}")
+    digest = hashlib.sha256()
+    if landing.get("format") == "delta":
+        digest.update(f"delta-version:{delta_version(folder)}".encode())
+        return digest.hexdigest()
+    files = batch_files(folder)
+    if not files:
+        raise FileNotFoundError(f"no data files have landed in {folder}")
+    for path in files:
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
+        digest.update(file_sha256(path).encode())
+    return digest.hexdigest()
+
+
+def batch_files(folder: Path) -> list[Path]:
+    """The files Spark would read: hidden (``.x``) and metadata (``_x``) names are skipped, as Spark does."""
+    if folder.is_file():
+        return [folder]
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        found += [Path(root) / n for n in sorted(names) if not n.startswith((".", "_"))]
+    return found
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def delta_version(table: Path) -> int:
+    """The latest committed version of a path Delta table, read from ``_delta_log`` (no Spark)."""
+    log = table / "_delta_log"
+    versions = [int(m.group(1)) for m in map(_DELTA_COMMIT.match, os.listdir(log)) if m] if log.is_dir() else []
+    if not versions:
+        raise FileNotFoundError(f"{table} is not a Delta table (no commits in _delta_log)")
+    return max(versions)
+
+
+def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None = None) -> str:
+    """The id of the batch now at ``landing``; a re-run of ``rerun_of`` gets its own id, also deterministic.
+
+    A re-run folds the original id in, so re-running unchanged data (after a contract fix, say)
+    is a new submission, and triggering the same re-run twice is still one submission.
+    """
+    seed = f"{contract_id}\0{batch_digest(landing)}"
+    if rerun_of:
+        seed += f"\0rerun_of:{rerun_of}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:ID_LENGTH]
