@@ -35,6 +35,17 @@ def work_root() -> Path:
     return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
 
 
+def as_correction(plan: dict) -> dict:
+    """The plan of a correction re-run: publication mode ``replace_keys``, with its own
+    fingerprint, so every task of the run agrees on the plan it validated and publishes."""
+    from contract_gate.contract.compiler import plan_fingerprint
+
+    gate = {**plan["gate"], "publication": {**plan["gate"]["publication"], "mode": "replace_keys"}}
+    plan = {**plan, "gate": gate}
+    plan["fingerprint"] = plan_fingerprint(plan)
+    return plan
+
+
 def resolve_contract(contract: str) -> Path:
     path = Path(contract)
     return path if path.is_absolute() else gate_home() / path
@@ -90,9 +101,10 @@ class SparkGateOperator(ContractGateBaseOperator):
     :param conn_id: the mode's Airflow connection; default the contract's
         ``execution.connectionId``, else the mode's default connection.
     :param spark_conf: extra Spark settings for the job.
+    :param submission: the submission resolved by the submission task (its XCom). (templated)
     """
 
-    template_fields = (*ContractGateBaseOperator.template_fields, "spark_conf")
+    template_fields = (*ContractGateBaseOperator.template_fields, "spark_conf", "submission")
     template_fields_renderers = {"spark_conf": "json"}
 
     def __init__(
@@ -101,13 +113,19 @@ class SparkGateOperator(ContractGateBaseOperator):
         execution_mode: str | None = None,
         conn_id: str | None = None,
         spark_conf: dict[str, str] | None = None,
+        submission: dict | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.submission = submission
         self.execution_mode = execution_mode
         self.conn_id = conn_id
         self.spark_conf = spark_conf
         self._runner: GateRunner | None = None
+
+    def load_plan(self) -> dict:
+        plan = super().load_plan()
+        return as_correction(plan) if (self.submission or {}).get("correction") else plan
 
     # Subclasses: what to run, and what to make of its result.
     def build_job(self, context: Context, plan: dict) -> GateJob:

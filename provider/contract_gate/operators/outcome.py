@@ -20,20 +20,15 @@ if TYPE_CHECKING:
 class CandidateStepOperator(SparkGateOperator):
     """Run one outcome step (``steps``) on the validated candidate.
 
-    :param submission: the submission resolved by the submission task (its XCom). (templated)
     :param summary: the validation summary (the validate task's XCom). (templated)
     """
 
     steps: ClassVar[str]
-    template_fields = (*SparkGateOperator.template_fields, "submission", "summary")
+    template_fields = (*SparkGateOperator.template_fields, "summary")
 
-    def __init__(self, *, submission: dict | None = None, summary: dict, **kwargs) -> None:
+    def __init__(self, *, summary: dict, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.submission = submission
         self.summary = summary
-
-    def correction(self) -> bool:
-        return bool((self.submission or {}).get("correction"))
 
     def build_job(self, context: Context, plan: dict) -> GateJob:
         self.check_fingerprint(plan, self.summary, "the candidate was validated")

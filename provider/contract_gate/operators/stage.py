@@ -24,15 +24,8 @@ if TYPE_CHECKING:
 class GateStageOperator(SparkGateOperator):
     """Stage the submission's landing. Pushes ``{candidate: Address, version, row_count, status}``.
 
-    :param submission: the submission resolved by the submission task (its XCom): the landing
-        to read and the submission id. (templated)
+    The landing and the submission id come from ``submission`` (the submission task's XCom).
     """
-
-    template_fields = (*SparkGateOperator.template_fields, "submission")
-
-    def __init__(self, *, submission: dict | None = None, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.submission = submission
 
     def build_job(self, context: Context, plan: dict) -> GateJob:
         submission = self.submission or {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from contract_gate.operators.base import ContractGateBaseOperator
+from contract_gate.operators.base import ContractGateBaseOperator, as_correction
 from contract_gate.submission import check_submission_id, derive_submission_id
 
 if TYPE_CHECKING:
@@ -62,8 +62,9 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         rerun_of = self.rerun_of or None
         correction = _flag(self.correction)
         if rerun_of:
-            check_submission_id(rerun_of)
-            self.check_rerun(decisions, plan, rerun_of, correction)
+            refusal = rerun_refusal(plan, check_submission_id(rerun_of), correction)
+            if refusal:
+                raise ValueError(refusal)
         if self.submission_id:
             submission_id = check_submission_id(str(self.submission_id))
         else:
@@ -79,19 +80,23 @@ class GateSubmissionOperator(ContractGateBaseOperator):
             "landing": landing,
             "rerun_of": rerun_of,
             "correction": correction,
-            "plan_fingerprint": plan["fingerprint"],
+            "plan_fingerprint": (as_correction(plan) if correction else plan)["fingerprint"],
             "prior_decision": _brief(prior),
         }
 
-    def check_rerun(self, decisions, plan: dict, rerun_of: str, correction: bool) -> None:
-        previous = decisions.final_decision(plan, rerun_of)
-        if previous is None:
-            raise ValueError(f"cannot re-run {rerun_of}: the contract {plan['contract']['id']} has no decision for it")
-        if previous.get("outcome") in decisions.PUBLISHED_OUTCOMES and not correction:
-            raise ValueError(
-                f"submission {rerun_of} was already {previous['outcome']}; re-running it would publish its rows "
-                "again. Ask for a correction (replace_keys) explicitly to replace them."
-            )
+
+def rerun_refusal(plan: dict, rerun_of: str, correction: bool) -> str | None:
+    """Why ``rerun_of`` may not be re-run (None when it may): it must have a decision, and a
+    published submission is only re-run as an explicit correction (else its rows publish twice)."""
+    from contract_gate import decisions
+
+    previous = decisions.final_decision(plan, rerun_of)
+    if previous is None:
+        return f"cannot re-run {rerun_of}: contract {plan['contract']['id']} has no final decision for it"
+    if previous.get("outcome") in decisions.PUBLISHED_OUTCOMES and not correction:
+        return (f"submission {rerun_of} was already {previous['outcome']}; re-running it would publish its rows "
+                "again. Ask for a correction (replace_keys) explicitly to replace them.")
+    return None
 
 
 def _flag(value: bool | str) -> bool:

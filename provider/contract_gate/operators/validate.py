@@ -47,17 +47,14 @@ class GateValidateOperator(SparkGateOperator):
     Pushes the summary (see :func:`summarize`); the report JSON is written to
     ``<work dir>/<contract id>/<submission id>/report.json``.
 
-    :param submission: the submission resolved by :class:`GateSubmissionOperator` (its XCom). (templated)
     :param candidate: the staged candidate (the stage task's XCom); not used with ``stage=True``. (templated)
     :param stage: stage the landed batch and validate it in one Spark job.
     """
 
-    template_fields = (*SparkGateOperator.template_fields, "submission", "candidate")
+    template_fields = (*SparkGateOperator.template_fields, "candidate")
 
-    def __init__(self, *, submission: dict | None = None, candidate: dict | None = None, stage: bool = False,
-                 **kwargs) -> None:
+    def __init__(self, *, candidate: dict | None = None, stage: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.submission = submission
         self.candidate = candidate
         self.stage = stage
 

@@ -1,0 +1,136 @@
+"""``contract-gate run <contract>``: gate one batch through the contract's generated DAG.
+
+The DAG is the one the DAG factory generates for the contract, run with ``dag.test()`` on a
+local Airflow (SQLite, migrated on first use) and the local Spark default, so the CLI
+exercises exactly what a scheduler would run. Tables land under ``lakehouse/`` in
+``CONTRACT_GATE_HOME`` (default: the working directory).
+
+Exit codes: 0 published (fully or split), 1 rejected (quarantined), 2 error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+PUBLISHED = ("published", "split")
+REJECTED = ("quarantined", "rejected")
+RUN_DAGS = "contract_gate_cli_dags"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("run", help="gate one batch through the contract's DAG (local Airflow + Spark)")
+    add_common_arguments(parser)
+    parser.add_argument("--submission-id", help="default: derived from the landed batch's content")
+    parser.set_defaults(func=run)
+
+
+def add_common_arguments(parser) -> None:
+    parser.add_argument("contract", type=Path)
+    parser.add_argument("--landing", help="read the batch from this path instead of the contract's landing")
+    parser.add_argument("--format", choices=("csv", "json", "parquet", "delta"), help="format of --landing")
+    parser.add_argument("--env", help="the contract server/environment (default: CONTRACT_GATE_ENV, else the first)")
+    parser.add_argument("--verbose", action="store_true", help="show Airflow's and Spark's logs")
+
+
+def run(args) -> int:
+    conf = {"submission_id": args.submission_id}
+    return gate(args, conf)
+
+
+def gate(args, conf: dict, check=None) -> int:
+    """Run the contract's DAG once with ``conf``; print the decision; return the exit code.
+
+    ``check(args)`` may return a reason to refuse before anything runs (exit 2)."""
+    contract = args.contract.resolve()
+    if not contract.is_file():
+        print(f"contract-gate: no such contract file: {args.contract}", file=sys.stderr)
+        return 2
+    if args.landing:
+        conf["landing"] = str(Path(args.landing).resolve())
+        conf["landing_format"] = args.format
+    prepare_environment(contract, args.env, args.verbose)
+    try:
+        refused = check(args) if check else None
+        if refused:
+            print(f"contract-gate: refused: {refused}", file=sys.stderr)
+            return 2
+        decision = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")})
+    except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
+        print(f"contract-gate: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(format_decision(decision))
+    if decision.get("outcome") in PUBLISHED:
+        return 0
+    return 1 if decision.get("outcome") in REJECTED else 2
+
+
+def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
+    """Point Airflow at a private DAG folder holding only this contract's DAG (set before
+    Airflow is imported: it reads its configuration once)."""
+    home = Path(os.environ.setdefault("CONTRACT_GATE_HOME", os.getcwd())).resolve()
+    airflow_home = Path(os.environ.setdefault("AIRFLOW_HOME", str(home / ".airflow")))
+    dags = airflow_home / RUN_DAGS
+    dags.mkdir(parents=True, exist_ok=True)
+    os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags)
+    os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+    if not verbose:
+        os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
+    if env:
+        os.environ["CONTRACT_GATE_ENV"] = env
+    os.environ["CONTRACT_GATE_CONTRACTS_DIR"] = str(contract.parent)
+    return dags
+
+
+def run_dag(contract: Path, conf: dict) -> dict:
+    """Build the contract's DAG from its generated stub, ``dag.test()`` it, return the decision."""
+    from airflow.utils import db
+
+    from contract_gate.dag_factory import STUB_FOLDER, stub_name, sync_dag_files
+
+    try:
+        db.check_migrations(timeout=1)
+    except TimeoutError:
+        db.upgradedb()
+    dags = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    sync_dag_files(dags / "contract_gates.py", contract.parent)
+    for other in (dags / STUB_FOLDER).glob("*.py"):
+        if other.name != stub_name(contract):
+            other.unlink()  # only this contract's DAG is parsed and synced by dag.test()
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(str(dags / STUB_FOLDER))
+    if bag.import_errors:
+        raise RuntimeError("\n".join(bag.import_errors.values()))
+    (dag,) = bag.dags.values()
+    run = dag.test(run_conf=conf)
+    return decision_of(run)
+
+
+def decision_of(run) -> dict:
+    """The record task's XCom (the decision) of a finished DAG run; a failure summary without one."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        found = session.scalars(XComModel.get_many(run_id=run.run_id, dag_ids=run.dag_id, key="return_value",
+                                                   task_ids="record_decision")).first()
+        value = XComModel.deserialize_value(found) if found is not None else None
+        states = {ti.task_id: str(ti.state) for ti in run.get_task_instances(session=session)}
+    if value:
+        return value
+    return {"outcome": "error", "reason": f"no decision recorded; task states: {json.dumps(states, sort_keys=True)}"}
+
+
+def format_decision(decision: dict) -> str:
+    """A short, value-free summary for the terminal."""
+    lines = [f"decision: {decision.get('outcome')}"]
+    for key in ("contract_id", "submission_id", "rerun_of", "rows_landed", "rows_published", "rows_quarantined",
+                "target_version_before", "target_version_after", "reason", "report_path"):
+        if decision.get(key) not in (None, ""):
+            lines.append(f"  {key}: {decision[key]}")
+    for rule in decision.get("rules") or []:
+        lines.append(f"  failed rule {rule['id']} ({rule['severity']}): {rule['failed_rows']} rows")
+    return "\n".join(lines)

@@ -1,0 +1,33 @@
+"""Real Airflow (SQLite, ``dag.test()``), real local Spark, real Delta: one private world per session.
+
+Airflow reads ``AIRFLOW_HOME`` and its database URL once, when it is first imported, so those
+are set here at import time, before any test module imports Airflow. ``CONTRACT_GATE_HOME`` is
+only set while a gate DAG is parsed or run (``_airflow_gate.gate_home``): other suites resolve
+relative tables against their own working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, Gate
+
+os.environ.update(AIRFLOW_ENV)
+
+
+@pytest.fixture(scope="session")
+def gate() -> Gate:
+    """A migrated Airflow DB, the example contracts, and their generated DAG files."""
+    from airflow.utils import db
+
+    db.upgradedb()
+    shutil.copytree(REPO / "contracts", CONTRACTS)
+    DAGS.mkdir(parents=True)
+    shutil.copy(REPO / "dags" / "contract_gates.py", DAGS / "contract_gates.py")
+    from contract_gate.dag_factory import sync_dag_files
+
+    sync_dag_files(DAGS / "contract_gates.py", CONTRACTS)
+    HOME.mkdir(parents=True, exist_ok=True)
+    return Gate()

@@ -1,0 +1,98 @@
+"""One generated DAG per contract file, isolated from each other's errors, cheap to parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from _airflow_gate import CONTRACTS, DAGS, REPO
+
+BROKEN = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: broken
+version: 1.0.0
+status: active
+schema:
+  - name: broken
+    properties:
+      - name: amount
+        logicalType: number
+        physicalType: not_a_type
+customProperties:
+  - property: contractGate
+    value:
+      landing: {path: landing/broken, format: csv}
+"""
+
+
+def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):
+    bag = gate.bag()
+    assert bag.import_errors == {}
+    assert sorted(bag.dags) == ["meter_readings", "orders", "regional_daily_cases"]
+    assert len({dag.fileloc for dag in bag.dags.values()}) == 3  # each in its own file
+    dag = bag.dags["regional_daily_cases"]
+    assert set(dag.tags) == {"contract-gate", "public_health", "v1.0.0"}
+    assert set(dag.params) == {"submission_id", "landing", "landing_format", "rerun_of", "correction"}
+    assert dag.max_active_runs == 1
+    assert "Daily aggregates of reported cases" in dag.doc_md
+    assert "| `case_count.minimum` | minimum | case_count | error |" in dag.doc_md
+    assert bag.dags["orders"].timetable.expression in ("@hourly", "0 * * * *")
+    assert set(dag.task_ids) == {"submission", "stage_validate", "branch", "publish", "quarantine", "split",
+                                 "record_decision"}
+    assert dag.task_dict["record_decision"].trigger_rule == "all_done"
+
+
+def test_a_malformed_contract_breaks_only_its_own_dag(tmp_path):
+    from airflow.dag_processing.dagbag import DagBag
+
+    from contract_gate.dag_factory import sync_dag_files
+
+    contracts, dags = tmp_path / "contracts", tmp_path / "dags"
+    shutil.copytree(REPO / "contracts", contracts)
+    (contracts / "broken.yaml").write_text(BROKEN)
+    dags.mkdir()
+    shutil.copy(REPO / "dags" / "contract_gates.py", dags / "contract_gates.py")
+    sync_dag_files(dags / "contract_gates.py", contracts)
+    bag = DagBag(str(dags))
+    assert sorted(bag.dags) == ["meter_readings", "orders", "regional_daily_cases"]
+    (broken_file, error), = bag.import_errors.items()
+    assert broken_file.endswith("contract_gates_generated/broken.py")
+    assert "broken.yaml:11" in error and "schema[0].properties[0].physicalType" in error
+    # Airflow 3 marks every DAG of a file with an import error stale: none of them share that file.
+    assert all(not dag.fileloc.endswith("broken.py") for dag in bag.dags.values())
+
+
+def test_stub_files_follow_the_contracts_folder(tmp_path):
+    from contract_gate.dag_factory import STUB_FOLDER, sync_dag_files
+
+    contracts = tmp_path / "contracts"
+    shutil.copytree(REPO / "contracts", contracts)
+    dag_file = tmp_path / "dags" / "contract_gates.py"
+    dag_file.parent.mkdir()
+    stubs = sync_dag_files(dag_file, contracts)
+    mtimes = [stub.stat().st_mtime_ns for stub in stubs]
+    (tmp_path / "dags" / STUB_FOLDER / "mine.py").write_text("# a user's own file\n")
+    (contracts / "orders.yaml").unlink()
+    again = sync_dag_files(dag_file, contracts)
+    assert [s.name for s in again] == ["meter_readings.py", "regional_daily_cases.py"]
+    assert [s.stat().st_mtime_ns for s in again] == [mtimes[0], mtimes[2]]  # unchanged stubs not rewritten
+    assert sorted(p.name for p in (tmp_path / "dags" / STUB_FOLDER).glob("*.py")) == [
+        "meter_readings.py", "mine.py", "regional_daily_cases.py"]
+
+
+def test_parsing_the_dags_imports_no_pyspark(gate):
+    script = (
+        "import json, sys, time\n"
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        f"bag = DagBag({str(DAGS)!r})\n"
+        "print(json.dumps({'dags': sorted(bag.dags), 'errors': list(bag.import_errors),"
+        " 'heavy': sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'delta', 'py4j'))}))\n"
+    )
+    env = {**os.environ, "CONTRACT_GATE_HOME": str(gate.home), "CONTRACT_GATE_CONTRACTS_DIR": str(CONTRACTS)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    parsed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert parsed == {"dags": ["meter_readings", "orders", "regional_daily_cases"], "errors": [], "heavy": []}

@@ -1,0 +1,142 @@
+"""The gate end to end through the generated DAGs: ``dag.test()`` on SQLite, local Spark, Delta."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from _airflow_gate import gate_home, order_rows, regional_rows
+
+REGIONAL = "regional_daily_cases"
+TARGET = "lakehouse/regional_daily_cases"
+QUARANTINE = "lakehouse/regional_daily_cases_quarantine"
+SECRET = "ZQX-CLASSIFIED-7731"  # a reporting_org (classification: restricted) value to trace
+RUNS: dict[str, object] = {}
+
+
+def published(run) -> dict:
+    result = run.xcoms.get("publish") or run.xcoms.get("split")
+    return result["publish"]
+
+
+def test_good_batch_is_published_once_whatever_is_retried(gate):
+    gate.land(REGIONAL, regional_rows(region="R"), "csv")
+    date = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    # 1. The worker "dies" after publishing: the record task never runs (marked success).
+    first = gate.run(REGIONAL, logical_date=date, mark_success="record_decision")
+    assert first.decision is None
+    commit = published(first)
+    summary = first.xcoms["stage_validate"]
+    assert commit["status"] == "published"
+    assert commit["target_version_after"] == commit["target_version_before"] + 1
+    assert gate.version(TARGET) == commit["target_version_after"]
+    assert commit["rows"] == summary["candidate"]["row_count"] == len(gate.rows(TARGET)) == 3
+    submission_id = first.xcoms["submission"]["submission_id"]
+    assert gate.table(TARGET).history(1)[0]["userMetadata"] == submission_id
+    # The validated snapshot is the published one: the report judged the staged version.
+    report = json.loads(Path(summary["report_path"]).read_text())
+    assert report["candidate"]["version"] == summary["candidate"]["version"]
+
+    # 2. Clearing the run and running every task again (publish included) publishes nothing twice.
+    second = gate.run(REGIONAL, logical_date=date)
+    assert published(second)["status"] == "already_published"
+    assert gate.version(TARGET) == commit["target_version_after"]
+    assert len(gate.rows(TARGET)) == 3
+    assert second.decision["outcome"] == "published"
+    assert second.decision["submission_id"] == submission_id
+
+    # 3. Triggering the same batch again: same submission id, already decided, no Spark at all.
+    third = gate.run(REGIONAL)
+    assert third.xcoms["submission"]["submission_id"] == submission_id
+    assert third.states["stage_validate"] == "skipped"
+    assert third.decision["outcome"] == "published"
+    assert gate.version(TARGET) == commit["target_version_after"]
+    assert len(gate.rows(TARGET)) == 3
+    assert_asset_event(REGIONAL, submission_id, commit)
+
+
+def assert_asset_event(contract_id: str, submission_id: str, commit: dict) -> None:
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        events = session.scalars(
+            select(AssetEvent).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
+            .where(AssetModel.name == f"contract_gate.{contract_id}")
+        ).all()
+        extras = [event.extra for event in events]
+    assert {"submission_id": submission_id, "version": commit["target_version_after"], "rows": commit["rows"]} in extras
+    # only runs that published announce the target: the skipped re-trigger did not
+    assert all(extra.get("submission_id") == submission_id for extra in extras)
+
+
+def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
+    before = (gate.version(TARGET), len(gate.rows(TARGET)))
+    gate.land(REGIONAL, regional_rows(region="S", bad=True, org=SECRET), "csv")
+    run = gate.run(REGIONAL)
+    RUNS["rejected"] = run
+    decision = run.decision
+    assert decision["outcome"] == "quarantined"
+    assert run.states["publish"] == "skipped" and run.states["quarantine"] == "success"
+    assert (gate.version(TARGET), len(gate.rows(TARGET))) == before
+    failing = {rule["id"]: rule["failed_rows"] for rule in decision["rules"]}
+    assert failing == {"case_count.minimum": 1, "status.enum": 1}
+    quarantined = gate.rows(QUARANTINE)
+    mine = [row for row in quarantined if row["_submission_id"] == decision["submission_id"]]
+    assert len(mine) == 3 and {row["reporting_org"] for row in mine} == {SECRET}  # the value was there
+    broken = [row for row in mine if row["_errors"]]
+    assert {e["rule_id"] for row in broken for e in row["_errors"]} == {"case_count.minimum", "status.enum"}
+    output = capfd.readouterr()
+    report = Path(run.xcoms["stage_validate"]["report_path"]).read_text()
+    for where, text in {"task logs": output.out + output.err, "decision": json.dumps(decision),
+                        "xcoms": json.dumps(run.xcoms, default=str), "report": report}.items():
+        assert SECRET not in text, f"a classified value reached the {where}"
+
+
+def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
+    rejected = RUNS["rejected"].decision
+    gate.land(REGIONAL, regional_rows(region="S", org="Org-B"), "csv")
+    rerun = gate.run(REGIONAL, rerun_of=rejected["submission_id"])
+    decision = rerun.decision
+    assert decision["outcome"] == "published"
+    assert decision["rerun_of"] == rejected["submission_id"]
+    assert decision["submission_id"] != rejected["submission_id"]
+    fixed = [row for row in gate.rows(TARGET) if row["region_code"].startswith("S")]
+    assert sorted(row["region_code"] for row in fixed) == ["S0", "S1", "S2"]
+
+    from contract_gate import decisions
+    from contract_gate.contract.compiler import compile_plan
+
+    plan = compile_plan(gate.contracts / f"{REGIONAL}.yaml")
+    with gate_home():
+        chain = [decisions.final_decision(plan, s) for s in (rejected["submission_id"], decision["submission_id"])]
+    assert [d["outcome"] for d in chain] == ["quarantined", "published"]
+    assert chain[1]["rerun_of"] == chain[0]["submission_id"]
+
+    # Re-running the published re-run without asking for a correction is refused; nothing moves.
+    version = gate.version(TARGET)
+    refused = gate.run(REGIONAL, rerun_of=decision["submission_id"])
+    assert refused.states["submission"] == "failed"
+    assert refused.decision is None
+    assert gate.version(TARGET) == version
+
+
+def test_split_rows_publish_valid_and_quarantine_invalid(gate):
+    landed = order_rows(invalid=2)
+    gate.land("orders", landed, "json")
+    run = gate.run("orders")
+    decision = run.decision
+    assert decision["outcome"] == "split"
+    target = gate.rows("lakehouse/orders")
+    quarantined = [r for r in gate.rows("lakehouse/orders_quarantine") if r["_submission_id"] == decision["submission_id"]]
+    assert sorted(r["order_id"] for r in target) == ["O0", "O1", "O2", "O3"]
+    assert sorted(r["order_id"] for r in quarantined) == ["X0", "X1"]
+    assert all({e["rule_id"] for e in r["_errors"]} == {"order_total_not_negative", "currency_allowed"}
+               for r in quarantined)
+    assert len(target) + len(quarantined) == len(landed) == decision["rows_landed"]
+    assert decision["rows_published"] == 4 and decision["rows_quarantined"] == 2
+    summary = run.xcoms["stage_validate"]
+    assert json.loads(Path(summary["report_path"]).read_text())["candidate"]["version"] == summary["candidate"]["version"]
+    assert decision["candidate_version"] == summary["candidate"]["version"]
