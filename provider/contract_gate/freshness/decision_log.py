@@ -1,0 +1,33 @@
+"""Reading the decision table (DESIGN.md step 6) without Spark: latest decisions and accepted ones.
+
+The gate appends one record per submission. Freshness uses it twice: ``contract-gate status``
+shows the latest decisions, and when the target's statistics cannot give max(business date)
+the newest accepted record's ``latest_business_date`` does. Only outcomes that put rows in the
+target count as accepted: a quarantined submission never refreshes freshness.
+"""
+
+from __future__ import annotations
+
+from contract_gate.freshness.delta_rows import read_rows
+from contract_gate.freshness.locations import resolve_path
+
+ACCEPTED_OUTCOMES = frozenset({"published", "split"})
+STATUS_COLUMNS = ["submission_id", "contract_id", "outcome", "decided_at", "rerun_of"]
+FRESHNESS_COLUMNS = ["latest_business_date", "target_version_after"]
+
+
+def contract_decisions(plan: dict, columns: list[str] = STATUS_COLUMNS) -> list[dict] | None:
+    """This contract's decision records, newest first: ``[]`` when the table does not exist yet,
+    None when it is a catalog table (read it where the catalog is, e.g. a Databricks SQL editor)."""
+    address = plan["tables"]["decisions"]
+    if address["kind"] != "path":
+        return None
+    wanted = list(dict.fromkeys([*columns, "contract_id", "decided_at"]))
+    rows = read_rows(resolve_path(address["path"]), wanted, equals=("contract_id", plan["contract"]["id"]))
+    return sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True)
+
+
+def accepted_decisions(plan: dict) -> list[dict]:
+    """Decisions that published rows to the target, newest first."""
+    rows = contract_decisions(plan, [*STATUS_COLUMNS, *FRESHNESS_COLUMNS]) or []
+    return [row for row in rows if row["outcome"] in ACCEPTED_OUTCOMES]

@@ -1,0 +1,83 @@
+"""The latest accepted data of a contract's target: newest business value and submission.
+
+Sources, cheapest first and none of them a JVM:
+
+* a path-based Delta target: its transaction log (file statistics give max(column); the newest
+  commit whose ``userMetadata`` is set names the submission, the publish step writes it);
+* if those statistics are missing or the log needs a Delta feature this reader does not
+  interpret: the decision table's accepted records;
+* a Unity Catalog target: ``SELECT max(column)`` and ``DESCRIBE HISTORY`` on a SQL warehouse.
+
+Only the target and accepted decisions are read, so a quarantined batch never refreshes freshness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from contract_gate.freshness.business_time import parse_value
+from contract_gate.freshness.decision_log import accepted_decisions
+from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError, Snapshot
+from contract_gate.freshness.delta_stats import StatsMissing, max_business_value
+from contract_gate.freshness.locations import resolve_path
+
+SOURCE_DELTA_LOG = "delta_log"
+SOURCE_DECISIONS = "decisions"
+SOURCE_WAREHOUSE = "databricks_sql"
+
+
+@dataclass(frozen=True)
+class LatestAccepted:
+    value: date | datetime | None  # None: no accepted row has a value yet
+    submission_id: str | None
+    target_version: int | None
+    source: str
+    note: str | None = None  # why a fallback source was used
+
+
+def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
+    """Ask the right source for ``plan``; ``hook`` is a DatabricksSqlHook for catalog targets
+    (made from the gate's execution connection when not given)."""
+    target = plan["tables"]["target"]
+    if target["kind"] == "table":
+        from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
+
+        return latest_from_warehouse(plan, hook or make_hook(plan))
+    try:
+        return latest_from_delta_log(plan)
+    except (StatsMissing, DeltaLogError) as exc:
+        return latest_from_decisions(plan, note=f"{exc}; used the decision table")
+
+
+def latest_from_delta_log(plan: dict) -> LatestAccepted:
+    freshness = plan["freshness"]
+    log = DeltaLog(resolve_path(plan["tables"]["target"]["path"]))
+    if not log.exists():
+        return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
+    snapshot = log.snapshot()
+    value = max_business_value(snapshot, freshness["column"], freshness["column_type"])
+    return LatestAccepted(value, _latest_submission(log, snapshot), snapshot.version, SOURCE_DELTA_LOG)
+
+
+def latest_from_decisions(plan: dict, note: str | None = None) -> LatestAccepted:
+    column_type = plan["freshness"]["column_type"]
+    accepted = accepted_decisions(plan)
+    values = [parse_value(str(row["latest_business_date"]), column_type)
+              for row in accepted if row["latest_business_date"] is not None]
+    newest = accepted[0] if accepted else {}
+    return LatestAccepted(max(values, default=None), newest.get("submission_id"),
+                          newest.get("target_version_after"), SOURCE_DECISIONS, note)
+
+
+def _latest_submission(log: DeltaLog, snapshot: Snapshot) -> str | None:
+    """The submission id of the newest commit that carries one (maintenance commits such as
+    OPTIMIZE carry none); older commits are read back only as far as needed."""
+    for commit in reversed(snapshot.commits):
+        if commit.user_metadata:
+            return commit.user_metadata
+    start = snapshot.checkpoint_version + 1 if snapshot.checkpoint_version is not None else 0
+    for commit in log.commits_before(start):
+        if commit.user_metadata:
+            return commit.user_metadata
+    return None
