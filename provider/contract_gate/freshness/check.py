@@ -1,0 +1,56 @@
+"""One freshness check: evaluate, send what the episode owes, record the status.
+
+The order matters for exactly-once alerting: the notice is sent before the status is written
+and the record says which notifiers got it, so a crash or a failed notifier leaves the owed
+deliveries pending for the next check (or task retry) instead of losing or repeating them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from contract_gate.freshness.episodes import owed_notice, settle
+from contract_gate.freshness.latest import latest_accepted
+from contract_gate.freshness.locations import status_dir
+from contract_gate.freshness.messages import freshness_payload
+from contract_gate.freshness.status import STALE, StatusStore, evaluate
+from contract_gate.notifications import notifier_keys
+
+
+def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusStore | None = None,
+                    hook=None, context: dict | None = None) -> dict:
+    """Check ``plan``'s SLA at ``now`` (default: the current UTC time), alert on a change of
+    episode, write and return the status record.
+
+    :param store: where status is kept; default :func:`~contract_gate.freshness.locations.status_dir`.
+    :param hook: a DatabricksSqlHook for a catalog target (default: from the gate's connection).
+    :param context: the Airflow task context, passed on to the notifiers' templates.
+    :raises AlertDeliveryError: after the status is written, when a notifier failed.
+    """
+    if not plan.get("freshness") or not plan.get("tables"):
+        raise ValueError(f"contract {plan['contract']['id']!r} has no freshness SLA or no gate settings")
+    now = now or datetime.now(timezone.utc)
+    store = store or StatusStore(status_dir(plan))
+    record = evaluate(plan, latest_accepted(plan, hook), now)
+    previous = store.read(record["contract_id"])
+    same_episode = previous is not None and previous["state"] == record["state"]
+    record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]
+    notifiers = dict(zip(notifier_keys(plan["gate"]["alerts"]["notifiers"]), plan["gate"]["alerts"]["notifiers"]))
+    notice, recipients = owed_notice(previous, record["state"], list(notifiers))
+    failures: dict[str, str] = {}
+    if recipients:
+        from contract_gate.notifications.dispatch import deliver
+
+        stale_since = previous["state_since"] if previous and not same_episode else None
+        payload = freshness_payload(record, notice["kind"], stale_since)
+        failures = deliver({key: notifiers[key] for key in recipients}, {**(context or {}), "contract_gate": payload})
+        notice = settle(notice, recipients, list(failures), record["checked_at"])
+    record["notice"] = notice
+    record["alerted"] = record["state"] == STALE and bool(notice and notice["delivered"])
+    store.write(record)
+    if failures:
+        from contract_gate.notifications.dispatch import AlertDeliveryError
+
+        raise AlertDeliveryError(f"freshness {notice['kind']} notice not delivered to: "
+                                 + "; ".join(f"{key} ({error})" for key, error in failures.items()))
+    return record

@@ -1,0 +1,90 @@
+"""The freshness status record consumers read, and where it is kept.
+
+One JSON file per contract, ``<status dir>/<contract_id>.json``, replaced atomically on every
+check, plus ``<contract_id>.history.jsonl`` with one line per check (append-only). Plain JSON,
+so a dashboard, a shell script or a consumer's own job reads it without Spark or Airflow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from contract_gate.freshness.business_time import age_seconds, render
+from contract_gate.freshness.latest import LatestAccepted
+
+STATUS_VERSION = 1
+FRESH = "fresh"
+STALE = "stale"
+
+
+def evaluate(plan: dict, latest: LatestAccepted, now: datetime) -> dict:
+    """The record's description of the data: fresh or stale at ``now`` under the plan's SLA.
+
+    No accepted value at all counts as stale: consumers have nothing within the SLA. The business
+    date is the only data value shown, and not even that when its column is classified."""
+    freshness = plan["freshness"]
+    sla = freshness["max_age_seconds"]
+    age = age_seconds(latest.value, now) if latest.value is not None else None
+    withheld = _classified(plan, freshness["column"])
+    return {
+        "status_version": STATUS_VERSION,
+        "contract_id": plan["contract"]["id"],
+        "contract_version": plan["contract"]["version"],
+        "environment": plan["environment"],
+        "state": STALE if age is None or age > sla else FRESH,
+        "age_seconds": age,
+        "sla_seconds": sla,
+        "sla": {key: freshness[key] for key in ("property", "value", "unit", "column")},
+        "latest_accepted_date": None if withheld or latest.value is None else render(latest.value),
+        "latest_accepted_date_withheld": withheld,
+        "latest_accepted_submission": latest.submission_id,
+        "target_version": latest.target_version,
+        "source": latest.source,
+        "source_note": latest.note,
+        "checked_at": render(now),
+    }
+
+
+def _classified(plan: dict, column: str) -> bool:
+    return any(c["name"] == column and c.get("classification") for c in plan["columns"])
+
+
+class StatusStore:
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def current_path(self, contract_id: str) -> Path:
+        return self.folder / f"{contract_id}.json"
+
+    def history_path(self, contract_id: str) -> Path:
+        return self.folder / f"{contract_id}.history.jsonl"
+
+    def read(self, contract_id: str) -> dict | None:
+        try:
+            return json.loads(self.current_path(contract_id).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+
+    def history(self, contract_id: str) -> list[dict]:
+        try:
+            text = self.history_path(contract_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def write(self, record: dict) -> None:
+        """Append to the history, then atomically replace the current record (a reader never
+        sees a half-written file)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        contract_id = record["contract_id"]
+        line = json.dumps(record, sort_keys=True)
+        with self.history_path(contract_id).open("a", encoding="utf-8") as history:
+            history.write(line + "\n")
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{contract_id}.", suffix=".tmp")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as current:
+            current.write(json.dumps(record, sort_keys=True, indent=2) + "\n")
+        os.replace(temporary, self.current_path(contract_id))

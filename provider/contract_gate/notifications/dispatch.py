@@ -1,0 +1,40 @@
+"""Build the notifiers a contract names and deliver one notification to each.
+
+``alerts.notifiers`` entries are ``{"class": "dotted.Path", "arguments": {...}}``: any importable
+``BaseNotifier`` subclass (Slack and SMTP from their providers, or your own), built with
+``arguments`` as keyword arguments and called with the context, so its template fields render
+with Jinja (``text: "{{ contract_gate.message }}"``). One failing notifier never stops the others;
+the caller learns which failed and decides what to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from airflow.sdk import BaseNotifier
+from airflow.sdk.module_loading import import_string
+
+log = logging.getLogger(__name__)
+
+
+class AlertDeliveryError(Exception):
+    """At least one notifier failed; the rest were delivered."""
+
+
+def build_notifier(ref: dict) -> BaseNotifier:
+    cls = import_string(ref["class"])
+    if not (isinstance(cls, type) and issubclass(cls, BaseNotifier)):
+        raise TypeError(f"{ref['class']} is not an Airflow BaseNotifier subclass")
+    return cls(**(ref.get("arguments") or {}))
+
+
+def deliver(notifiers: dict[str, dict], context: dict) -> dict[str, str]:
+    """Send ``context`` to every notifier in ``{key: ref}``; returns ``{key: error}`` for failures."""
+    failures = {}
+    for key, ref in notifiers.items():
+        try:
+            build_notifier(ref)(dict(context))
+        except Exception as exc:  # any notifier error must not hide the others' delivery
+            log.exception("notifier %s failed", key)
+            failures[key] = f"{type(exc).__name__}: {exc}"
+    return failures
