@@ -60,6 +60,7 @@ def contract_gate_task_group(
     execution_mode: str | None = None,
     conn_id: str | None = None,
     spark_conf: dict[str, str] | None = None,
+    runner_options: dict | None = None,
     plan: dict | None = None,
     **task_kwargs: Any,
 ) -> TaskGroup:
@@ -69,7 +70,8 @@ def contract_gate_task_group(
         (else the working directory), at parse time and at run time alike.
     :param submission_id, landing, landing_format, rerun_of, correction: see
         :class:`~contract_gate.operators.submission.GateSubmissionOperator` (all templated).
-    :param execution_mode, conn_id, spark_conf: see :class:`~contract_gate.operators.base.SparkGateOperator`.
+    :param execution_mode, conn_id, spark_conf, runner_options: see
+        :class:`~contract_gate.operators.base.SparkGateOperator`.
     :param plan: the compiled plan, when the caller has it already (the DAG factory); it is
         only used at parse time for the target's Asset.
     :param task_kwargs: passed to every task (``retries``, ``pool``, ``owner``...).
@@ -81,7 +83,8 @@ def contract_gate_task_group(
     if plan is None:
         plan = compile_plan(resolve_contract(contract), env=env)
     common = {"contract": contract, "env": env, **task_kwargs}
-    spark = {"execution_mode": execution_mode, "conn_id": conn_id, "spark_conf": spark_conf}
+    spark = {"execution_mode": execution_mode, "conn_id": conn_id, "spark_conf": spark_conf,
+             "runner_options": runner_options}
     asset = target_asset(plan)
     with TaskGroup(group_id=group_id, prefix_group_id=prefix_group_id) as group:
         submission = GateSubmissionOperator(

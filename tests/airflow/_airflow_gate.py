@@ -67,6 +67,9 @@ class Gate:
         self._bag = None
         self._day = 0
 
+    def reset_bag(self) -> None:
+        self._bag = None
+
     def bag(self):
         if self._bag is None:
             from airflow.dag_processing.dagbag import DagBag

@@ -101,11 +101,13 @@ class SparkGateOperator(ContractGateBaseOperator):
     :param conn_id: the mode's Airflow connection; default the contract's
         ``execution.connectionId``, else the mode's default connection.
     :param spark_conf: extra Spark settings for the job.
+    :param runner_options: settings of the execution mode's runner, e.g. for ``databricks``
+        ``{"python_file": ..., "existing_cluster_id": ...}`` (see :mod:`contract_gate.runners`). (templated)
     :param submission: the submission resolved by the submission task (its XCom). (templated)
     """
 
-    template_fields = (*ContractGateBaseOperator.template_fields, "spark_conf", "submission")
-    template_fields_renderers = {"spark_conf": "json"}
+    template_fields = (*ContractGateBaseOperator.template_fields, "spark_conf", "runner_options", "submission")
+    template_fields_renderers = {"spark_conf": "json", "runner_options": "json"}
 
     def __init__(
         self,
@@ -113,10 +115,12 @@ class SparkGateOperator(ContractGateBaseOperator):
         execution_mode: str | None = None,
         conn_id: str | None = None,
         spark_conf: dict[str, str] | None = None,
+        runner_options: dict | None = None,
         submission: dict | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.runner_options = runner_options
         self.submission = submission
         self.execution_mode = execution_mode
         self.conn_id = conn_id
@@ -140,7 +144,7 @@ class SparkGateOperator(ContractGateBaseOperator):
         execution = (plan.get("gate") or {}).get("execution") or {}
         mode = self.execution_mode or execution.get("mode")
         kwargs: dict[str, Any] = {"conn_id": self.conn_id or execution.get("connectionId"),
-                                  "spark_conf": self.spark_conf, "log": self.log}
+                                  "spark_conf": self.spark_conf, "log": self.log, **(self.runner_options or {})}
         if (mode or "local") == "local":
             kwargs["cwd"] = str(gate_home())
         return get_runner(mode, **kwargs)

@@ -46,6 +46,17 @@ class CandidateStepOperator(SparkGateOperator):
                        name=f"contract-gate {plan['contract']['id']} {self.steps} {self.submission_id}")
 
     def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+        """Push ``{"publish": ..., "quarantine": ...}`` (the steps that ran); a publish that the
+        target's key guard rejected (a concurrent batch took the keys after validation) fails
+        the task: nothing was written, and a new run judges the batch against the new keys."""
+        if self.steps != "split":
+            result = {self.steps: result}
+        if (result.get("publish") or {}).get("status") == "rejected":
+            from airflow.sdk.exceptions import AirflowFailException
+
+            raise AirflowFailException(
+                f"publication of {self.submission_id} rejected: the target took some of its keys after "
+                "validation (key.unique_across_batches); nothing was written, re-trigger to re-judge the batch")
         for step in ("publish", "quarantine"):
             if step in result:
                 outcome = result[step]

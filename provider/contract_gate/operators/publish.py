@@ -14,8 +14,7 @@ class GatePublishOperator(PublishingStepOperator):
     """Publish every row of the validated candidate (the contract's mode: ``append`` or
     ``replace_keys``; a correction re-run publishes with ``replace_keys``).
 
-    Pushes ``{"publish": {status, target_version_before, target_version_after, rows, ...}}``
-    (plus ``"quarantine"`` when the target's key guard rejected the batch after validation).
+    Pushes ``{"publish": {status, target_version_before, target_version_after, rows, ...}}``.
     Give the target's Asset as ``outlets`` to emit the publication event.
 
     :param submission: the submission task's XCom. (templated)

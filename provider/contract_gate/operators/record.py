@@ -2,7 +2,7 @@
 
 It reads what the run's gate tasks pushed and asked the decision store
 (:mod:`contract_gate.decisions`) to append the record. The store keeps exactly one *final*
-record per submission (``published``, ``split``, ``quarantined``, ``rejected``): a re-triggered
+record per submission (``published``, ``split``, ``quarantined``): a re-triggered
 batch finds it and the run records nothing new. A run that broke before a verdict is recorded
 as ``failed`` with the failing task named; that record is not final, so the same batch can be
 gated again once the cause is fixed.
@@ -35,8 +35,6 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
         quarantined = result.get("quarantine") or quarantined
     if published and published["status"] in ("published", "already_published"):
         outcome = "split" if quarantined else "published"
-    elif published and published["status"] == "rejected":
-        outcome, reason = "rejected", "the target already holds keys of this batch (checked at publication)"
     elif quarantined:
         outcome = "quarantined"
     if outcome is None:
@@ -45,10 +43,6 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
         reason = f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
     rules = [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"], "measured": r["measured"]}
              for r in (summary or {}).get("failing_rules", [])]
-    for rule in (published or {}).get("rules", []):
-        if rule["id"] not in {r["id"] for r in rules}:
-            rules.append({"id": rule["id"], "severity": rule["severity"], "failed_rows": rule["failed_rows"],
-                          "measured": rule.get("measured", rule["failed_rows"])})
     candidate = (summary or {}).get("candidate") or {}
     return {
         "submission_id": submission["submission_id"],

@@ -41,8 +41,7 @@ class GateStageOperator(SparkGateOperator):
         return GateJob("stage", arguments, folder,
                        name=f"contract-gate {plan['contract']['id']} stage {self.submission_id}")
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
-        staged = result["stage"]
+    def handle_result(self, context: Context, plan: dict, staged: dict) -> dict:
         self.log.info("candidate of %s: %s version %s, %s rows (%s)", self.submission_id,
                       staged["candidate"].get("path") or staged["candidate"].get("name"), staged["version"],
                       staged["row_count"], staged["status"])

@@ -1,5 +1,5 @@
 """Validate a candidate against the contract with one Spark job; optionally stage it first in
-the same job (``stage+validate``), which saves a JVM start per submission.
+the same job (``stage+validate+batch_keys``), which saves a JVM start per submission.
 
 The full report stays on disk (its path is in the XCom); the XCom carries only what later
 tasks branch and record on: counts, rule ids and the candidate version. Never data values:
@@ -75,7 +75,7 @@ class GateValidateOperator(SparkGateOperator):
             landing = (self.submission or {}).get("landing")
             if landing:
                 arguments["--landing"] = json.dumps(landing, sort_keys=True)
-            steps = "stage+validate"
+            steps = "stage+validate+batch_keys"
         else:
             if not self.candidate:
                 raise ValueError("no candidate to validate: pass the stage task's output, or stage=True")
@@ -90,7 +90,7 @@ class GateValidateOperator(SparkGateOperator):
     def handle_result(self, context: Context, plan: dict, result: dict) -> dict[str, Any]:
         report_path = self.workdir(plan) / "report.json"
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        candidate = result.get("stage") or self.candidate
+        candidate = result if self.stage else self.candidate
         summary = summarize(report, report_path, candidate)
         failing = ", ".join(f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['measured']})"
                             for r in summary["failing_rules"]) or "none"

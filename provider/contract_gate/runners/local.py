@@ -73,9 +73,13 @@ class LocalRunner(GateRunner):
         self._process: StreamedProcess | None = None
 
     def command(self, job: GateJob) -> list[str]:
+        return self.submit_argv(gate_job_script(), job.argv(), job.workdir, job.name)
+
+    def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str) -> list[str]:
+        """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings."""
         from spark_jobs.session import local_defaults
 
-        log_config = job.workdir / "log4j2.properties"
+        log_config = scratch / "log4j2.properties"
         log_config.write_text(LOG4J2_PROPERTIES, encoding="utf-8")
         conf = {
             **local_defaults(self.cores),
@@ -83,10 +87,10 @@ class LocalRunner(GateRunner):
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log_config}",
             **self.spark_conf,
         }
-        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", job.name, *delta_jar_options()]
+        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", name, *delta_jar_options()]
         for key, value in conf.items():
             argv += ["--conf", f"{key}={value}"]
-        return [*argv, str(gate_job_script()), *job.argv()]
+        return [*argv, str(script), *arguments]
 
     def environment(self) -> dict[str, str]:
         python = sys.executable

@@ -1,0 +1,166 @@
+"""``databricks``: a one-time Databricks job run (``runs/submit``, ``spark_python_task``) through
+the databricks provider's ``DatabricksHook``, waited for by deferring on the provider's
+``DatabricksExecutionTrigger`` (the worker slot is free while the cluster works).
+
+The Spark side must be deployed where the cluster can read it (a workspace folder, a volume or
+DBFS holding ``spark_jobs/``, so ``gate_job.py`` imports its package from its own folder);
+``python_file`` names its ``gate_job.py``. The job's files travel through DBFS: the plan (and
+the report, for outcome steps) are uploaded with the DBFS API to ``work_dir``, the job reads
+and writes them through the cluster's ``/dbfs`` mount, and the result and report are read back
+with the DBFS API when the run has ended. DBFS's JSON API is used because it is what
+``DatabricksHook`` can call (JSON bodies); plans and reports are far below its 1 MB per call
+limit, and reads are paged anyway.
+
+Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key
+of the Databricks connection's extra (so generated DAGs need no code: the deployment's cluster
+and paths live with the connection), e.g. ``{"host": ..., "token": ..., "contract_gate":
+{"python_file": ..., "existing_cluster_id": ...}}``.
+
+Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
+``tests/airflow/_jobs_api_emulator.py``), not against a Databricks workspace.
+"""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+import time
+from pathlib import Path
+from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+
+DEFAULT_CONN_ID = "databricks_default"
+DBFS_PUT = ("POST", "2.0/dbfs/put")
+DBFS_READ = ("GET", "2.0/dbfs/read")
+READ_CHUNK = 1 << 20
+
+
+class DatabricksRunner(GateRunner):
+    """Submit the gate job as a Databricks run.
+
+    :param python_file: where the cluster finds ``spark_jobs/gate_job.py``
+        (e.g. ``/Workspace/Shared/contract_gate/spark_jobs/gate_job.py``).
+    :param existing_cluster_id: run on this cluster; else ``new_cluster`` is created for the run.
+    :param new_cluster: a cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
+    :param work_dir: DBFS folder for the job's plan, report and result files.
+    :param polling_period_seconds: how often the trigger asks for the run's state.
+    :param deferrable: defer while the run is going (default); else poll in the worker.
+    """
+
+    mode = "databricks"
+
+    def __init__(
+        self,
+        *,
+        python_file: str | None = None,
+        existing_cluster_id: str | None = None,
+        new_cluster: dict | None = None,
+        work_dir: str | None = None,
+        polling_period_seconds: int | None = None,
+        deferrable: bool | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.conn_id = self.conn_id or DEFAULT_CONN_ID
+        given = {"python_file": python_file, "existing_cluster_id": existing_cluster_id, "new_cluster": new_cluster,
+                 "work_dir": work_dir, "polling_period_seconds": polling_period_seconds, "deferrable": deferrable}
+        options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
+        if not options.get("python_file"):
+            raise ValueError("the databricks mode needs python_file: where the cluster finds spark_jobs/gate_job.py")
+        if ("existing_cluster_id" in options) == ("new_cluster" in options):
+            raise ValueError("the databricks mode needs exactly one of existing_cluster_id or new_cluster")
+        self.python_file = options["python_file"]
+        if "existing_cluster_id" in options:
+            self.cluster = {"existing_cluster_id": options["existing_cluster_id"]}
+        else:
+            spec = options["new_cluster"]
+            self.cluster = {"new_cluster": {**spec, "spark_conf": {**spec.get("spark_conf", {}), **self.spark_conf}}}
+        self.work_dir = options.get("work_dir", "dbfs:/contract_gate/runs").removeprefix("dbfs:")
+        self.polling_period_seconds = int(options.get("polling_period_seconds", 30))
+        self.deferrable = bool(options.get("deferrable", True))
+        self._run_id: int | None = None
+
+    def connection_options(self) -> dict:
+        """The ``contract_gate`` settings in the connection's extra."""
+        from airflow.sdk import BaseHook
+
+        return dict(BaseHook.get_connection(self.conn_id).extra_dejson.get("contract_gate") or {})
+
+    def hook(self):
+        from airflow.providers.databricks.hooks.databricks import DatabricksHook
+
+        return DatabricksHook(self.conn_id, caller="contract_gate")
+
+    def remote_dir(self, job: GateJob) -> str:
+        """``<work_dir>/<contract id>/<submission id>``: mirrors the local work folder."""
+        return posixpath.join(self.work_dir, job.workdir.parent.name, job.workdir.name)
+
+    def start(self, job: GateJob) -> dict | Deferral:
+        from airflow.providers.databricks.triggers.databricks import DatabricksExecutionTrigger
+
+        hook = self.hook()
+        remote = self.remote_dir(job)
+        local = str(job.workdir)
+        for path in sorted(job.workdir.glob("*.json")):
+            self.put(hook, posixpath.join(remote, path.name), path.read_bytes())
+        parameters = [f"/dbfs{remote}{arg[len(local):]}" if arg.startswith(local) else arg for arg in job.argv()]
+        run = {
+            "run_name": job.name,
+            "tasks": [{"task_key": "contract_gate",
+                       "spark_python_task": {"python_file": self.python_file, "parameters": parameters},
+                       **self.cluster}],
+        }
+        self._run_id = hook.submit_run(run)
+        self.log.info("gate job %s: Databricks run %s submitted (%s)", job.steps, self._run_id,
+                      hook.get_run_page_url(self._run_id))
+        if self.deferrable:
+            trigger = DatabricksExecutionTrigger(run_id=self._run_id, databricks_conn_id=self.conn_id,
+                                                 polling_period_seconds=self.polling_period_seconds)
+            return Deferral(trigger=trigger, resume_state={"run_id": self._run_id})
+        return self.finish(job, {"run_id": self._run_id, **self.wait(hook, self._run_id)})
+
+    def wait(self, hook, run_id: int) -> dict:
+        while True:
+            state = hook.get_run_state(run_id)
+            if state.is_terminal:
+                return {"run_state": state.to_json(), "errors": []}
+            time.sleep(self.polling_period_seconds)
+
+    def finish(self, job: GateJob, event: dict) -> dict:
+        from airflow.providers.databricks.hooks.databricks import RunState
+
+        state = RunState.from_json(event["run_state"])
+        if not state.is_successful:
+            errors = "; ".join(str(error.get("error")) for error in event.get("errors") or [])
+            raise GateJobError(f"Databricks run {event['run_id']} of gate job {job.steps} ended "
+                               f"{state.life_cycle_state}/{state.result_state}: {state.state_message}"
+                               + (f"\n{errors}" if errors else ""))
+        hook = self.hook()
+        remote = self.remote_dir(job)
+        outputs = [Path(str(value)) for value in job.arguments.values() if str(value).endswith(".json")]
+        if job.result_path is not None:
+            outputs.append(job.result_path)
+        for path in outputs:
+            if path.parent == job.workdir and path.name != "plan.json":
+                path.write_bytes(self.read(hook, posixpath.join(remote, path.name)))
+        return job.read_result()
+
+    def on_kill(self) -> None:
+        if self._run_id is not None:
+            self.hook().cancel_run(self._run_id)
+
+    @staticmethod
+    def put(hook, path: str, data: bytes) -> None:
+        # DatabricksHook has no DBFS method of its own; _do_api_call is its generic REST call.
+        hook._do_api_call(DBFS_PUT, {"path": path, "contents": base64.b64encode(data).decode(), "overwrite": True})
+
+    @staticmethod
+    def read(hook, path: str) -> bytes:
+        data, offset = b"", 0
+        while True:
+            page = hook._do_api_call(DBFS_READ, {"path": path, "offset": offset, "length": READ_CHUNK})
+            chunk = base64.b64decode(page.get("data", ""))
+            data += chunk
+            offset += len(chunk)
+            if page.get("bytes_read", 0) < READ_CHUNK:
+                return data
+

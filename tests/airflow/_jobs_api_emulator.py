@@ -1,0 +1,150 @@
+"""A local emulation of the Databricks REST endpoints the ``databricks`` runner uses, on 127.0.0.1.
+
+Endpoints (request and response shapes as documented for the Jobs API 2.2 and DBFS API 2.0):
+``POST jobs/runs/submit``, ``GET jobs/runs/get``, ``GET jobs/runs/get-output``,
+``POST jobs/runs/cancel``, ``POST dbfs/put``, ``GET dbfs/read``. A submitted
+``spark_python_task`` runs as a local-mode spark-submit, as a single-node cluster would; the
+cluster's ``/dbfs`` mount is emulated by mapping ``/dbfs/...`` parameters to a local folder.
+Not emulated: authentication (any bearer token is accepted), clusters, libraries, repairs.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import subprocess
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+
+class JobsApiEmulator:
+    def __init__(self, dbfs_root: Path, cwd: Path) -> None:
+        self.dbfs_root = dbfs_root
+        self.cwd = cwd
+        self.runs: dict[int, dict] = {}
+        self.submitted: list[dict] = []
+        self._ids = itertools.count(1000)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.port = self._server.server_address[1]
+
+    def __enter__(self) -> JobsApiEmulator:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for run in self.runs.values():
+            if run["process"] and run["process"].poll() is None:
+                run["process"].kill()
+        self._server.shutdown()
+
+    # -- the emulated cluster --------------------------------------------------------------
+    def local(self, path: str) -> Path:
+        return self.dbfs_root / path.removeprefix("dbfs:").removeprefix("/dbfs").lstrip("/")
+
+    def launch(self, run_id: int, task: dict) -> None:
+        from contract_gate.runners.local import LocalRunner
+
+        python = task["spark_python_task"]
+        parameters = [str(self.local(p)) if p.startswith("/dbfs/") else p for p in python["parameters"]]
+        runner = LocalRunner(cores=2)
+        scratch = self.dbfs_root / "_cluster" / str(run_id)
+        scratch.mkdir(parents=True)
+        argv = runner.submit_argv(python["python_file"], parameters, scratch, f"run-{run_id}")
+        run = self.runs[run_id]
+        run["process"] = subprocess.Popen(argv, cwd=self.cwd, env=runner.environment(), stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True)
+        run["start_time"] = int(time.time() * 1000)
+        for line in run["process"].stdout:
+            run["output"].append(line.rstrip())
+        run["process"].wait()
+
+    def state(self, run: dict) -> dict:
+        process = run["process"]
+        if process is None:
+            return {"life_cycle_state": "PENDING", "state_message": "Waiting for cluster"}
+        if process.poll() is None:
+            return {"life_cycle_state": "RUNNING", "state_message": "In run"}
+        if run.get("cancelled"):
+            return {"life_cycle_state": "TERMINATED", "result_state": "CANCELED", "state_message": "Run cancelled"}
+        if process.returncode == 0:
+            return {"life_cycle_state": "TERMINATED", "result_state": "SUCCESS", "state_message": ""}
+        return {"life_cycle_state": "TERMINATED", "result_state": "FAILED",
+                "state_message": f"Task contract_gate failed with exit code {process.returncode}"}
+
+    # -- HTTP -----------------------------------------------------------------------------
+    def _handler(self):
+        emulator = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def reply(self, body: dict, status: int = 200) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                url = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                self.reply(*emulator.get(url.path, query))
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                self.reply(*emulator.post(urlsplit(self.path).path, body))
+
+        return Handler
+
+    def get(self, path: str, query: dict) -> tuple[dict, int]:
+        if path.endswith("/jobs/runs/get"):
+            run_id = int(query["run_id"])
+            run = self.runs[run_id]
+            state = self.state(run)
+            task = {"task_key": "contract_gate", "run_id": run_id, "state": state, "start_time": run.get("start_time", 0)}
+            return {"run_id": run_id, "state": state, "tasks": [task],
+                    "run_page_url": f"http://127.0.0.1:{self.port}/#job/runs/{run_id}"}, 200
+        if path.endswith("/jobs/runs/get-output"):
+            run = self.runs[int(query["run_id"])]
+            logs = "\n".join(run["output"])
+            failed = self.state(run).get("result_state") == "FAILED"
+            return ({"error": logs[-2000:], "logs": logs} if failed else {"logs": logs}), 200
+        if path.endswith("/dbfs/read"):
+            target = self.local(query["path"])
+            if not target.is_file():
+                return {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": f"No file: {query['path']}"}, 404
+            offset, length = int(query.get("offset", 0)), int(query.get("length", 1 << 20))
+            chunk = target.read_bytes()[offset:offset + length]
+            return {"bytes_read": len(chunk), "data": base64.b64encode(chunk).decode()}, 200
+        return {"error_code": "ENDPOINT_NOT_FOUND", "message": path}, 404
+
+    def post(self, path: str, body: dict) -> tuple[dict, int]:
+        if path.endswith("/jobs/runs/submit"):
+            run_id = next(self._ids)
+            self.submitted.append(body)
+            self.runs[run_id] = {"process": None, "output": deque(maxlen=400)}
+            (task,) = body["tasks"]
+            threading.Thread(target=self.launch, args=(run_id, task), daemon=True).start()
+            return {"run_id": run_id}, 200
+        if path.endswith("/jobs/runs/cancel"):
+            run = self.runs[int(body["run_id"])]
+            run["cancelled"] = True
+            if run["process"] and run["process"].poll() is None:
+                run["process"].terminate()
+            return {}, 200
+        if path.endswith("/dbfs/put"):
+            target = self.local(body["path"])
+            if target.exists() and not body.get("overwrite"):
+                return {"error_code": "RESOURCE_ALREADY_EXISTS", "message": body["path"]}, 400
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(base64.b64decode(body["contents"]))
+            return {}, 200
+        return {"error_code": "ENDPOINT_NOT_FOUND", "message": path}, 404

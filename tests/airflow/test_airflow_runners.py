@@ -1,0 +1,156 @@
+"""Execution modes: the local subprocess (streaming, failure, kill), spark_submit through
+SparkSubmitHook, and databricks through a local emulation of the Jobs and DBFS APIs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+
+import pytest
+from _airflow_gate import REPO, gate_home, regional_rows
+from _jobs_api_emulator import JobsApiEmulator
+
+from contract_gate.runners import GateJob, GateJobError, get_runner
+from contract_gate.runners.process import StreamedProcess
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def logger() -> tuple[logging.Logger, Lines]:
+    log = logging.getLogger(f"test.runner.{time.monotonic_ns()}")
+    log.setLevel(logging.INFO)
+    handler = Lines()
+    log.addHandler(handler)
+    return log, handler
+
+
+def test_child_output_is_streamed_and_a_failure_carries_its_error(tmp_path):
+    log, seen = logger()
+    script = "print('step one', flush=True)\nraise ValueError('the spark side broke')\n"
+    process = StreamedProcess([sys.executable, "-c", script], env=dict(os.environ), cwd=str(tmp_path), log=log,
+                              label="job")
+    with pytest.raises(GateJobError) as failure:
+        process.run()
+    assert "step one" in seen.lines
+    assert "Traceback (most recent call last)" in str(failure.value)
+    assert "ValueError: the spark side broke" in str(failure.value)
+
+
+def test_on_kill_stops_the_job_and_everything_it_started(tmp_path):
+    log, seen = logger()
+    script = ("import subprocess, time\n"
+              "child = subprocess.Popen(['sleep', '300'])\n"
+              "print('child', child.pid, flush=True)\n"
+              "time.sleep(300)\n")
+    process = StreamedProcess([sys.executable, "-c", script], env=dict(os.environ), cwd=str(tmp_path), log=log,
+                              label="job")
+    errors: list[BaseException] = []
+    thread = threading.Thread(target=lambda: _capture(process.run, errors))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("child ") for line in seen.lines) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(next(line for line in seen.lines if line.startswith("child ")).split()[1])
+    process.kill()
+    thread.join(30)
+    assert isinstance(errors[0], GateJobError) and "killed" in str(errors[0])
+    time.sleep(0.5)
+    assert not _alive(child)
+
+
+def _capture(call, errors: list) -> None:
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        errors.append(exc)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def plan_file(folder):
+    from contract_gate.contract.compiler import compile_plan, render_plan
+
+    path = folder / "plan.json"
+    path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")))
+    return path
+
+
+def test_local_mode_surfaces_the_spark_side_error(tmp_path):
+    log, seen = logger()
+    job = GateJob("validate", {"--plan": tmp_path / "missing-plan.json", "--candidate": str(tmp_path / "nothing"),
+                               "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
+    with pytest.raises(GateJobError) as failure:
+        get_runner("local", log=log, cwd=str(tmp_path)).start(job)
+    assert "missing-plan.json" in str(failure.value) and "Traceback" in str(failure.value)
+    assert any("missing-plan.json" in line for line in seen.lines)  # streamed into the task log too
+
+
+def test_spark_submit_mode_runs_a_gate_job_through_spark_submit_hook(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    batch = tmp_path / "batch.json"
+    batch.write_text("".join(json.dumps(row) + "\n" for row in regional_rows()))
+    job = GateJob("validate", {"--plan": plan_file(tmp_path), "--candidate": str(batch), "--format": "json",
+                               "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
+    runner = get_runner("spark_submit", conn_id="spark_local",
+                        spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+    assert runner.start(job) == {}
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
+
+
+@pytest.fixture
+def databricks_contract(gate):
+    """The regional contract as a second contract whose gate runs in the databricks mode."""
+    text = (gate.contracts / "regional_daily_cases.yaml").read_text()
+    text = text.replace("id: regional_daily_cases", "id: regional_daily_cases_dbx")
+    text = text.replace("path: landing/regional_daily_cases", "path: landing/regional_dbx")
+    text = text.replace("        mode: local", "        mode: databricks\n        connectionId: databricks_emulator")
+    text = text.replace("  - name: regional_daily_cases\n", "  - name: regional_dbx\n")
+    text = text.replace("element: regional_daily_cases.report_date", "element: regional_dbx.report_date")
+    from contract_gate.dag_factory import sync_dag_files
+
+    path = gate.contracts / "regional_daily_cases_dbx.yaml"
+    path.write_text(text)
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+    yield "regional_daily_cases_dbx"
+    path.unlink()
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+
+
+def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_contract, monkeypatch):
+    with JobsApiEmulator(gate.home / "dbfs", gate.home) as api:
+        extra = {"token": "emulated", "contract_gate": {
+            "python_file": str(REPO / "spark_jobs" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
+            "polling_period_seconds": 1}}
+        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
+            {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
+        gate.land("regional_dbx", regional_rows(region="D"), "csv")
+        run = gate.run(databricks_contract)
+    assert run.decision["outcome"] == "published"
+    assert run.states["stage_validate"] == run.states["publish"] == "success"
+    assert len(api.submitted) == 2  # stage+validate, then publish: one Databricks run each
+    assert api.submitted[0]["tasks"][0]["spark_python_task"]["parameters"][0] == "stage+validate+batch_keys"
+    assert all(p.startswith("/dbfs/") for p in api.submitted[1]["tasks"][0]["spark_python_task"]["parameters"]
+               if p.endswith(".json"))
+    with gate_home():
+        assert len(gate.rows("lakehouse/regional_dbx")) == 3
