@@ -54,7 +54,9 @@ def create_table_statements(plan: dict, address: dict | None = None) -> list[str
     table = table_reference(address)
     columns = []
     for column in plan["columns"]:
-        text = f"  {quote_identifier(column['name'])} {column['type'].upper()}"
+        # The plan's type is Spark's simpleString, which is valid DDL (struct field names are
+        # plain words, see contract_gate.contract.spark_types); upper-casing it would rename them.
+        text = f"  {quote_identifier(column['name'])} {column['type']}"
         if not column["nullable"]:
             text += " NOT NULL"
         if column.get("description"):
@@ -75,8 +77,14 @@ def render_ddl(plan: dict, address: dict | None = None) -> str:
     return ";\n\n".join(create_table_statements(plan, address)) + ";\n"
 
 
-def _normalise(expression: str) -> str:
-    return re.sub(r"\s+", " ", expression.strip())
+# Quoted text (kept whole, escapes included), or any single non-space character run of a word.
+_TOKEN = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`|\w+|\S")
+
+
+def _tokens(expression: str) -> list[str]:
+    """Delta stores a CHECK expression re-spaced token by token (``( `a` IS NULL OR `a` >= 0 )``),
+    so expressions are compared as token lists, never as text."""
+    return _TOKEN.findall(expression)
 
 
 def compatibility_differences(plan: dict, fields: list[tuple[str, str, bool]], properties: dict[str, str]) -> list[str]:
@@ -102,13 +110,16 @@ def compatibility_differences(plan: dict, fields: list[tuple[str, str, bool]], p
     for name in deployed:
         if name not in planned:
             differences.append(f"column {name!r} is in the table but not in the plan")
+    for key, value in table_properties(plan).items():
+        if key == "delta.columnMapping.mode" and properties.get(key) != value:
+            differences.append(f"table property {key} is {properties.get(key)!r}, the plan needs {value!r}")
     expected = expected_constraints(plan)
     actual = {key[len("delta.constraints."):]: value for key, value in properties.items()
               if key.startswith("delta.constraints.")}
     for name, predicate in expected.items():
         if name not in actual:
             differences.append(f"constraint {name!r} is missing from the table")
-        elif _normalise(actual[name]) != _normalise(predicate):
+        elif _tokens(actual[name]) != _tokens(predicate):
             differences.append(f"constraint {name!r} differs: table has {actual[name]!r}, plan has {predicate!r}")
     for name in actual:
         if name not in expected:

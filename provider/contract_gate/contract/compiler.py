@@ -74,33 +74,34 @@ class _Compiler:
     def rule_error(self, base: str, exc: rules.RuleError) -> None:
         self.error(yaml_path([base, *exc.keys()]), str(exc))
 
-    def add_rule(self, source: str, rule_id: str, explicit: bool = False, first: bool = False, **fields) -> None:
-        """Queue a rule; ids are settled in :meth:`assign_ids` once every rule is known
-        (``first``: this generated rule keeps its id even when another generated rule wants it)."""
+    def add_rule(self, source: str, rule_id: str, id_path: str | None = None, first: bool = False, **fields) -> None:
+        """Queue a rule; ids are settled in :meth:`assign_ids` once every rule is known.
+        ``id_path``: where the contract gave ``rule_id`` (None for a generated id); ``first``: this
+        generated rule keeps its id even when another generated rule wants it."""
         rule = {"id": rule_id, "source": source, "severity": "error", "filter": None, "threshold": None,
                 "predicate": None, "description": None, **fields}
         rule["enforceable"] = (rule["scope"] == "row" and rule["filter"] is None and rule["threshold"] is None
                                and rule["severity"] == "error"
                                and (rule["kind"] not in ("custom_sql", "dqx") or is_deterministic(rule["predicate"])))
-        self.rules.append({"rule": rule, "explicit": explicit, "first": first})
+        self.rules.append({"rule": rule, "id_path": id_path, "first": first})
 
     def assign_ids(self) -> list[dict]:
         """Contract-given ids must be unique and must not take a generated id (those are
         predictable, and a consumer may look them up). Generated ids that clash get ``_2``,
         ``_3``... in contract order, except ``key.unique`` (a column may be called ``key``)."""
-        generated = {entry["rule"]["id"]: entry["rule"]["source"] for entry in self.rules if not entry["explicit"]}
+        generated = {e["rule"]["id"]: e["rule"]["source"] for e in self.rules if e["id_path"] is None}
         taken: dict[str, str] = {}
         for entry in self.rules:
-            rule = entry["rule"]
-            if not entry["explicit"]:
+            rule, id_path = entry["rule"], entry["id_path"]
+            if id_path is None:
                 continue
             if rule["id"] in taken:
-                self.error(rule["source"], f"duplicate rule id {rule['id']!r}: also used by {taken[rule['id']]}")
+                self.error(id_path, f"duplicate rule id {rule['id']!r}: also used by {taken[rule['id']]}")
             elif rule["id"] in generated:
-                self.error(rule["source"], f"rule id {rule['id']!r} is the generated id of the rule from "
-                                           f"{generated[rule['id']]}; choose another")
+                self.error(id_path, f"rule id {rule['id']!r} is the generated id of the rule from "
+                                    f"{generated[rule['id']]}; choose another")
             taken[rule["id"]] = rule["source"]
-        pending = sorted((e for e in self.rules if not e["explicit"]), key=lambda e: not e["first"])
+        pending = sorted((e for e in self.rules if e["id_path"] is None), key=lambda e: not e["first"])
         for rule in (e["rule"] for e in pending):
             wanted, n = rule["id"], 2
             while rule["id"] in taken:
@@ -392,59 +393,60 @@ class _Compiler:
     def compile_quality_entry(self, entry: dict, path: str, column: str | None) -> None:
         kind = entry.get("type", "library")
         common = {"severity": _severity(entry.get("severity")), "description": entry.get("description")}
-        explicit = entry.get("id") or entry.get("name")
-        rule_id = explicit or f"{column or 'dataset'}.{kind}"
+        id_key = "id" if "id" in entry else "name" if "name" in entry else None
+        given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
         if kind == "text":
-            self.add_rule(path, rule_id, bool(explicit), kind="text", scope="text",
+            self.add_rule(path, given[0] or f"{column or 'dataset'}.text", given[1], kind="text", scope="text",
                           columns=[column] if column else [], **common)
         elif kind == "library":
-            self.compile_metric(entry, path, column, explicit, common)
+            self.compile_metric(entry, path, column, given, common)
         elif kind == "sql":
-            self.compile_sql(entry, path, column, rule_id, bool(explicit), common)
+            self.compile_sql(entry, path, column, given, common)
         elif entry.get("engine") == "spark-sql":
-            self.compile_custom_sql(entry, path, column, explicit, common)
+            self.compile_custom_sql(entry, path, column, given, common)
         elif entry.get("engine") == "dqx":
-            self.compile_dqx(entry, path, column, explicit, common)
+            self.compile_dqx(entry, path, column, given, common)
         else:
             raise rules.RuleError(f"unsupported custom engine {entry.get('engine')!r}; supported: spark-sql, dqx", "engine")
 
-    def compile_sql(self, entry: dict, path: str, column: str | None, rule_id: str, explicit: bool, common: dict) -> None:
+    def compile_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         placeholders = {"object", "property"} if column else {"object"}
         try:
             query = check_query(entry["query"], placeholders)
         except ValueError as exc:
             raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
-        self.add_rule(path, rule_id, explicit, kind="sql", scope="query", columns=[column] if column else [],
+        self.add_rule(path, given[0] or f"{column or 'dataset'}.sql", given[1], kind="sql", scope="query",
+                      columns=[column] if column else [],
                       query=query, threshold=rules.threshold_from(entry, percent_allowed=False), **common)
 
-    def compile_custom_sql(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
+    def compile_custom_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         text = entry.get("implementation")
         if not isinstance(text, str):
             raise rules.RuleError("engine spark-sql needs a boolean expression as implementation", "implementation")
         predicate = rules.custom_expression(text)
         others = [c for c in rules.referenced_columns(text, list(self.columns)) if c != column]
-        self.add_rule(path, explicit or f"{column or 'dataset'}.custom_sql", bool(explicit), kind="custom_sql",
+        self.add_rule(path, given[0] or f"{column or 'dataset'}.custom_sql", given[1], kind="custom_sql",
                       scope="row", columns=[column, *others] if column else others, predicate=predicate, **common)
 
-    def compile_metric(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
+    def compile_metric(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         metric = entry.get("metric") or entry.get("rule")
         if metric is None:
             raise rules.RuleError("a quality entry needs a type (text, library, sql, custom) or a metric", "type")
-        rule_id = explicit or f"{column or 'dataset'}.{metric}"
+        rule_id, id_path = given[0] or f"{column or 'dataset'}.{metric}", given[1]
         arguments = entry.get("arguments") or {}
         if metric == "rowCount":
             _only(arguments, set())
-            self.add_rule(path, rule_id, bool(explicit), kind="row_count", scope="dataset", columns=[],
+            self.add_rule(path, rule_id, id_path, kind="row_count", scope="dataset", columns=[],
                           threshold=rules.threshold_from(entry, percent_allowed=False), metric=metric, **common)
         elif metric == "duplicateValues":
             key = self.duplicate_key(arguments, column)
-            self.add_rule(path, rule_id, bool(explicit), kind="unique", scope="group", columns=key,
+            self.add_rule(path, rule_id, id_path, kind="unique", scope="group", columns=key,
                           nulls_distinct=False, threshold=rules.threshold_from(entry), metric=metric, **common)
         elif metric in _LIBRARY_ROW_METRICS:
             if column is None:
                 raise rules.RuleError(f"{metric} belongs on a property, not on the schema object", "metric")
             predicate = self.metric_predicate(metric, arguments, column)
-            self.add_rule(path, rule_id, bool(explicit), kind="metric", scope="dataset", columns=[column], metric=metric,
+            self.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
                           predicate=predicate, threshold=rules.threshold_from(entry), **common)
         else:
             raise rules.RuleError(f"unknown metric {metric!r}", "metric")
@@ -493,15 +495,17 @@ class _Compiler:
             raise rules.RuleError(f"pattern applies to string columns, not {column_type}", ["arguments", "pattern"])
         return rules.nullable_check(column, f"{col} RLIKE {rules.string_literal(pattern)}")
 
-    def compile_dqx(self, entry: dict, path: str, column: str | None, explicit, common: dict) -> None:
+    def compile_dqx(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         check = dqx.parse_implementation(entry.get("implementation"))
         fields = dqx.compile_check(check, self.columns, default_column=column)
-        name = fields.pop("name")
+        name, name_key = fields.pop("name"), fields.pop("name_key")
         if "severity" in entry and common["severity"] != fields["severity"]:
             raise rules.RuleError(f"severity {entry['severity']!r} contradicts the DQX criticality "
                                   f"{check.get('criticality', 'error')!r}", "severity")
-        rule_id = name or explicit or f"{'.'.join(fields['columns']) or 'dataset'}.{fields['function']}"
-        self.add_rule(path, rule_id, bool(name or explicit), **{**common, **fields})
+        if name:
+            given = (name, yaml_path([path, *name_key]))
+        rule_id = given[0] or f"{'.'.join(fields['columns']) or 'dataset'}.{fields['function']}"
+        self.add_rule(path, rule_id, given[1], **{**common, **fields})
 
     # -- settings, servers, SLA ----------------------------------------------------------
     def gate_settings(self) -> GateSettings | None:

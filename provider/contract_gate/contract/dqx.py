@@ -80,7 +80,8 @@ def parse_implementation(implementation) -> dict:
 def compile_check(implementation: dict, columns: dict[str, str], default_column: str | None = None) -> dict:
     """Compile a parsed DQX check against ``columns`` (name -> Spark type). A check written under a
     property may leave out ``column``: it is that property. Returns the rule fields the check
-    decides: function, columns, severity, scope, kind, predicate or nulls_distinct, filter, name."""
+    decides: function, columns, severity, scope, kind, predicate or nulls_distinct, filter, and
+    the check's name (None if it has none) with ``name_key``, the YAML keys it was written under."""
     check = implementation["check"]
     function = check["function"]
     required, optional = FUNCTIONS[function]
@@ -88,13 +89,13 @@ def compile_check(implementation: dict, columns: dict[str, str], default_column:
     if default_column is not None and "column" in required:
         arguments.setdefault("column", default_column)
     where = ["implementation", "check", "arguments"]
+    unknown = sorted(set(arguments) - set(required) - set(optional), key=str)
+    if unknown:
+        raise RuleError(f"unknown argument(s) for DQX function {function}: {', '.join(map(str, unknown))}; "
+                        f"it takes {', '.join([*required, *optional])}", [*where, unknown[0]])
     missing = [name for name in required if name not in arguments]
     if missing:
         raise RuleError(f"DQX function {function} needs argument(s): {', '.join(missing)}", where)
-    unknown = sorted(set(arguments) - set(required) - set(optional), key=str)
-    if unknown:
-        raise RuleError(f"unknown argument(s) for DQX function {function}: {', '.join(map(str, unknown))}",
-                        [*where, unknown[0]])
     args = {**optional, **arguments}
 
     criticality = implementation.get("criticality", "error")
@@ -107,6 +108,7 @@ def compile_check(implementation: dict, columns: dict[str, str], default_column:
         "function": function,
         "severity": "error" if criticality == "error" else "warning",
         "name": name,
+        "name_key": ["implementation", "name"],
         "filter": _filter(implementation.get("filter")),
     }
     if function == "is_unique":
@@ -152,7 +154,10 @@ def _sql_expression(args: dict, columns: dict, where: list, check_name) -> dict:
     name = args["name"]
     if name is not None and (not isinstance(name, str) or not name):
         raise RuleError("'name' must be a non-empty string", [*where, "name"])
-    return {"name": check_name or name, "scope": "row", "kind": "dqx", "columns": used, "predicate": predicate}
+    fields = {"scope": "row", "kind": "dqx", "columns": used, "predicate": predicate}
+    if not check_name and name:
+        fields.update(name=name, name_key=[*where, "name"])
+    return fields
 
 
 def _known_column(name, columns: dict, where) -> None:

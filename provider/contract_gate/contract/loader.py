@@ -109,6 +109,8 @@ def _parent(path: str) -> str:
     return path[:cut] if cut > 0 else ""
 
 
+# YAML 1.1 needs a dot in a float: 1e5 is the string "1e5", 1.0e+5 the number.
+_YAML_EXPONENT = re.compile(r"[-+]?\d+[eE][-+]?\d+")
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
@@ -135,5 +137,8 @@ def _describe(error: jsonschema.ValidationError):
         # The bundled schema's `if logicalType == map/vector` branches match when logicalType is
         # absent, which surfaces as "'map' is a required property"; say what is really missing.
         yield parts, "logicalType is required (string, date, timestamp, time, number, integer, object, array, boolean, map)", False
+        return
+    if error.validator == "type" and isinstance(instance, str) and _YAML_EXPONENT.fullmatch(instance):
+        yield parts, f"{error.message} (YAML reads {instance} as text: write it with a dot, like 1.0e+5)", False
         return
     yield parts, error.message, False

@@ -51,21 +51,20 @@ def literal_for(value, column_type: str, key=None) -> str:
         return f"{keyword} {string_literal(value)}"
     if column_type == "string":
         if not isinstance(value, str):
-            raise RuleError(f"expected a string for a string column, got {value!r}", key)
+            raise RuleError(f"expected a string (column type string), got {value!r}", key)
         return string_literal(value)
     if column_type == "boolean":
         if not isinstance(value, bool):
-            raise RuleError(f"expected true or false for a boolean column, got {value!r}", key)
+            raise RuleError(f"expected true or false (column type boolean), got {value!r}", key)
         return "TRUE" if value else "FALSE"
-    raise RuleError(f"values cannot be compared with a {column_type} column", key)
+    raise RuleError(f"values cannot be compared with column type {column_type}", key)
 
 
 def _number_literal(value, column_type: str, key) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        hint = " (YAML reads 1e5 as text: write 1.0e+5)" if isinstance(value, str) and re.fullmatch(r"[-+]?\d+[eE][-+]?\d+", value) else ""
-        raise RuleError(f"expected a number for a {column_type} column, got {value!r}{hint}", key)
+        raise RuleError(f"expected a number (column type {column_type}), got {value!r}", key)
     if column_type in INTEGRAL and isinstance(value, float) and not value.is_integer():
-        raise RuleError(f"expected a whole number for a {column_type} column, got {value!r}", key)
+        raise RuleError(f"expected a whole number (column type {column_type}), got {value!r}", key)
     try:
         return number_literal(value)
     except ValueError as exc:
@@ -75,14 +74,14 @@ def _number_literal(value, column_type: str, key) -> str:
 def parse_temporal(value, column_type: str, key=None):
     """The Python date/datetime of an ISO bound for a date or timestamp column."""
     if not isinstance(value, str):
-        raise RuleError(f"expected an ISO {column_type} for a {column_type} column, got {value!r}", key)
+        raise RuleError(f"expected an ISO {column_type} (column type {column_type}), got {value!r}", key)
     try:
         if column_type == "date":
             return datetime.date.fromisoformat(value)
         parsed = datetime.datetime.fromisoformat(value)
     except ValueError as exc:
         example = "YYYY-MM-DD" if column_type == "date" else "YYYY-MM-DDTHH:MM:SS[+HH:MM]"
-        raise RuleError(f"expected an ISO {column_type} ({example}) for a {column_type} column, got {value!r}", key) from exc
+        raise RuleError(f"expected an ISO {column_type} ({example}), got {value!r}", key) from exc
     if column_type == "timestamp_ntz" and parsed.tzinfo is not None:
         raise RuleError(f"a timestamp_ntz bound has no time zone, got {value!r}", key)
     return parsed

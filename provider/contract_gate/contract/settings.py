@@ -98,6 +98,8 @@ def settings_errors(exc: pyd.ValidationError) -> list[tuple[list, str]]:
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             message = f"unknown gate setting {parts[-1]!r}"
+        elif error["type"] == "missing":
+            message = f"{parts[-1]} is required"
         elif message.startswith("Value error, "):
             message = message[len("Value error, "):]
         result.append((parts, message))

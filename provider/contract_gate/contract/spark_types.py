@@ -101,6 +101,10 @@ def _parse(tokens: list[str]) -> tuple[str, list[str]]:
         fields = []
         while rest and rest[0] != ">":
             name = rest[0][1:-1].replace("``", "`") if rest[0].startswith("`") else rest[0]
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                # simpleString does not quote field names, so other names would make the type
+                # string ambiguous (and need quoting in the target DDL).
+                raise TypeSyntaxError(f"struct field name {name!r} must be letters, digits and underscores")
             field_type, rest = _parse(_expect(rest[1:], ":"))
             fields.append(f"{name}:{field_type}")
             if rest[:1] == [","]:

@@ -37,9 +37,9 @@ _AGGREGATE_FUNCTIONS = {
     "LAST_VALUE", "MAX", "MAX_BY", "MEAN", "MEDIAN", "MIN", "MIN_BY", "PERCENTILE", "STDDEV",
     "STDDEV_POP", "STDDEV_SAMP", "SUM", "VARIANCE", "VAR_POP", "VAR_SAMP",
 }
-# Results that change between evaluations. Such a predicate is not made a Delta CHECK constraint:
-# Delta refuses random ones, and a time-dependent one (``d >= current_date() - 7``) would later
-# make every update of an old row fail.
+# Results that change between evaluations. Such a predicate is not made a Delta CHECK constraint
+# (Delta accepts it): a random one would reject rows at random, and a time-dependent one
+# (``d >= current_date() - 7``) would later make every rewrite of an old row fail.
 _NONDETERMINISTIC_FUNCTIONS = {
     "CURRENT_DATE", "CURRENT_TIMESTAMP", "CURDATE", "NOW", "LOCALTIMESTAMP", "RAND", "RANDN",
     "RANDOM", "RANDSTR", "SHUFFLE", "UNIFORM", "UUID", "MONOTONICALLY_INCREASING_ID",

@@ -1,0 +1,88 @@
+"""Helpers for the contract-side tests, and one local Spark session (with Delta) for the few
+tests that prove predicates and DDL on real Spark."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.errors import ContractError
+from contract_gate.contract.loader import load_contract_text
+
+HEADER = """\
+apiVersion: v3.1.0
+kind: DataContract
+id: t
+version: 1.0.0
+status: active
+schema:
+  - name: t
+    physicalType: table
+    properties:
+"""
+
+
+def contract(properties: str, quality: str = "", extra: str = "") -> str:
+    """A contract text for dataset ``t`` with the given property list (YAML, unindented),
+    schema-level quality entries and top-level extra YAML."""
+    text = HEADER + textwrap.indent(textwrap.dedent(properties).strip("\n"), "      ") + "\n"
+    if quality:
+        text += "    quality:\n" + textwrap.indent(textwrap.dedent(quality).strip("\n"), "      ") + "\n"
+    return text + textwrap.dedent(extra).strip("\n") + ("\n" if extra else "")
+
+
+def column(name: str, physical: str, logical: str, **extra: str) -> str:
+    """One property as YAML; ``extra`` values are YAML snippets placed under the property."""
+    text = f"- name: {name}\n  physicalType: {physical}\n  logicalType: {logical}\n"
+    for key, value in extra.items():
+        value = textwrap.dedent(value).strip("\n")
+        text += f"  {key}:" + (f" {value}\n" if "\n" not in value else "\n" + textwrap.indent(value, "    ") + "\n")
+    return text
+
+
+def compile_text(text: str, env: str | None = None) -> dict:
+    return compile_plan(load_contract_text(text, "c.yaml"), env)
+
+
+def issues_of(text: str, env: str | None = None) -> list[tuple[str, str]]:
+    """(path, message) of every issue; fails the test if the contract compiles."""
+    with pytest.raises(ContractError) as caught:
+        compile_text(text, env)
+    return [(issue.path, issue.message) for issue in caught.value.issues]
+
+
+def rule(plan: dict, rule_id: str) -> dict:
+    matches = [r for r in plan["rules"] if r["id"] == rule_id]
+    assert matches, f"no rule {rule_id!r}; rules: {[r['id'] for r in plan['rules']]}"
+    return matches[0]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """Reuses a session another suite already started; otherwise starts a small local one."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    from delta import configure_spark_with_delta_pip
+
+    builder = (
+        SparkSession.builder.appName("contract-gate-contract-tests")
+        .master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "2")
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    )
+    session = configure_spark_with_delta_pip(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

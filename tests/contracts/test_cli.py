@@ -1,0 +1,100 @@
+"""The ``contract-gate`` console script: lint and plan, exit codes 0 (ok) / 1 (contract errors)
+/ 2 (usage), human output by default and JSON with --json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "contracts"
+BAD = ROOT / "tests" / "contracts_bad"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    script = shutil.which("contract-gate", path=str(Path(sys.executable).parent)) or "contract-gate"
+    return subprocess.run([script, *map(str, args)], capture_output=True, text=True, check=False, cwd=ROOT)
+
+
+def test_lint_examples_exits_0():
+    result = cli("lint", EXAMPLES)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "3 ok, 0 with errors"
+
+
+def test_lint_json_lists_every_file():
+    result = cli("lint", EXAMPLES, "--json")
+    assert result.returncode == 0
+    contracts = json.loads(result.stdout)["contracts"]
+    assert [(Path(c["file"]).name, c["ok"], c["errors"]) for c in contracts] == [
+        ("meter_readings.yaml", True, []), ("orders.yaml", True, []), ("regional_daily_cases.yaml", True, [])]
+
+
+def test_lint_bad_file_exits_1_with_path_line_and_message():
+    result = cli("lint", BAD / "05_minimum_above_maximum.yaml")
+    assert result.returncode == 1
+    assert "line 20: schema[0].properties[1].logicalTypeOptions.minimum: minimum 100 and maximum 10 admit no value" in result.stdout
+
+
+def test_lint_env_that_a_contract_lacks_is_a_contract_error():
+    result = cli("lint", EXAMPLES / "orders.yaml", "--env", "prod", "--json")
+    assert result.returncode == 1
+    errors = json.loads(result.stdout)["contracts"][0]["errors"]
+    assert errors == [{"file": str(EXAMPLES / "orders.yaml"), "line": 12, "path": "servers",
+                       "message": "no server for environment 'prod'; known: dev, local"}]
+
+
+@pytest.mark.parametrize("args", [("lint", "no/such/folder"), ("plan", "no/such.yaml"), ("plan", EXAMPLES),
+                                  ("frobnicate",), ("plan",), ("lint", EXAMPLES, "--no-such-flag")])
+def test_usage_errors_exit_2(args):
+    assert cli(*args).returncode == 2
+
+
+@pytest.mark.parametrize("name", ["regional_daily_cases", "orders", "meter_readings"])
+def test_plan_is_byte_identical_across_runs(name):
+    first, second = cli("plan", EXAMPLES / f"{name}.yaml"), cli("plan", EXAMPLES / f"{name}.yaml")
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout
+    assert first.stdout == (ROOT / "tests" / "golden" / f"{name}.plan.json").read_text(encoding="utf-8")
+
+
+def test_plan_env_resolves_catalog_tables():
+    result = cli("plan", EXAMPLES / "regional_daily_cases.yaml", "--env", "prod")
+    assert result.returncode == 0
+    plan = json.loads(result.stdout)
+    assert plan["environment"] == "prod"
+    assert plan["tables"]["target"] == {"format": "delta", "kind": "table", "name": "health.surveillance.regional_daily_cases"}
+
+
+def test_plan_ddl_matches_golden():
+    result = cli("plan", EXAMPLES / "orders.yaml", "--ddl")
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "tests" / "golden" / "orders.ddl.sql").read_text(encoding="utf-8")
+
+
+def test_plan_errors_as_json_exit_1():
+    result = cli("plan", BAD / "22_bad_severity.yaml", "--json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == {"file": str(BAD / "22_bad_severity.yaml"), "errors": [{
+        "file": str(BAD / "22_bad_severity.yaml"), "line": 22, "path": "schema[0].properties[1].quality[0].severity",
+        "message": "severity must be error, warning, warn or info, got 'fatal'"}]}
+
+
+def test_plan_errors_in_text_go_to_stderr():
+    result = cli("plan", BAD / "22_bad_severity.yaml")
+    assert result.returncode == 1 and result.stdout == ""
+    assert ":22: schema[0].properties[1].quality[0].severity: severity must be" in result.stderr
+
+
+def test_plan_ddl_without_gate_settings_exits_1(tmp_path):
+    contract = tmp_path / "plain.yaml"
+    contract.write_text((EXAMPLES / "orders.yaml").read_text().split("customProperties:")[0], encoding="utf-8")
+    result = cli("plan", contract, "--ddl")
+    assert result.returncode == 1
+    assert "no contractGate settings" in result.stderr
+    assert cli("plan", contract).returncode == 0  # plan and lint work without gate settings

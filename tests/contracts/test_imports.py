@@ -1,0 +1,36 @@
+"""The contract side (load, compile, lint, plan, DDL text) imports neither pyspark nor Airflow,
+so it runs where neither is installed and a DAG file that compiles a plan never starts a JVM."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pyspark", "py4j", "delta", "airflow")
+
+PROGRAM = """
+import contextlib, io, json, sys
+from contract_gate.contract.loader import load_contract
+from contract_gate.contract.compiler import compile_plan, render_plan
+from spark_jobs.table_ddl import render_ddl, compatibility_differences
+from contract_gate.cli.main import main
+for name in ("regional_daily_cases", "orders", "meter_readings"):
+    plan = compile_plan(load_contract(f"contracts/{name}.yaml"))
+    render_plan(plan), render_ddl(plan), compatibility_differences(plan, [], {})
+with contextlib.redirect_stdout(io.StringIO()):
+    codes = [main(["lint", "contracts"]), main(["lint", "tests/contracts_bad"]),
+             main(["plan", "contracts/orders.yaml"]), main(["plan", "contracts/orders.yaml", "--ddl"])]
+print(json.dumps({"codes": codes, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_load_compile_lint_and_plan_never_import_pyspark_or_airflow():
+    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert report["codes"] == [0, 1, 0, 0]
+    heavy = sorted(m for m in report["modules"] if m.split(".")[0] in HEAVY)
+    assert heavy == []

@@ -1,0 +1,314 @@
+"""Every rule form the issue lists compiles to the exact predicate (TRUE = valid row), with the
+documented NULL handling: a value check on a nullable column is ``(col IS NULL OR check)`` and
+NULL-ness is the ``required`` rule's job."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import column, compile_text, contract, issues_of, rule
+
+
+def one_column(physical: str, logical: str, **extra: str) -> dict:
+    return compile_text(contract(column("v", physical, logical, **extra)))
+
+
+def test_required_is_not_null_and_not_nullable():
+    plan = one_column("string", "string", required="true")
+    r = rule(plan, "v.required")
+    assert (r["kind"], r["scope"], r["predicate"], r["enforceable"]) == ("required", "row", "`v` IS NOT NULL", True)
+    assert plan["columns"][0]["nullable"] is False
+
+
+def test_unique_is_a_group_rule_where_nulls_compare_equal():
+    r = rule(one_column("string", "string", unique="true"), "v.unique")
+    assert (r["kind"], r["scope"], r["columns"], r["nulls_distinct"], r["predicate"]) == ("unique", "group", ["v"], False, None)
+    assert r["enforceable"] is False
+
+
+def test_primary_key_makes_required_and_one_key_rule():
+    plan = one_column("string", "string", primaryKey="true", unique="true")
+    assert plan["key"] == ["v"]
+    assert [r["id"] for r in plan["rules"]] == ["v.required", "key.unique"]  # unique is the key rule
+    assert rule(plan, "v.required")["source"] == "schema[0].properties[0].primaryKey"
+    assert rule(plan, "key.unique")["nulls_distinct"] is False
+
+
+def test_composite_key_follows_primary_key_position():
+    text = contract(
+        column("b", "int", "integer", primaryKey="true", primaryKeyPosition="2")
+        + column("a", "string", "string", primaryKey="true", primaryKeyPosition="1")
+        + column("c", "date", "date", unique="true", primaryKey="true", primaryKeyPosition="3"))
+    plan = compile_text(text)
+    assert plan["key"] == ["a", "b", "c"]
+    assert rule(plan, "key.unique")["columns"] == ["a", "b", "c"]
+    assert rule(plan, "c.unique")["columns"] == ["c"]  # unique alone is a different rule than the key
+
+
+def test_a_column_called_key_does_not_take_the_key_rule_id():
+    text = contract(column("id", "int", "integer", primaryKey="true") + column("key", "int", "integer", unique="true"))
+    plan = compile_text(text)
+    assert rule(plan, "key.unique")["columns"] == ["id"]
+    assert rule(plan, "key.unique_2")["columns"] == ["key"]
+
+
+@pytest.mark.parametrize("value, literal", [("provisional", "'provisional'"), ("it's", "'it\\'s'")])
+def test_enum_on_strings(value, literal):
+    plan = one_column("string", "string", enum=f'[{{value: "{value}"}}, {{value: final}}]')
+    assert rule(plan, "v.enum")["predicate"] == f"(`v` IS NULL OR `v` IN ({literal}, 'final'))"
+
+
+def test_enum_on_numbers_and_booleans():
+    assert rule(one_column("int", "integer", enum="[{value: 1}, {value: 2}]"), "v.enum")["predicate"] == \
+        "(`v` IS NULL OR `v` IN (1, 2))"
+    assert rule(one_column("boolean", "boolean", enum="[{value: true}]"), "v.enum")["predicate"] == \
+        "(`v` IS NULL OR `v` IN (TRUE))"
+
+
+@pytest.mark.parametrize("physical, logical, options, rule_id, predicate", [
+    ("bigint", "integer", "{minimum: 0}", "v.minimum", "(`v` IS NULL OR `v` >= 0)"),
+    ("int", "integer", "{maximum: 10}", "v.maximum", "(`v` IS NULL OR `v` <= 10)"),
+    ("int", "integer", "{exclusiveMinimum: 0}", "v.exclusive_minimum", "(`v` IS NULL OR `v` > 0)"),
+    ("int", "integer", "{exclusiveMaximum: 10}", "v.exclusive_maximum", "(`v` IS NULL OR `v` < 10)"),
+    ("decimal(12,3)", "number", "{minimum: 0.1}", "v.minimum", "(`v` IS NULL OR `v` >= 0.1BD)"),
+    ("decimal(12,3)", "number", "{maximum: 2.5e-3}", "v.maximum", "(`v` IS NULL OR `v` <= 0.0025BD)"),
+    ("decimal(38,0)", "number", "{maximum: 1.0e+40}", "v.maximum", "(`v` IS NULL OR `v` <= 1e+40D)"),
+    ("double", "number", "{minimum: 0}", "v.minimum", "(`v` IS NULL OR (NOT isnan(`v`) AND `v` >= 0))"),
+    ("float", "number", "{exclusiveMaximum: 1.5}", "v.exclusive_maximum",
+     "(`v` IS NULL OR (NOT isnan(`v`) AND `v` < 1.5BD))"),
+    ("date", "date", "{minimum: '2020-01-01'}", "v.minimum", "(`v` IS NULL OR `v` >= DATE '2020-01-01')"),
+    ("date", "date", "{exclusiveMaximum: 2030-01-01}", "v.exclusive_maximum",
+     "(`v` IS NULL OR `v` < DATE '2030-01-01')"),
+    ("timestamp", "timestamp", "{minimum: '2020-01-01T00:00:00Z'}", "v.minimum",
+     "(`v` IS NULL OR `v` >= TIMESTAMP '2020-01-01T00:00:00Z')"),
+    ("timestamp_ntz", "timestamp", "{maximum: '2030-01-01 12:00:00'}", "v.maximum",
+     "(`v` IS NULL OR `v` <= TIMESTAMP_NTZ '2030-01-01 12:00:00')"),
+])
+def test_range_options(physical, logical, options, rule_id, predicate):
+    r = rule(one_column(physical, logical, logicalTypeOptions=options), rule_id)
+    assert r["predicate"] == predicate
+    assert r["enforceable"] is True
+
+
+def test_multiple_of():
+    assert rule(one_column("int", "integer", logicalTypeOptions="{multipleOf: 5}"), "v.multiple_of")["predicate"] == \
+        "(`v` IS NULL OR `v` % 5 = 0)"
+    assert rule(one_column("decimal(10,2)", "number", logicalTypeOptions="{multipleOf: 0.05}"), "v.multiple_of")["predicate"] == \
+        "(`v` IS NULL OR `v` % 0.05BD = 0)"
+    assert rule(one_column("double", "number", logicalTypeOptions="{multipleOf: 0.5}"), "v.multiple_of")["predicate"] == \
+        "(`v` IS NULL OR (NOT isnan(`v`) AND `v` % 0.5BD = 0))"
+    assert issues_of(contract(column("v", "double", "number", logicalTypeOptions="{multipleOf: 0.1}"))) == [(
+        "schema[0].properties[0].logicalTypeOptions.multipleOf",
+        "multipleOf 0.1 cannot be checked exactly on a double column (it is not a binary fraction); declare the column as a decimal")]
+
+
+def test_string_lengths_and_pattern():
+    plan = one_column("string", "string", logicalTypeOptions="{minLength: 2, maxLength: 10, pattern: '^[A-Z]{2}-\\d+$'}")
+    assert rule(plan, "v.min_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) >= 2)"
+    assert rule(plan, "v.max_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) <= 10)"
+    # Spark rlike semantics (a find, not a full match; anchors are the author's); backslash escaped.
+    assert rule(plan, "v.pattern")["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[A-Z]{2}-\\\\d+$')"
+
+
+def test_not_blank_whitespace_and_spaces():
+    whitespace = one_column("string", "string", customProperties="[{property: notBlank, value: whitespace}]")
+    assert rule(whitespace, "v.not_blank")["predicate"] == \
+        "(`v` IS NULL OR NOT `v` RLIKE '^[\\\\s\\\\p{Z}\\\\x{85}\\\\x{200B}\\\\x{FEFF}]*$')"
+    assert rule(one_column("string", "string", customProperties="[{property: notBlank, value: true}]"),
+                "v.not_blank")["predicate"] == rule(whitespace, "v.not_blank")["predicate"]
+    spaces = one_column("string", "string", customProperties="[{property: notBlank, value: spaces}]")
+    assert rule(spaces, "v.not_blank")["predicate"] == "(`v` IS NULL OR trim(`v`) <> '')"
+    off = one_column("string", "string", customProperties="[{property: notBlank, value: false}]")
+    assert [r["id"] for r in off["rules"]] == []
+
+
+def quality_plan(quality: str, physical="string", logical="string") -> dict:
+    return compile_text(contract(column("v", physical, logical, quality=quality)))
+
+
+def test_null_values_metric():
+    r = rule(quality_plan("- metric: nullValues\n  mustBeLessThan: 5\n  unit: percent"), "v.nullValues")
+    assert (r["kind"], r["scope"], r["metric"], r["predicate"]) == ("metric", "dataset", "nullValues", "`v` IS NOT NULL")
+    assert r["threshold"] == {"operator": "mustBeLessThan", "value": 5, "unit": "percent"}
+    assert r["enforceable"] is False
+
+
+def test_missing_values_metric_with_arguments():
+    r = rule(quality_plan("- metric: missingValues\n  arguments: {missingValues: [null, '', N/A]}\n  mustBe: 0"),
+             "v.missingValues")
+    assert r["predicate"] == "(`v` IS NOT NULL AND NOT `v` IN ('', 'N/A'))"
+    assert r["threshold"] == {"operator": "mustBe", "value": 0, "unit": "rows"}
+    assert rule(quality_plan("- metric: missingValues\n  mustBe: 0"), "v.missingValues")["predicate"] == "`v` IS NOT NULL"
+
+
+def test_invalid_values_metric_valid_values_and_pattern():
+    valid = rule(quality_plan("- metric: invalidValues\n  arguments: {validValues: [1, 2]}\n  mustBeLessOrEqualTo: 3",
+                              "int", "integer"), "v.invalidValues")
+    assert valid["predicate"] == "(`v` IS NULL OR `v` IN (1, 2))"
+    pattern = rule(quality_plan("- metric: invalidValues\n  arguments: {pattern: '^[a-z]+$'}\n  mustBe: 0"), "v.invalidValues")
+    assert pattern["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[a-z]+$')"
+
+
+def test_duplicate_values_on_a_property_and_on_the_schema():
+    on_property = rule(quality_plan("- metric: duplicateValues\n  mustBe: 0"), "v.duplicateValues")
+    assert (on_property["kind"], on_property["scope"], on_property["columns"], on_property["nulls_distinct"]) == \
+        ("unique", "group", ["v"], False)
+    text = contract(column("a", "string", "string") + column("b", "int", "integer"),
+                    "- metric: duplicateValues\n  arguments: {properties: [b, a]}\n  mustBeLessThan: 1\n  unit: percent")
+    on_schema = rule(compile_text(text), "dataset.duplicateValues")
+    assert on_schema["columns"] == ["b", "a"]
+    assert on_schema["threshold"] == {"operator": "mustBeLessThan", "value": 1, "unit": "percent"}
+
+
+def test_row_count():
+    r = rule(compile_text(contract(column("v", "int", "integer"), "- metric: rowCount\n  mustBeGreaterThan: 0")),
+             "dataset.rowCount")
+    assert (r["kind"], r["scope"], r["columns"], r["predicate"]) == ("row_count", "dataset", [], None)
+    assert r["threshold"] == {"operator": "mustBeGreaterThan", "value": 0, "unit": "rows"}
+
+
+@pytest.mark.parametrize("operator, value", [
+    ("mustBe", 0), ("mustNotBe", 3), ("mustBeGreaterThan", 1), ("mustBeGreaterOrEqualTo", 1.5),
+    ("mustBeLessThan", 10), ("mustBeLessOrEqualTo", 10), ("mustBeBetween", [1, 5]), ("mustNotBeBetween", [0, 2.5]),
+])
+@pytest.mark.parametrize("unit", ["rows", "percent"])
+def test_every_operator_and_unit(operator, value, unit):
+    yaml_value = f"[{value[0]}, {value[1]}]" if isinstance(value, list) else value
+    r = rule(quality_plan(f"- metric: nullValues\n  {operator}: {yaml_value}\n  unit: {unit}"), "v.nullValues")
+    assert r["threshold"] == {"operator": operator, "value": value, "unit": unit}
+
+
+def test_sql_rule_keeps_placeholders_and_is_not_a_row_rule():
+    text = contract(column("v", "int", "integer",
+                           quality="- type: sql\n  query: 'SELECT max({property}) FROM {object};'\n  mustBeLessThan: 100"),
+                    "- id: no_future\n  type: sql\n  query: SELECT count(*) FROM {object} WHERE v > 3\n  mustBe: 0")
+    plan = compile_text(text)
+    on_property = rule(plan, "v.sql")
+    assert (on_property["kind"], on_property["scope"], on_property["query"]) == ("sql", "query", "SELECT max({property}) FROM {object}")
+    assert on_property["threshold"] == {"operator": "mustBeLessThan", "value": 100, "unit": "rows"}
+    assert rule(plan, "no_future")["query"] == "SELECT count(*) FROM {object} WHERE v > 3"
+    assert issues_of(contract(column("v", "int", "integer"), "- type: sql\n  query: SELECT max({property}) FROM {object}\n  mustBe: 0")) == [
+        ("schema[0].quality[0].query", "unsafe or invalid query: unknown placeholder(s) {property}; allowed: {object}")]
+
+
+def test_custom_spark_sql_expression():
+    text = contract(column("a", "int", "integer") + column("b", "int", "integer",
+                    quality="- type: custom\n  engine: spark-sql\n  name: b_above_a\n  implementation: b >= a"))
+    r = rule(compile_text(text), "b_above_a")
+    assert (r["kind"], r["scope"], r["predicate"], r["columns"], r["enforceable"]) == ("custom_sql", "row", "(b >= a)", ["b", "a"], True)
+
+
+def test_custom_expression_that_changes_over_time_is_not_a_check_constraint():
+    r = rule(quality_plan("- type: custom\n  engine: spark-sql\n  implementation: v <= current_date()", "date", "date"),
+             "v.custom_sql")
+    assert r["predicate"] == "(v <= current_date())"
+    assert r["enforceable"] is False
+
+
+def dqx_rule(check: str, physical="string", logical="string", column_name="v") -> dict:
+    quality = "- type: custom\n  engine: dqx\n  implementation:\n    name: r\n" + "\n".join(
+        "    " + line for line in check.strip("\n").splitlines())
+    return rule(compile_text(contract(column(column_name, physical, logical, quality=quality))), "r")
+
+
+@pytest.mark.parametrize("check, physical, predicate", [
+    ("check: {function: is_not_null}", "string", "`v` IS NOT NULL"),
+    ("check: {function: is_not_empty}", "string", "(`v` IS NULL OR CAST(`v` AS STRING) <> '')"),
+    ("check: {function: is_not_empty, arguments: {trim_strings: true}}", "string",
+     "(`v` IS NULL OR trim(CAST(`v` AS STRING)) <> '')"),
+    ("check: {function: is_not_null_and_not_empty}", "string", "(`v` IS NOT NULL AND CAST(`v` AS STRING) <> '')"),
+    ("check: {function: is_in_list, arguments: {allowed: [\"'USD'\", EUR]}}", "string", "(`v` IS NULL OR `v` IN ('USD', 'EUR'))"),
+    ("check: {function: is_in_list, arguments: {allowed: [\"'usd'\"], case_sensitive: false}}", "string",
+     "(`v` IS NULL OR lower(CAST(`v` AS STRING)) IN (lower('usd')))"),
+    ("check: {function: is_not_null_and_is_in_list, arguments: {allowed: [1, 2]}}", "int",
+     "(`v` IS NOT NULL AND `v` IN (1, 2))"),
+    ("check: {function: is_in_range, arguments: {min_limit: 1, max_limit: 10}}", "int",
+     "(`v` IS NULL OR (`v` >= 1 AND `v` <= 10))"),
+    ("check: {function: is_not_in_range, arguments: {min_limit: 2020-01-01, max_limit: '2020-12-31'}}", "date",
+     "(`v` IS NULL OR `v` < DATE '2020-01-01' OR `v` > DATE '2020-12-31')"),
+    ("check: {function: is_not_less_than, arguments: {limit: 0}}", "double", "(`v` IS NULL OR `v` >= 0)"),
+    ("check: {function: is_not_greater_than, arguments: {limit: 'current_timestamp()'}}", "timestamp",
+     "(`v` IS NULL OR `v` <= (current_timestamp()))"),
+    ("check: {function: regex_match, arguments: {regex: '^[A-Z]+$'}}", "string", "(`v` IS NULL OR `v` RLIKE '^[A-Z]+$')"),
+    ("check: {function: regex_match, arguments: {regex: x, negate: true}}", "string", "(`v` IS NULL OR NOT `v` RLIKE 'x')"),
+    ("check: {function: sql_expression, arguments: {expression: v <> 'x'}}", "string", "coalesce((v <> 'x'), TRUE)"),
+    ("check: {function: sql_expression, arguments: {expression: v = 'x', negate: true}}", "string",
+     "coalesce(NOT (v = 'x'), TRUE)"),
+    ("check: {function: is_valid_date}", "string", "(`v` IS NULL OR try_to_timestamp(`v`) IS NOT NULL)"),
+    ("check: {function: is_valid_date, arguments: {date_format: yyyy-MM-dd}}", "string",
+     "(`v` IS NULL OR try_to_timestamp(`v`, 'yyyy-MM-dd') IS NOT NULL)"),
+    ("check: {function: is_valid_timestamp, arguments: {timestamp_format: 'yyyy-MM-dd HH:mm:ss'}}", "string",
+     "(`v` IS NULL OR try_to_timestamp(`v`, 'yyyy-MM-dd HH:mm:ss') IS NOT NULL)"),
+])
+def test_dqx_row_functions(check, physical, predicate):
+    logical = {"string": "string", "int": "integer", "double": "number", "date": "date", "timestamp": "timestamp"}[physical]
+    r = dqx_rule(check, physical, logical)
+    assert (r["kind"], r["scope"], r["predicate"]) == ("dqx", "row", predicate)
+    assert r["function"] == check.split("function: ")[1].split(",")[0].split("}")[0]
+
+
+def test_dqx_is_unique_keeps_nulls_distinct():
+    text = contract(column("a", "string", "string") + column("b", "int", "integer"), """\
+- type: custom
+  engine: dqx
+  implementation:
+    criticality: warn
+    check: {function: is_unique, arguments: {columns: [a, b]}}
+- type: custom
+  engine: dqx
+  implementation:
+    check: {function: is_unique, arguments: {columns: [a], nulls_distinct: false}}
+""")
+    plan = compile_text(text)
+    first, second = rule(plan, "a.b.is_unique"), rule(plan, "a.is_unique")
+    assert (first["kind"], first["scope"], first["columns"], first["nulls_distinct"], first["severity"]) == \
+        ("unique", "group", ["a", "b"], True, "warning")
+    assert second["nulls_distinct"] is False
+
+
+def test_dqx_name_filter_and_criticality():
+    r = dqx_rule("criticality: warn\nfilter: \"country = 'NL'\"\ncheck: {function: is_not_null}")
+    assert (r["id"], r["severity"], r["filter"], r["enforceable"]) == ("r", "warning", "(country = 'NL')", False)
+
+
+def test_dqx_check_as_yaml_text_like_a_dqx_checks_file():
+    quality = "- type: custom\n  engine: dqx\n  implementation: |\n    - criticality: error\n      check:\n        function: is_not_null\n        arguments:\n          column: v"
+    r = rule(compile_text(contract(column("v", "int", "integer", quality=quality))), "v.is_not_null")
+    assert r["predicate"] == "`v` IS NOT NULL"
+
+
+@pytest.mark.parametrize("severity, expected", [(None, "error"), ("error", "error"), ("warning", "warning"),
+                                                ("warn", "warning"), ("info", "warning")])
+def test_severity_mapping(severity, expected):
+    extra = f"\n  severity: {severity}" if severity else ""
+    r = rule(quality_plan(f"- metric: nullValues\n  mustBe: 0{extra}"), "v.nullValues")
+    assert r["severity"] == expected
+
+
+def test_warnings_are_never_check_constraints():
+    r = rule(quality_plan("- type: custom\n  engine: spark-sql\n  severity: warning\n  implementation: v <> 'x'"), "v.custom_sql")
+    assert r["enforceable"] is False
+
+
+def test_text_rule_is_kept_and_not_executed():
+    r = rule(quality_plan("- type: text\n  description: Values are reviewed monthly."), "v.text")
+    assert (r["kind"], r["scope"], r["predicate"], r["description"], r["enforceable"]) == \
+        ("text", "text", None, "Values are reviewed monthly.", False)
+
+
+def test_generated_ids_that_collide_get_a_suffix_and_given_ids_must_not_take_them():
+    plan = quality_plan("- metric: nullValues\n  mustBe: 0\n- metric: nullValues\n  mustBeLessThan: 5\n  unit: percent")
+    assert [r["id"] for r in plan["rules"]] == ["v.nullValues", "v.nullValues_2"]
+    assert issues_of(contract(column("v", "int", "integer", required="true",
+                                     quality="- name: v.required\n  metric: nullValues\n  mustBe: 0"))) == [
+        ("schema[0].properties[0].quality[0].name",
+         "rule id 'v.required' is the generated id of the rule from schema[0].properties[0].required; choose another")]
+
+
+def test_plan_is_deterministic_and_fingerprinted():
+    text = contract(column("v", "int", "integer", required="true"))
+    first, second = compile_text(text), compile_text(text)
+    assert first == second
+    assert first["fingerprint"].startswith("sha256:") and len(first["fingerprint"]) == 71
+    changed = compile_text(text.replace("required: true", "required: false"))
+    assert changed["fingerprint"] != first["fingerprint"]
