@@ -7,7 +7,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     from delta import configure_spark_with_delta_pip
     from pyspark.sql import SparkSession
 
@@ -21,6 +21,7 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
     )
     session = configure_spark_with_delta_pip(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

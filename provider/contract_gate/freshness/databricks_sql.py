@@ -1,0 +1,60 @@
+"""Freshness of a Unity Catalog target through a Databricks SQL warehouse.
+
+A catalog table's files are the catalog's business, so the warehouse is asked instead: one
+``SELECT max(column)`` (answered from Delta statistics on Databricks, no data scan) and one
+``DESCRIBE HISTORY`` for the newest commit carrying a submission id. The value comes back as
+text or epoch microseconds, never as a driver-specific datetime, so the session time zone of
+the warehouse cannot shift it.
+
+Tested through the real ``DatabricksSqlHook`` with only its network connection replaced by a
+DB-API connection to local Spark SQL + Delta, which runs the exact statements this module sends
+(``tests/freshness/test_databricks_sql.py``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from contract_gate.contract.sqltext import quote_identifier, quote_qualified
+from contract_gate.freshness.business_time import parse_value
+from contract_gate.freshness.latest import SOURCE_WAREHOUSE, LatestAccepted
+
+DEFAULT_CONNECTION = "databricks_default"
+HISTORY_LIMIT = 100  # commits searched for the newest submission id
+
+
+def max_value_sql(table: str, column: str, column_type: str) -> str:
+    value = f"max({quote_identifier(column)})"
+    if column_type == "timestamp":
+        value = f"unix_micros({value})"  # an instant, whatever the session time zone
+    return f"SELECT CAST({value} AS STRING) AS latest FROM {quote_qualified(table)}"
+
+
+def history_sql(table: str) -> str:
+    return f"DESCRIBE HISTORY {quote_qualified(table)} LIMIT {HISTORY_LIMIT}"
+
+
+def latest_from_warehouse(plan: dict, hook) -> LatestAccepted:
+    table = plan["tables"]["target"]["name"]
+    freshness = plan["freshness"]
+    [(text,)] = hook.get_records(max_value_sql(table, freshness["column"], freshness["column_type"]))
+    value = None
+    if text is not None:
+        if freshness["column_type"] == "timestamp":
+            value = datetime.fromtimestamp(int(text) / 1_000_000, tz=timezone.utc)
+        else:
+            value = parse_value(text, freshness["column_type"])
+    history = hook.get_records(history_sql(table))
+    version = max((row.version for row in history), default=None)
+    submission = next((row.userMetadata for row in history if row.userMetadata), None)
+    return LatestAccepted(value, submission, version, SOURCE_WAREHOUSE)
+
+
+def make_hook(plan: dict):
+    """A DatabricksSqlHook on the gate's execution connection; the warehouse comes from the
+    connection's ``http_path`` extra."""
+    from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
+
+    execution = (plan.get("gate") or {}).get("execution") or {}
+    return DatabricksSqlHook(databricks_conn_id=execution.get("connectionId") or DEFAULT_CONNECTION,
+                             caller="contract-gate freshness")
