@@ -1,8 +1,12 @@
-"""The ``contract-gate`` console script: lint and plan, exit codes 0 (ok) / 1 (contract errors)
-/ 2 (usage), human output by default and JSON with --json."""
+"""The ``contract-gate`` CLI: lint and plan, exit codes 0 (ok) / 1 (contract errors) / 2 (usage),
+human output by default and JSON with --json. A few tests run the installed console script in a
+subprocess (exit codes, byte-identical output across runs); the rest call its ``main`` in-process,
+which is the same code without a second interpreter start per case."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -11,14 +15,31 @@ from pathlib import Path
 
 import pytest
 
+from contract_gate.cli.main import main
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "contracts"
 BAD = ROOT / "tests" / "contracts_bad"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    script = shutil.which("contract-gate", path=str(Path(sys.executable).parent)) or "contract-gate"
-    return subprocess.run([script, *map(str, args)], capture_output=True, text=True, check=False, cwd=ROOT)
+def script(*args) -> subprocess.CompletedProcess:
+    """The installed console script, in a subprocess."""
+    executable = shutil.which("contract-gate", path=str(Path(sys.executable).parent)) or "contract-gate"
+    return subprocess.run([executable, *map(str, args)], capture_output=True, text=True, check=False, cwd=ROOT)
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    """The same command in-process: (returncode, stdout, stderr) like ``script``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def test_console_script_exit_codes():
+    assert script("lint", EXAMPLES).returncode == 0
+    assert script("lint", BAD / "05_minimum_above_maximum.yaml").returncode == 1
+    assert script("plan", "no/such.yaml").returncode == 2
 
 
 def test_lint_examples_exits_0():
@@ -55,12 +76,18 @@ def test_usage_errors_exit_2(args):
     assert cli(*args).returncode == 2
 
 
-@pytest.mark.parametrize("name", ["regional_daily_cases", "orders", "meter_readings"])
-def test_plan_is_byte_identical_across_runs(name):
-    first, second = cli("plan", EXAMPLES / f"{name}.yaml"), cli("plan", EXAMPLES / f"{name}.yaml")
+def test_plan_is_byte_identical_across_runs():
+    first, second = (script("plan", EXAMPLES / "regional_daily_cases.yaml") for _ in range(2))
     assert first.returncode == second.returncode == 0
     assert first.stdout == second.stdout
-    assert first.stdout == (ROOT / "tests" / "golden" / f"{name}.plan.json").read_text(encoding="utf-8")
+    assert first.stdout == (ROOT / "tests" / "golden" / "regional_daily_cases.plan.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["orders", "meter_readings"])
+def test_plan_prints_the_golden_plan(name):
+    result = cli("plan", EXAMPLES / f"{name}.yaml")
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "tests" / "golden" / f"{name}.plan.json").read_text(encoding="utf-8")
 
 
 def test_plan_env_resolves_catalog_tables():
@@ -98,3 +125,28 @@ def test_plan_ddl_without_gate_settings_exits_1(tmp_path):
     assert result.returncode == 1
     assert "no contractGate settings" in result.stderr
     assert cli("plan", contract).returncode == 0  # plan and lint work without gate settings
+
+
+def test_lint_empty_folder_is_a_usage_error(tmp_path):
+    result = cli("lint", tmp_path)
+    assert result.returncode == 2
+    assert "no contract files" in result.stdout
+
+
+def test_a_checker_crash_on_one_file_does_not_hide_the_others(tmp_path, monkeypatch):
+    import contract_gate.cli.lint_cmd as lint_cmd
+
+    real = lint_cmd.compile_plan
+
+    def flaky(file, env=None):
+        if Path(file).name == "orders.yaml":
+            raise RuntimeError("boom")
+        return real(file, env=env)
+
+    monkeypatch.setattr(lint_cmd, "compile_plan", flaky)
+    result = cli("lint", EXAMPLES, "--json")
+    assert result.returncode == 2
+    contracts = {Path(c["file"]).name: c for c in json.loads(result.stdout)["contracts"]}
+    assert contracts["orders.yaml"]["errors"][0]["message"] == \
+        "internal error while checking this contract: RuntimeError: boom"
+    assert contracts["meter_readings.yaml"]["ok"] and contracts["regional_daily_cases.yaml"]["ok"]

@@ -1,4 +1,8 @@
-"""``contract-gate lint <file|dir>``: check contracts and compile them, report every error."""
+"""``contract-gate lint <file|dir>``: check contracts and compile them, report every error.
+
+Each file is checked on its own, so one broken contract never hides the errors of another.
+Exit code: 0 all ok, 1 some contract has errors, 2 usage error or a crash of the checker itself.
+"""
 
 from __future__ import annotations
 
@@ -23,29 +27,44 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def lint_file(file: Path, env: str | None) -> dict:
+    try:
+        plan = compile_plan(file, env=env)
+    except ContractError as exc:
+        return {"file": str(file), "ok": False, "errors": [i.as_dict() for i in exc.issues]}
+    except Exception as exc:  # noqa: BLE001 - a checker bug must not stop the other files
+        message = f"internal error while checking this contract: {type(exc).__name__}: {exc}"
+        return {"file": str(file), "ok": False, "crashed": True,
+                "errors": [{"file": str(file), "line": None, "path": "", "message": message}]}
+    return {"file": str(file), "ok": True, "rules": len(plan["rules"]), "errors": []}
+
+
 def run(args) -> int:
     if not args.target.exists():
         print(f"contract-gate lint: no such file or folder: {args.target}")
         return 2
     files = contract_files(args.target)
-    results = []
-    for file in files:
-        try:
-            plan = compile_plan(file, env=args.env)
-            results.append({"file": str(file), "ok": True, "rules": len(plan["rules"]), "errors": []})
-        except ContractError as exc:
-            results.append({"file": str(file), "ok": False, "errors": [i.as_dict() for i in exc.issues]})
+    if not files:
+        print(f"contract-gate lint: no contract files (*.yaml, *.yml) in {args.target}")
+        return 2
+    results = [lint_file(file, args.env) for file in files]
     if args.json:
         print(json.dumps({"contracts": results}, indent=2))
     else:
-        for result in results:
-            if result["ok"]:
-                print(f"ok    {result['file']} ({result['rules']} rules)")
-            else:
-                print(f"FAIL  {result['file']}")
-                for issue in result["errors"]:
-                    where = f"line {issue['line']}" if issue["line"] else "-"
-                    print(f"      {where}: {issue['path'] or '<document>'}: {issue['message']}")
-        failed = sum(not r["ok"] for r in results)
-        print(f"{len(results) - failed} ok, {failed} with errors")
+        print_human(results)
+    if any(r.get("crashed") for r in results):
+        return 2
     return 1 if any(not r["ok"] for r in results) else 0
+
+
+def print_human(results: list[dict]) -> None:
+    for result in results:
+        if result["ok"]:
+            print(f"ok    {result['file']} ({result['rules']} rules)")
+            continue
+        print(f"FAIL  {result['file']}")
+        for issue in result["errors"]:
+            where = f"line {issue['line']}" if issue["line"] else "-"
+            print(f"      {where}: {issue['path'] or '<document>'}: {issue['message']}")
+    failed = sum(not r["ok"] for r in results)
+    print(f"{len(results) - failed} ok, {failed} with errors")
