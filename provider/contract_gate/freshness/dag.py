@@ -1,0 +1,68 @@
+"""The small generated DAG that checks one contract's freshness on its own schedule.
+
+Separate from the gate DAG because freshness must be checked exactly when no batch arrives:
+a gate that is never triggered would never notice. One task, no Spark; the schedule is the
+gate setting ``alerts.freshnessSchedule`` (default hourly); one run at a time, so two checks
+never race on the status record.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from airflow.sdk import DAG
+
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.freshness.operator import FreshnessCheckOperator
+
+START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+ENV_ENV = "CONTRACT_GATE_ENV"  # the same default environment the gate DAGs use (contract_gate.dag_factory)
+
+
+def freshness_dag_id(contract_id: str) -> str:
+    return f"{contract_id}__freshness"
+
+
+def build_freshness_dag(contract_path: str | Path, env: str | None = None) -> DAG | None:
+    """The freshness DAG for a contract, or None when it has no freshness/latency SLA or no gate
+    settings. Compiling raises :class:`~contract_gate.contract.errors.ContractError` for a broken
+    contract, like the gate DAG does."""
+    plan = compile_plan(contract_path, env=env)
+    freshness = plan["freshness"]
+    if freshness is None or plan["gate"] is None:
+        return None
+    contract = plan["contract"]
+    dag = DAG(
+        dag_id=freshness_dag_id(contract["id"]),
+        description=f"Freshness SLA of {contract['id']}: {freshness['column']} at most "
+                    f"{freshness['value']} {freshness['unit']} old",
+        schedule=plan["gate"]["alerts"]["freshnessSchedule"],
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=[tag for tag in ("contract-gate", "freshness", contract.get("domain")) if tag],
+        doc_md=_doc(plan),
+        default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
+    )
+    with dag:
+        FreshnessCheckOperator(task_id="check_freshness", contract=str(contract_path), env=env)
+    return dag
+
+
+def _doc(plan: dict) -> str:
+    freshness = plan["freshness"]
+    target = plan["tables"]["target"]
+    where = target.get("path") or target.get("name")
+    notifiers = plan["gate"]["alerts"]["notifiers"]
+    return "\n".join([
+        f"### Freshness of `{plan['contract']['id']}` {plan['contract']['version']}",
+        "",
+        f"The latest accepted `{freshness['column']}` ({freshness['column_type']}) in `{where}` must be at most "
+        f"**{freshness['value']} {freshness['unit']}** old ({freshness['property']} SLA, "
+        f"{freshness['max_age_seconds']} s). A date counts from the end of its UTC day.",
+        "",
+        f"Alerts once per stale episode, and when fresh again, through: "
+        + (", ".join(f"`{ref['class']}`" for ref in notifiers) or "no notifiers configured") + ".",
+    ])
