@@ -8,11 +8,14 @@ Every write the gate makes to a shared table (target, quarantine) carries:
   and ``txnVersion`` = 1, so Delta itself skips a second commit of the same submission,
   whichever process or retry attempts it.
 
-DataFrameWriter takes these as options. MERGE has no options: delta-spark 4.4 reads them
-from the session conf (``spark.databricks.delta.write.txnAppId``/``txnVersion`` and
-``spark.databricks.delta.commitInfo.userMetadata``), so a MERGE runs in a child session
-(``SparkSession.newSession``: same SparkContext, own SQL conf) and the caller's session, or a
-concurrent publish on another thread, never sees one submission's tags.
+They are set as session conf (``spark.databricks.delta.write.txnAppId``/``txnVersion`` and
+``spark.databricks.delta.commitInfo.userMetadata``), the one form delta-spark 4.4 honours
+for every write the gate makes: MERGE takes no options at all, and ``saveAsTable`` ignores
+the ``userMetadata`` option. The conf lives in a child session (``SparkSession.newSession``:
+same SparkContext, own SQL conf) that reads and writes one submission's data, so the
+caller's session, or a concurrent publish on another thread, never sees its tags. Delta
+records the idempotency pair only on writes into an existing table (not on a CREATE TABLE AS
+SELECT), so tables are created untagged first and then written to.
 """
 
 from __future__ import annotations
@@ -37,21 +40,18 @@ def app_id(plan: dict[str, Any], submission_id: str) -> str:
     return f"contract-gate:{plan['contract']['id']}:{submission_id}"
 
 
-def writer_options(plan: dict[str, Any], submission_id: str) -> dict[str, str]:
-    """Options for ``DataFrameWriter``: tags and idempotency for one append."""
-    return {
-        "txnAppId": app_id(plan, submission_id),
-        "txnVersion": str(TXN_VERSION),
-        "userMetadata": submission_id,
-    }
-
-
-def tagged_session(spark: SparkSession, plan: dict[str, Any], submission_id: str) -> SparkSession:
-    """A child session whose DML commits carry the submission's tags and idempotency pair."""
+def tagged_session(
+    spark: SparkSession, plan: dict[str, Any], submission_id: str, idempotent: bool = True
+) -> SparkSession:
+    """A child session whose Delta commits carry the submission id and, when ``idempotent``,
+    its idempotency pair. DataFrames to be written must be read through it: a write runs in
+    its DataFrame's session. (Stage goes without the pair: with it, Delta would skip a second
+    ``errorifexists`` write silently instead of saying the candidate exists.)"""
     session = spark.newSession()
-    session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))
-    session.conf.set("spark.databricks.delta.write.txnVersion", str(TXN_VERSION))
     session.conf.set("spark.databricks.delta.commitInfo.userMetadata", submission_id)
+    if idempotent:
+        session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))
+        session.conf.set("spark.databricks.delta.write.txnVersion", str(TXN_VERSION))
     return session
 
 

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.address import as_address, location, resolve
 from spark_jobs.candidate import read_candidate
-from spark_jobs.commits import retry_conflicts, tagged_session, writer_options
+from spark_jobs.commits import retry_conflicts, tagged_session
 from spark_jobs.diagnostics import split
 from spark_jobs.history import Commit, current_version, exists, find_submission
 from spark_jobs.plan import load_plan
@@ -184,7 +184,7 @@ def _attempt(
         if not check["passed"]:
             return {**result, **_rejected(before, check)}
     try:
-        _commit(session, plan, df, target, mode, submission_id)
+        _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
         text = str(exc)
         if _GUARD in text:  # a concurrent publish added some of our keys after the check
@@ -209,16 +209,12 @@ def _attempt(
 
 
 def _commit(
-    session: SparkSession,
-    plan: dict[str, Any],
-    df: DataFrame,
-    target: dict[str, Any],
-    mode: str,
-    submission_id: str,
+    session: SparkSession, plan: dict[str, Any], df: DataFrame, target: dict[str, Any], mode: str
 ) -> None:
+    """The one commit, in ``session`` (tagged): see the module docs for the three shapes."""
     keys = plan["key"]
     if not keys:
-        writer = df.write.format("delta").mode("append").options(**writer_options(plan, submission_id))
+        writer = df.write.format("delta").mode("append")
         writer.save(target["path"]) if target["kind"] == "path" else writer.saveAsTable(target["name"])
         return
     table = (

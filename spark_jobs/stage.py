@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_jobs.address import as_address, candidate_address, location, resolve
 from spark_jobs.candidate import read_candidate
+from spark_jobs.commits import tagged_session
 from spark_jobs.history import find_submission
 from spark_jobs.plan import load_plan
 from spark_jobs.table_ddl import table_properties
@@ -44,13 +45,13 @@ def stage_candidate(
     target = candidate_address(plan, submission_id)
     resolved = resolve(source)
     batch = read_candidate(
-        spark,
+        tagged_session(spark, plan, submission_id, idempotent=False),
         resolved["path"] if resolved["kind"] == "path" else resolved["name"],
         format=source["format"],
         options=source.get("options"),
         columns=plan["columns"],
     ).df
-    status = _write_once(batch, plan, target, submission_id)
+    status = _write_once(batch, plan, target)
     commit = find_submission(spark, target, submission_id)
     if commit is None:
         raise RuntimeError(
@@ -87,16 +88,10 @@ def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> d
     }
 
 
-def _write_once(
-    batch: DataFrame, plan: dict[str, Any], target: dict[str, Any], submission_id: str
-) -> str:
-    """Write ``batch`` as a new Delta table at ``target``; ``already_staged`` if it exists."""
-    writer = (
-        batch.write.format("delta")
-        .mode("errorifexists")
-        .option("userMetadata", submission_id)
-        .options(**table_properties(plan))
-    )
+def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> str:
+    """Write ``batch`` (read through a tagged session, so the commit names the submission) as
+    a new Delta table at ``target``; ``already_staged`` if it exists."""
+    writer = batch.write.format("delta").mode("errorifexists").options(**table_properties(plan))
     resolved = resolve(target)
     try:
         if resolved["kind"] == "path":

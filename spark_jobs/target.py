@@ -1,11 +1,13 @@
 """The consumer-facing target table: created from the plan when missing, refused when it drifted.
 
-Creation runs ``table_ddl.create_table_statements``: a CREATE TABLE, then one ADD CONSTRAINT
-per enforceable rule, with the very predicates validation evaluates. Those are several Delta
-commits, so a creator killed half-way leaves a table with some constraints missing. Such a
-table has never held data, so finishing the missing constraints is safe and is what the next
-attempt does; a table that already holds data and differs from the plan in any way is refused
-with every difference listed, because publishing into it would silently weaken the contract.
+The table comes from ``table_ddl``: the plan's columns (NOT NULL where required) and one CHECK
+constraint per enforceable rule, with the very predicates validation evaluates. The DDL that
+``contract-gate plan --ddl`` prints adds constraints one ALTER TABLE at a time; here the
+constraints go into the CREATE TABLE's properties (``delta.constraints.<name>``, where Delta
+keeps them anyway), so the table appears in one commit, complete: a creator killed half-way
+cannot leave a target without its constraints. A target that exists and differs from the plan
+in any way is refused with every difference listed, because publishing into it would
+silently weaken the contract.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ from pyspark.sql import SparkSession
 from spark_jobs.address import location, resolve, sql_name
 from spark_jobs.commits import retry_conflicts
 from spark_jobs.history import exists
-from spark_jobs.sql_text import quote_identifier
+from spark_jobs.sql_text import string_literal
 from spark_jobs.table_ddl import (
     compatibility_differences,
     create_table_statements,
     expected_constraints,
+    table_properties,
 )
-
-SETUP_OPERATIONS = {"CREATE TABLE", "ADD CONSTRAINT"}
 
 
 class TargetDriftError(RuntimeError):
@@ -53,7 +54,7 @@ def deployed_differences(
 def ensure_target(
     spark: SparkSession, plan: dict[str, Any], address: dict[str, Any] | None = None
 ) -> bool:
-    """Make the target exist and match the plan; True when this call created or completed it.
+    """Make the target exist and match the plan; True when this call created it.
 
     Raises ``TargetDriftError`` for a target that differs from the plan. Safe to call from
     several runs at once: a lost creation race is retried and then finds the winner's table.
@@ -62,49 +63,30 @@ def ensure_target(
     return retry_conflicts(lambda _: _ensure_once(spark, plan, address), "creating the target")
 
 
+def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
+    """``table_ddl``'s CREATE TABLE with the CHECK constraints as table properties."""
+    create = create_table_statements(plan, address)[0]
+    head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
+    properties = {
+        **table_properties(plan),
+        **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
+    }
+    if not properties:
+        return head
+    rendered = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items())
+    return f"{head}\nTBLPROPERTIES ({rendered})"
+
+
 def _ensure_once(spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]) -> bool:
+    created = False
     if not exists(spark, address):
         try:
-            for statement in create_table_statements(plan, address):
-                spark.sql(statement)
-            return True
+            spark.sql(create_statement(plan, address))
+            created = True
         except AnalysisException as exc:
-            if "ALREADY_EXISTS" not in str(exc):  # a twin run created it: finish below
+            if "ALREADY_EXISTS" not in str(exc):  # else a twin run created it: check it below
                 raise
     differences = deployed_differences(spark, plan, address)
-    missing = _missing_constraints(plan, differences)
-    if not differences:
-        return False
-    if missing is None or not _never_written(spark, address):
+    if differences:
         raise TargetDriftError(address, differences)
-    constraints = expected_constraints(plan)
-    for name in missing:
-        try:
-            spark.sql(
-                f"ALTER TABLE {sql_name(address)} ADD CONSTRAINT {quote_identifier(name)}"
-                f" CHECK ({constraints[name]})"
-            )
-        except AnalysisException as exc:
-            if "ALREADY_EXISTS" not in str(exc):
-                raise
-    return True
-
-
-def _missing_constraints(plan: dict[str, Any], differences: list[str]) -> list[str] | None:
-    """The constraint names behind ``differences`` when every difference is a missing
-    constraint (a half-finished creation), else None."""
-    missing = [
-        name
-        for name in expected_constraints(plan)
-        if f"constraint {name!r} is missing from the table" in differences
-    ]
-    return missing if len(missing) == len(differences) else None
-
-
-def _never_written(spark: SparkSession, address: dict[str, Any]) -> bool:
-    """True when the table's whole history is the gate's own CREATE/ADD CONSTRAINT commits."""
-    operations = {
-        row["operation"]
-        for row in spark.sql(f"DESCRIBE HISTORY {sql_name(address)}").select("operation").collect()
-    }
-    return operations <= SETUP_OPERATIONS
+    return created

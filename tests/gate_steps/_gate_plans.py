@@ -1,0 +1,72 @@
+"""Plans from the example contracts, with every table under one test folder, and tiny data."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from contract_gate.contract.compiler import compile_plan
+from spark_jobs.plan import load_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+_COMPILED: dict[str, dict[str, Any]] = {}
+
+CASES_DDL = "region_code string, report_date date, reporting_org string, case_count bigint, status string"
+
+
+def plan_for(contract: str, root: Path | str | None, **gate: Any) -> dict[str, Any]:
+    """The compiled plan of ``contracts/<contract>.yaml`` with its tables under ``root``
+    (None: the compiler's relative paths); ``gate`` overrides gate settings (e.g.
+    ``publication={"mode": "replace_keys"}``)."""
+    if contract not in _COMPILED:
+        _COMPILED[contract] = compile_plan(ROOT / "contracts" / f"{contract}.yaml")
+    plan = copy.deepcopy(_COMPILED[contract])
+    plan.pop("fingerprint")
+    for address in plan["tables"].values():
+        if root is not None and address["kind"] == "path":
+            address["path"] = f"{root}/{address['path']}"
+    plan["gate"].update(gate)
+    return load_plan(plan)
+
+
+def case(region: str, day: int, count: int = 5, status: str = "final", org: str = "GGD") -> tuple:
+    return (region, date(2024, 3, day), org, count, status)
+
+
+def cases_df(spark, rows: list[tuple]):
+    return spark.createDataFrame(rows, CASES_DDL)
+
+
+def write_csv(path: Path, rows: list[tuple]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    lines = ["region_code,report_date,reporting_org,case_count,status"]
+    lines += [",".join(str(v) for v in row) for row in rows]
+    (path / "batch.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def order(order_id: str, total: float = 10.0, currency: str = "EUR", hour: int = 1) -> dict[str, Any]:
+    return {"order_id": order_id, "customer_id": "c-" + order_id, "order_total": total,
+            "currency": currency, "order_timestamp": f"2024-03-01T{hour:02d}:00:00Z"}
+
+
+def write_json(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "batch.json").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def table_rows(spark, address: dict[str, Any], version: int | None = None) -> list:
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return reader.load(address["path"]).collect()
+
+
+def version_of(spark, address: dict[str, Any]) -> int:
+    return int(spark.sql(f"DESCRIBE HISTORY delta.`{address['path']}` LIMIT 1").first()["version"])
+
+

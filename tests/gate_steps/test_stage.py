@@ -1,0 +1,126 @@
+"""Stage freezes a landed batch once, as a Delta candidate read with the plan's types."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
+from spark_jobs.stage import stage_candidate
+
+
+def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1), case("NL-UT", 1, 7)])
+
+    staged = stage_candidate(spark, plan, "sub-1")
+
+    assert staged["status"] == "staged"
+    assert staged["version"] == 0 and staged["row_count"] == 2
+    assert staged["candidate"]["path"].endswith("_contract_gate_candidates/regional_daily_cases__sub_1_" + staged["candidate"]["path"][-8:])
+    frozen = spark.read.format("delta").load(staged["candidate"]["path"])
+    assert dict(frozen.dtypes) == {"region_code": "string", "report_date": "date", "reporting_org": "string",
+                                   "case_count": "bigint", "status": "string"}
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{staged['candidate']['path']}`").collect()
+    assert [(h["version"], h["userMetadata"]) for h in history] == [(0, "sub-1")]
+
+
+def test_a_retried_stage_returns_the_first_attempts_candidate_unchanged(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    landing = write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1)])
+    first = stage_candidate(spark, plan, "s2")
+    write_csv(landing, [case("NL-NH", 1), case("NL-NH", 2)])  # the folder changed meanwhile
+
+    again = stage_candidate(spark, plan, "s2")
+
+    assert again["status"] == "already_staged"
+    assert (again["candidate"], again["version"], again["row_count"]) == (first["candidate"], 0, 1)
+    assert version_of(spark, again["candidate"]) == 0
+    assert len(table_rows(spark, again["candidate"])) == 1
+
+
+def test_json_landing_given_as_a_path_keeps_the_plans_format(spark, tmp_path):
+    plan = plan_for("orders", tmp_path)
+    batch = write_json(tmp_path / "drop/batch-7", [order("o1"), order("o2", 3.5)])
+
+    staged = stage_candidate(spark, plan, "b7", landing=str(batch))
+
+    rows = spark.read.format("delta").load(staged["candidate"]["path"])
+    assert staged["row_count"] == 2
+    assert dict(rows.dtypes)["order_timestamp"] == "timestamp"
+    assert dict(rows.dtypes)["order_total"] == "double"
+
+
+def test_parquet_landing_keeps_its_own_types_for_the_schema_check(spark, tmp_path):
+    plan = plan_for("meter_readings", tmp_path)
+    landing = tmp_path / "lakehouse/landing/meter_readings"
+    spark.createDataFrame([("M000001", 1)], "meter_id string, channel bigint").write.parquet(str(landing))
+
+    staged = stage_candidate(spark, plan, "p1")
+
+    assert dict(spark.read.format("delta").load(staged["candidate"]["path"]).dtypes)["channel"] == "bigint"
+
+
+def test_delta_landing_is_pinned_not_copied(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    landing = tmp_path / "landing_delta"
+    cases_df(spark, [case("NL-NH", 1)]).write.format("delta").save(str(landing))
+    cases_df(spark, [case("NL-UT", 1)]).write.format("delta").mode("append").save(str(landing))
+    address = {"kind": "path", "path": str(landing), "format": "delta"}
+
+    staged = stage_candidate(spark, plan, "d1", landing=address)
+
+    assert staged == {"candidate": address, "version": 1, "row_count": 2, "status": "pinned"}
+    assert not (tmp_path / "lakehouse/_contract_gate_candidates").exists()
+
+
+def test_relative_landing_and_candidate_paths_resolve_against_contract_gate_home(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    plan = plan_for("regional_daily_cases", None)
+    write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1)])
+
+    staged = stage_candidate(spark, plan, "rel")
+
+    assert staged["candidate"]["path"] == "lakehouse/_contract_gate_candidates/regional_daily_cases__rel"
+    assert (tmp_path / staged["candidate"]["path"] / "_delta_log").is_dir()
+
+
+def test_catalog_candidates_are_tables_named_object__submission(spark, tmp_path):
+    schema = f"cg_stage_{tmp_path.name[-8:].lower()}".replace("-", "_")
+    spark.sql(f"CREATE DATABASE spark_catalog.{schema} LOCATION '{tmp_path}/warehouse'")
+    plan = plan_for("regional_daily_cases", tmp_path)
+    plan["tables"]["candidate_schema"] = {"kind": "table", "name": f"spark_catalog.{schema}", "format": "delta"}
+    plan.pop("fingerprint")
+    write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1)])
+    try:
+        staged = stage_candidate(spark, plan, "cat1")
+
+        assert staged["candidate"]["name"] == f"spark_catalog.{schema}.regional_daily_cases__cat1"
+        assert (staged["version"], staged["row_count"]) == (0, 1)
+        assert spark.table(staged["candidate"]["name"]).count() == 1
+        assert stage_candidate(spark, plan, "cat1")["status"] == "already_staged"
+    finally:
+        spark.sql(f"DROP DATABASE spark_catalog.{schema} CASCADE")
+
+
+def test_column_names_that_need_delta_column_mapping(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    plan["columns"][0]["name"] = "region code, ISO"
+    plan["delta_column_mapping"] = True
+    plan["rules"] = [r for r in plan["rules"] if "region_code" not in r["columns"] and r["kind"] != "unique"]
+    plan["key"] = []
+    plan.pop("fingerprint")
+    landing = tmp_path / "cm"
+    spark.createDataFrame([("NL-NH", 1)], "`region code, ISO` string, n int").write.parquet(str(landing))
+
+    staged = stage_candidate(spark, plan, "cm1", landing={"kind": "path", "path": str(landing), "format": "parquet"})
+
+    properties = dict(spark.sql(f"DESCRIBE DETAIL delta.`{staged['candidate']['path']}`").first()["properties"])
+    assert properties["delta.columnMapping.mode"] == "name"
+    assert spark.read.format("delta").load(staged["candidate"]["path"]).columns == ["region code, ISO", "n"]
+
+
+def test_a_missing_landing_fails_the_step(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    with pytest.raises(AnalysisException):
+        stage_candidate(spark, plan, "nothing")

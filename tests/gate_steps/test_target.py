@@ -1,0 +1,64 @@
+"""The target is created from the plan's DDL in one commit, and refused — with every
+difference listed — once it has drifted from the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from _gate_plans import case, cases_df, plan_for, version_of
+from spark_jobs.table_ddl import create_table_statements, expected_constraints
+from spark_jobs.target import TargetDriftError, ensure_target
+
+
+def _constraints(spark, path):
+    properties = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
+    return {k[len("delta.constraints."):]: v for k, v in properties.items() if k.startswith("delta.constraints.")}
+
+
+def test_a_missing_target_is_created_with_the_plans_constraints(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    target = plan["tables"]["target"]
+
+    assert ensure_target(spark, plan) is True
+    assert ensure_target(spark, plan) is False  # a second call finds it compatible
+
+    assert set(_constraints(spark, target["path"])) == set(expected_constraints(plan))
+    schema = spark.read.format("delta").load(target["path"]).schema
+    assert [(f.name, f.nullable) for f in schema.fields][:2] == [("region_code", False), ("report_date", False)]
+    assert version_of(spark, target) == 0  # one commit: no creator can leave it half-made
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{target['path']}`").first()
+    assert detail["minWriterVersion"] >= 3  # the version that enforces CHECK constraints
+    with pytest.raises(Exception, match="cg_case_count_minimum"):
+        cases_df(spark, [case("NL-NH", 1, -1)]).write.format("delta").mode("append").save(target["path"])
+
+
+def test_a_drifted_target_is_refused_with_every_difference(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    path = plan["tables"]["target"]["path"]
+    cases_df(spark, [case("NL-NH", 1)]).withColumnRenamed("status", "state").write.format("delta").save(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT extra CHECK (case_count < 1000)")
+    before = version_of(spark, plan["tables"]["target"])
+
+    with pytest.raises(TargetDriftError) as refused:
+        ensure_target(spark, plan)
+
+    differences = refused.value.differences
+    assert "column 'status' is missing from the table" in differences
+    assert "column 'state' is in the table but not in the plan" in differences
+    assert "column 'region_code' is nullable in the table, the plan says NOT NULL" in differences
+    assert "constraint 'extra' is on the table but not in the plan" in differences
+    assert sum(d.startswith("constraint") and "missing" in d for d in differences) == len(expected_constraints(plan))
+    assert all(d in str(refused.value) for d in differences)
+    assert version_of(spark, plan["tables"]["target"]) == before
+
+
+def test_a_target_with_data_and_a_missing_constraint_is_refused_not_altered(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    path = plan["tables"]["target"]["path"]
+    statements = create_table_statements(plan)
+    for statement in statements[:-1]:
+        spark.sql(statement)
+    cases_df(spark, [case("NL-NH", 1)]).write.format("delta").mode("append").save(path)
+
+    with pytest.raises(TargetDriftError, match="is missing from the table"):
+        ensure_target(spark, plan)
