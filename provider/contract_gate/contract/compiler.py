@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 
@@ -40,7 +41,53 @@ def compile_plan(contract: str | Path | LoadedContract, env: str | None = None) 
 
 
 def render_plan(plan: dict) -> str:
-    return json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """``json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"``, byte for byte.
+
+    The standard library only uses its C encoder without ``indent``; this renderer does the
+    indenting itself around the C string encoder, which makes rendering about twice as fast
+    (tests compare it with ``json.dumps`` on every plan they build)."""
+    out: list[str] = []
+    _render(plan, "\n", out)
+    out.append("\n")
+    return "".join(out)
+
+
+def _render(value, newline: str, out: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(_encode_string(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key in sorted(value):
+            out.append(separator + _encode_string(key) + ": ")
+            _render(value[key], inner, out)
+            separator = "," + inner
+        out.append(newline + "}")
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            _render(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "]")
+    elif value is None or kind is bool:
+        out.append(_CONSTANTS[value])
+    elif kind is int or kind is float:
+        out.append(json.dumps(value) if kind is float and not math.isfinite(value) else repr(value))
+    else:
+        out.append(json.dumps(value))
+
+
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+_encode_string = json.encoder.encode_basestring  # the C implementation when available
 
 
 def plan_fingerprint(plan: dict) -> str:

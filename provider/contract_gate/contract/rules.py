@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import re
 
 from contract_gate.contract.spark_types import INTEGRAL, is_numeric
-from contract_gate.contract.sqltext import check_expression, number_literal, quote_identifier, string_literal
+from contract_gate.contract.sqltext import check_expression, identifiers, number_literal, quote_identifier, string_literal
 
 # Blank = empty or only these characters. Java regex: \s is [ \t\n\x0B\f\r]; \p{Z} is every Unicode
 # space separator (U+0020, U+00A0 no-break space, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
@@ -157,10 +156,7 @@ def custom_expression(text, key="implementation") -> str:
 
 
 def referenced_columns(expression: str, columns: list[str]) -> list[str]:
-    """Columns an expression mentions (bare or back-quoted), in contract order."""
-    found = []
-    for name in columns:
-        bare = re.search(rf"(?<![\w`]){re.escape(name)}(?![\w`])", expression) if re.fullmatch(r"\w+", name) else None
-        if bare or quote_identifier(name) in expression:
-            found.append(name)
-    return found
+    """Columns an expression mentions (bare or back-quoted), in contract order; like Spark's
+    default resolution, case-insensitively."""
+    names = {name.lower() for name in identifiers(expression)}
+    return [name for name in columns if name.lower() in names]

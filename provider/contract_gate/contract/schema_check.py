@@ -42,6 +42,28 @@ _TYPES: dict[str, Callable[[object], bool]] = {
 }
 
 
+def _type_check(names: list[str]) -> Check:
+    tests = [_TYPES[name] for name in names]
+    if len(tests) == 1:
+        return tests[0]
+    return lambda value: any(test(value) for test in tests)
+
+
+def _all(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
+
+    def every(value):
+        for check in checks:
+            if not check(value):
+                return False
+        return True
+    return every
+
+
 def _equal(a, b) -> bool:
     """JSON equality as jsonschema sees it: ``True`` is not ``1``."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -96,9 +118,7 @@ class SchemaChecker:
             if builder is None:
                 raise ValueError(f"schema keyword {keyword!r} is not supported by the fast check")
             checks.append(builder(value, schema))
-        if len(checks) == 1:
-            return checks[0]
-        return lambda value: all(check(value) for check in checks)
+        return _all(checks)
 
     # -- keywords (each returns a check; all follow jsonschema's draft 2019-09 rules) ---------
     def _kw_ref(self, ref, _schema):
@@ -106,13 +126,17 @@ class SchemaChecker:
         return lambda value: self.compile(target)(value)
 
     def _kw_type(self, types, _schema):
-        tests = [_TYPES[t] for t in ([types] if isinstance(types, str) else types)]
-        return lambda value: any(test(value) for test in tests)
+        return _type_check([types] if isinstance(types, str) else types)
 
     def _kw_const(self, const, _schema):
+        if type(const) is str:
+            return lambda value: type(value) is str and value == const
         return lambda value: _equal(value, const)
 
     def _kw_enum(self, options, _schema):
+        if all(type(option) is str for option in options):
+            allowed = frozenset(options)
+            return lambda value: type(value) is str and value in allowed
         return lambda value: any(_equal(value, option) for option in options)
 
     def _kw_pattern(self, pattern, _schema):
@@ -148,9 +172,12 @@ class SchemaChecker:
         compiled = {name: self.compile(sub) for name, sub in properties.items()}
 
         def check(value):
-            if not isinstance(value, dict):
-                return True
-            return all(compiled[name](item) for name, item in value.items() if name in compiled)
+            if isinstance(value, dict):
+                for name, item in value.items():
+                    sub = compiled.get(name)
+                    if sub is not None and not sub(item):
+                        return False
+            return True
         return check
 
     def _kw_additionalProperties(self, additional, schema):
@@ -169,15 +196,22 @@ class SchemaChecker:
         if isinstance(items, list):
             raise ValueError("tuple-form items is not supported by the fast check")
         sub = self.compile(items)
-        return lambda value: not isinstance(value, list) or all(sub(item) for item in value)
+
+        def check(value):
+            if isinstance(value, list):
+                for item in value:
+                    if not sub(item):
+                        return False
+            return True
+        return check
 
     def _kw_allOf(self, subschemas, _schema):
         plain, switches = _split_switches(subschemas)
         subs = [self.compile(s) for s in plain]
         for key, branches in switches.items():
             subs.append(self._switch(key, branches, lambda then: self.compile(then),
-                                     lambda checks, value: all(check(value) for check in checks), True))
-        return lambda value: all(sub(value) for sub in subs)
+                                     lambda checks, value: _all(checks)(value), True))
+        return _all(subs)
 
     @staticmethod
     def _switch(key, branches, prepare, combine, empty):
@@ -206,6 +240,8 @@ class SchemaChecker:
         return switch
 
     def _kw_anyOf(self, subschemas, _schema):
+        if all(isinstance(s, dict) and set(s) == {"type"} and isinstance(s["type"], str) for s in subschemas):
+            return _type_check([s["type"] for s in subschemas])  # ODCS's AnyType: one type test
         subs = [self.compile(s) for s in subschemas]
         return lambda value: any(sub(value) for sub in subs)
 

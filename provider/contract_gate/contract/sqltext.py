@@ -166,6 +166,12 @@ def is_deterministic(expression: str) -> bool:
         for index, (kind, token) in enumerate(tokens))
 
 
+def identifiers(expression: str) -> set[str]:
+    """The names an expression could use as columns: its words and back-quoted identifiers."""
+    return {token[1:-1].replace("``", "`") if kind == "ident" else token
+            for kind, token in _scan(expression) if kind in ("word", "ident")}
+
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]*)\}")
 
 

@@ -2,36 +2,73 @@
 
 PyYAML silently keeps the last of two equal keys; a contract with two ``minimum`` keys is
 ambiguous, so duplicates are reported instead. Line numbers are 1-based.
+
+Lines are kept as a tree beside the data (a mapping node's keys map to (line, subtree), a
+sequence's items are a list of subtrees) and a YAML path is only resolved when an error needs
+its line: most contracts have none, and building a path string for every node would cost more
+than parsing the file.
 """
 
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass, field
 
 import yaml
 
 from contract_gate.contract.errors import yaml_path
 
-# libyaml's parser is about ten times faster; the pure-Python one gives the same nodes and marks.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's parser (about ten times faster; the pure-Python one gives the same nodes and
+    marks) with the tag resolution of plain scalars memoised: resolving is pure Python, runs a
+    regular expression per scalar, and a contract repeats the same few dozen words."""
+
+    _resolved: dict = {}
+
+    def resolve(self, kind, value, implicit):
+        key = (kind, value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(self._resolved) < 100_000:
+                self._resolved[key] = tag
+        return tag
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_PATH_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+@dataclass
+class Lines:
+    """Where a node starts, and where its children start."""
+
+    line: int
+    keys: dict = field(default_factory=dict)  # mapping key -> (key line, Lines of the value)
+    items: list = field(default_factory=list)  # sequence item -> Lines
 
 
 @dataclass
 class YamlDocument:
     data: object
-    lines: dict[str, int] = field(default_factory=dict)  # yaml path -> line
+    lines: Lines | None = None
     duplicates: list[tuple[str, int]] = field(default_factory=list)
 
     def line_of(self, path: str) -> int | None:
-        """The line of ``path`` or of its closest ancestor that has one."""
-        while True:
-            if path in self.lines:
-                return self.lines[path]
-            if not path:
-                return None
-            cut = max(path.rfind("."), path.rfind("["))
-            path = path[:cut] if cut > 0 else ""
+        """The line of ``path`` (``schema[0].properties[2].name``) or of its closest ancestor."""
+        node, line = self.lines, self.lines.line if self.lines else None
+        for index, key in _PATH_PART.findall(path):
+            if node is None:
+                break
+            if index:
+                node = node.items[int(index)] if int(index) < len(node.items) else None
+                line = node.line if node else line
+            elif key in node.keys:
+                line, node = node.keys[key]
+            else:
+                break
+        return line
 
 
 class YamlSyntaxError(ValueError):
@@ -50,25 +87,48 @@ def parse_yaml(text: str) -> YamlDocument:
     doc = YamlDocument(data=None)
     if node is None:
         return doc
-    constructor = yaml.SafeLoader("")
-    doc.data = _build(node, [], doc, constructor)
+    try:
+        doc.data, doc.lines = _Builder(doc).build(node, [])
+    except yaml.YAMLError as exc:  # a tag the safe loader refuses, such as !!python/object
+        mark = getattr(exc, "problem_mark", None)
+        raise YamlSyntaxError(f"YAML error: {getattr(exc, 'problem', None) or exc}", mark.line + 1 if mark else None) from exc
     return doc
 
 
-def _build(node, parts: list, doc: YamlDocument, constructor):
-    doc.lines.setdefault(yaml_path(parts), node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        result = {}
-        for key_node, value_node in node.value:
-            key = constructor.construct_object(key_node, deep=True)
-            if key in result:
-                doc.duplicates.append((yaml_path([*parts, key]), key_node.start_mark.line + 1))
-                continue
-            doc.lines[yaml_path([*parts, key])] = key_node.start_mark.line + 1
-            result[key] = _build(value_node, [*parts, key], doc, constructor)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, [*parts, i], doc, constructor) for i, item in enumerate(node.value)]
-    value = constructor.construct_object(node, deep=True)
-    # JSON has no date type; ODCS writes dates and timestamps as ISO strings.
-    return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+class _Builder:
+    def __init__(self, doc: YamlDocument):
+        self.doc = doc
+        self.constructor = yaml.SafeLoader("")
+        self.scalars = self.constructor.yaml_constructors
+
+    def build(self, node, parts: list):
+        lines = Lines(node.start_mark.line + 1)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _COLLECTION_TAGS:
+            raise yaml.constructor.ConstructorError(None, None, f"unsupported YAML tag {node.tag!r}", node.start_mark)
+        if isinstance(node, yaml.MappingNode):
+            result = {}
+            for key_node, value_node in node.value:
+                key = self.scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else \
+                    self.constructor.construct_object(key_node, deep=True)
+                if key in result:
+                    self.doc.duplicates.append((yaml_path([*parts, key]), key_node.start_mark.line + 1))
+                    continue
+                result[key], value_lines = self.build(value_node, [*parts, key])
+                lines.keys[key] = (key_node.start_mark.line + 1, value_lines)
+            return result, lines
+        if isinstance(node, yaml.SequenceNode):
+            result = []
+            for i, item in enumerate(node.value):
+                value, item_lines = self.build(item, [*parts, i])
+                result.append(value)
+                lines.items.append(item_lines)
+            return result, lines
+        return self.scalar(node), lines
+
+    def scalar(self, node):
+        if node.tag == "tag:yaml.org,2002:str":
+            return node.value  # the common case, without the constructor's bookkeeping
+        value = self.scalars[node.tag](self.constructor, node) if node.tag in self.scalars else \
+            self.constructor.construct_object(node, deep=True)
+        # JSON has no date type; ODCS writes dates and timestamps as ISO strings.
+        return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
