@@ -29,7 +29,7 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     """
     if not plan.get("freshness") or not plan.get("tables"):
         raise ValueError(f"contract {plan['contract']['id']!r} has no freshness SLA or no gate settings")
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(timezone.utc).replace(microsecond=0)
     store = store or StatusStore(status_dir(plan))
     record = evaluate(plan, latest_accepted(plan, hook), now)
     previous = store.read(record["contract_id"])

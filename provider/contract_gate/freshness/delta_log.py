@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -189,8 +190,17 @@ class DeltaLog:
             return [f"{self.log_dir}/{version:020d}.checkpoint.parquet"]
         return [f"{self.log_dir}/{version:020d}.checkpoint.{part:010d}.{total:010d}.parquet" for part in range(1, total + 1)]
 
+    def read_parquet(self, path: str, columns: list[str]) -> pa.Table:
+        """``columns`` of one parquet file (those it has). ``pq.ParquetFile`` rather than
+        ``pq.read_table``: the latter goes through ``pyarrow.dataset``, which imports pandas and
+        costs more than the whole check."""
+        with self.fs.open_input_file(path) as stream:
+            parquet = pq.ParquetFile(stream)
+            present = set(parquet.schema_arrow.names)
+            return parquet.read(columns=[c for c in columns if c in present])
+
     def _read_checkpoint(self, paths: list[str], files: dict) -> tuple[dict, dict]:
-        table = pq.read_table(paths, filesystem=self.fs, columns=["add", "metaData", "protocol"])
+        table = pa.concat_tables([self.read_parquet(path, ["add", "metaData", "protocol"]) for path in paths])
         adds = table.column("add").filter(pc.is_valid(table.column("add")))
         add_fields = {f.name for f in adds.type}
         paths_ = pc.struct_field(adds, "path").to_pylist()

@@ -7,7 +7,7 @@ a file lacks (added to the table later) reads as NULL.
 
 from __future__ import annotations
 
-import pyarrow.dataset as ds
+import pyarrow.compute as pc
 
 from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError
 
@@ -19,24 +19,18 @@ def read_rows(location: str, columns: list[str], equals: tuple[str, str] | None 
     if not log.exists():
         return []
     snapshot = log.snapshot()
-    if not snapshot.files:
-        return []
     if snapshot.partition_columns:
         raise DeltaLogError(f"{location}: reading partitioned tables without Spark is not supported")
-    known = [c for c in columns if any(f["name"] == c for f in snapshot.fields)]
-    physical = {snapshot.physical_name(c): c for c in known}
-    paths = [log.file_path(f) for f in snapshot.files]
-    # The newest file has every column the table has gained, so its schema reads them all.
-    schema = ds.dataset(paths[-1], format="parquet", filesystem=log.fs).schema
-    dataset = ds.dataset(paths, format="parquet", filesystem=log.fs, schema=schema)
-    wanted = [p for p in physical if p in schema.names]
-    condition = None
-    if equals is not None:
-        name, value = equals
-        condition = ds.field(snapshot.physical_name(name)) == value
-    table = dataset.to_table(columns=wanted, filter=condition)
-    rows = table.rename_columns([physical[p] for p in wanted]).to_pylist()
-    for row in rows:
-        for column in columns:
-            row.setdefault(column, None)
+    known = {f["name"] for f in snapshot.fields}
+    logical = {snapshot.physical_name(c): c for c in columns if c in known}
+    rows = []
+    for live in snapshot.files:
+        table = log.read_parquet(log.file_path(live), list(logical))
+        if equals is not None:
+            name = snapshot.physical_name(equals[0])
+            if name not in table.column_names:
+                continue
+            table = table.filter(pc.equal(table[name], equals[1]))
+        table = table.rename_columns([logical[name] for name in table.column_names])
+        rows += [{**dict.fromkeys(columns), **row} for row in table.to_pylist()]
     return rows

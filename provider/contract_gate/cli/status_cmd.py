@@ -1,0 +1,155 @@
+"""``contract-gate status [contract] [--contracts-dir DIR] [--env NAME] [--json]``: freshness and
+the latest decisions per contract, without Spark.
+
+Freshness is evaluated now, read-only (no alert is sent, nothing is written), from the same
+sources as the freshness DAG; "last check" is the status record that DAG wrote, with its alert
+state. Decisions come from the decision table's Delta log and parquet files.
+Exit 0 when every contract with an SLA is fresh, 1 when one is stale, 2 when one could not be read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.errors import ContractError
+from contract_gate.freshness.business_time import render, render_duration
+from contract_gate.freshness.decision_log import STATUS_COLUMNS, contract_decisions
+from contract_gate.freshness.latest import latest_accepted
+from contract_gate.freshness.locations import status_dir
+from contract_gate.freshness.status import STALE, StatusStore, evaluate
+
+CONTRACTS_DIR_ENV = "CONTRACT_GATE_CONTRACTS"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("status", help="freshness and latest decisions per contract (no Spark)")
+    parser.add_argument("contract", nargs="?", help="a contract file or id (default: every contract in --contracts-dir)")
+    parser.add_argument("--contracts-dir", type=Path, default=Path(os.environ.get(CONTRACTS_DIR_ENV, "contracts")),
+                        help=f"folder of contract files (default: ${CONTRACTS_DIR_ENV} or ./contracts)")
+    parser.add_argument("--env", help="server name or environment to resolve addresses for")
+    parser.add_argument("--decisions", type=int, default=5, metavar="N", help="decisions to show per contract (default 5)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    try:
+        files = _select(args.contract, args.contracts_dir, args.env)
+    except LookupError as exc:
+        print(f"contract-gate status: {exc}", file=sys.stderr)
+        return 2
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    entries = [_entry(file, args.env, now, args.decisions) for file in files]
+    if args.json:
+        print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
+    else:
+        print("\n\n".join(_render(entry) for entry in entries))
+    if any(entry["error"] for entry in entries):
+        return 2
+    return 1 if any((entry["freshness"] or {}).get("state") == STALE for entry in entries) else 0
+
+
+def _select(contract: str | None, folder: Path, env: str | None) -> list[Path]:
+    if contract and Path(contract).is_file():
+        return [Path(contract)]
+    if not folder.is_dir():
+        raise LookupError(f"no such contracts folder: {folder}")
+    files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    if not contract:
+        return files
+    by_stem = [file for file in files if file.stem == contract]
+    if by_stem:
+        return by_stem
+    for file in files:
+        try:
+            if compile_plan(file, env=env)["contract"]["id"] == contract:
+                return [file]
+        except ContractError:
+            continue
+    raise LookupError(f"no contract {contract!r} in {folder}")
+
+
+def _entry(file: Path, env: str | None, now: datetime, decisions_shown: int) -> dict:
+    entry = {"file": str(file), "contract_id": None, "freshness": None, "last_check": None,
+             "decisions": None, "decisions_table": None, "error": None}
+    try:
+        plan = compile_plan(file, env=env)
+    except ContractError as exc:
+        entry["error"] = str(exc)
+        return entry
+    entry.update(contract_id=plan["contract"]["id"], contract_version=plan["contract"]["version"],
+                 environment=plan["environment"])
+    if plan["tables"] is None:
+        return entry
+    decisions_address = plan["tables"]["decisions"]
+    entry["decisions_table"] = decisions_address.get("path") or decisions_address.get("name")
+    try:
+        if plan["freshness"] is not None:
+            entry["freshness"] = evaluate(plan, latest_accepted(plan), now)
+            entry["last_check"] = StatusStore(status_dir(plan)).read(plan["contract"]["id"])
+        decisions = contract_decisions(plan, STATUS_COLUMNS)
+        entry["decisions"] = None if decisions is None else decisions[:decisions_shown]
+    except Exception as exc:  # one unreadable table must not hide the other contracts
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
+def _render(entry: dict) -> str:
+    if entry["contract_id"] is None:
+        return f"{entry['file']}\n  error      {entry['error']}"
+    env = f" ({entry['environment']})" if entry["environment"] else ""
+    lines = [f"{entry['contract_id']} {entry['contract_version']}{env}"]
+    lines += _render_freshness(entry["freshness"], entry["last_check"])
+    lines += _render_decisions(entry)
+    if entry["error"]:
+        lines.append(f"  error      {entry['error']}")
+    return "\n".join(lines)
+
+
+def _render_freshness(status: dict | None, last: dict | None) -> list[str]:
+    if status is None:
+        return ["  freshness  no freshness SLA"]
+    sla = status["sla"]
+    sla_text = f"SLA {sla['value']} {sla['unit']} ({sla['property']})"
+    if status["age_seconds"] is None:
+        detail = f"no accepted data; {sla_text}"
+    else:
+        date = status["latest_accepted_date"] or "(withheld)"
+        detail = f"{sla['column']} {date} is {render_duration(status['age_seconds'])} old; {sla_text}"
+    lines = [f"  freshness  {status['state'].upper():6} {detail}",
+             f"             last accepted submission {status['latest_accepted_submission'] or '-'}, "
+             f"target version {status['target_version'] if status['target_version'] is not None else '-'} "
+             f"(source: {status['source']})"]
+    if status["source_note"]:
+        lines.append(f"             note: {status['source_note']}")
+    if last is None:
+        lines.append("  last check never (the freshness DAG has not run)")
+    else:
+        notice = last.get("notice")
+        alert = "no alert"
+        if notice and notice["delivered"]:
+            alert = f"{notice['kind']} notice sent {notice['sent_at']} to {len(notice['delivered'])} notifier(s)"
+        if notice and notice["pending"]:
+            alert += f", {len(notice['pending'])} pending"
+        lines.append(f"  last check {last['checked_at']}: {last['state']} since {last['state_since']}; {alert}")
+    return lines
+
+
+def _render_decisions(entry: dict) -> list[str]:
+    decisions = entry["decisions"]
+    if entry["decisions_table"] is None:
+        return ["  decisions  no gate settings"]
+    if decisions is None:
+        return [f"  decisions  in catalog table {entry['decisions_table']} (query it where the catalog is)"]
+    if not decisions:
+        return ["  decisions  none yet"]
+    widths = {column: max(len(column), *(len(str(row[column] or "-")) for row in decisions)) for column in STATUS_COLUMNS
+              if column != "contract_id"}
+    header = "  ".join(column.ljust(width) for column, width in widths.items())
+    rows = ["  ".join(str(row[column] or "-").ljust(width) for column, width in widths.items()) for row in decisions]
+    return ["  decisions  (newest first)", *(f"    {line.rstrip()}" for line in [header, *rows])]
