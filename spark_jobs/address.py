@@ -3,8 +3,8 @@
 The compiler writes relative paths (``lakehouse/orders``) so one plan serves every machine;
 every step must resolve them the same way or two steps of one submission would read and
 write different folders. They resolve against ``CONTRACT_GATE_HOME`` when it is set (an
-Airflow worker's cwd is arbitrary), else the working directory. URIs (``s3://...``) and
-absolute paths are used as they are.
+Airflow worker's cwd is arbitrary), else the working directory. URIs (``s3://...``,
+``file:/...``) and absolute paths are used as they are.
 
 Standard library only: the Airflow side (decision store, recovery) resolves addresses too.
 """
@@ -22,11 +22,12 @@ from spark_jobs.sql_text import table_reference
 HOME_ENV = "CONTRACT_GATE_HOME"
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def resolve(address: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``address`` whose path, when relative, is made absolute."""
-    if address["kind"] != "path" or "://" in address["path"] or posixpath.isabs(address["path"]):
+    if address["kind"] != "path" or _URI.match(address["path"]) or posixpath.isabs(address["path"]):
         return dict(address)
     home = os.environ.get(HOME_ENV) or os.getcwd()
     return {**address, "path": posixpath.normpath(posixpath.join(home, address["path"]))}

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructType
 
-from spark_jobs.address import location, resolve
-from spark_jobs.commits import retry_conflicts, writer_options
+from spark_jobs.address import location, resolve, sql_name
+from spark_jobs.commits import retry_conflicts, tagged_session
 from spark_jobs.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
-from spark_jobs.history import find_submission
+from spark_jobs.history import exists, find_submission
 from spark_jobs.plan import load_plan
 from spark_jobs.publish import read_pinned
 from spark_jobs.rules import quote, triage
 from spark_jobs.schema_check import check_schema
+from spark_jobs.sql_text import string_literal
 from spark_jobs.table_ddl import table_properties
 
 ROWS = ("all", "invalid")
@@ -65,9 +67,11 @@ def quarantine(
         done = find_submission(spark, table, submission_id)
         if done is not None:
             return {"status": "already_quarantined", "rows": done.rows_written(), "version": done.version}
-        df = read_pinned(spark, plan, candidate, version)
+        df = read_pinned(tagged_session(spark, plan, submission_id), plan, candidate, version)
         rejected = split(df, plan)[1] if rows == "invalid" else _all_rows(plan, df, report)
-        _append(_shape(plan, rejected, submission_id), plan, table, submission_id)
+        shaped = _shape(plan, rejected, submission_id)
+        _create_if_missing(spark, plan, table, shaped.schema)
+        _append(shaped, table)
         done = find_submission(spark, table, submission_id)
         if done is None:
             raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
@@ -146,13 +150,26 @@ def _shape(plan: dict[str, Any], df: DataFrame, submission_id: str) -> DataFrame
     )
 
 
-def _append(df: DataFrame, plan: dict[str, Any], table: dict[str, Any], submission_id: str) -> None:
+def _create_if_missing(
+    spark: SparkSession, plan: dict[str, Any], table: dict[str, Any], schema: StructType
+) -> None:
+    """Create the quarantine table untagged, so its first rows get Delta's idempotency record
+    (a CREATE TABLE AS SELECT would not) and its creation is not mistaken for a submission."""
+    if exists(spark, table):
+        return
+    columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+    properties = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in table_properties(plan).items())
+    statement = f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
+    if properties:
+        statement += f" TBLPROPERTIES ({properties})"
+    try:
+        spark.sql(statement)
+    except AnalysisException as exc:
+        if "ALREADY_EXISTS" not in str(exc):  # a concurrent quarantine created it first
+            raise
+
+
+def _append(df: DataFrame, table: dict[str, Any]) -> None:
     """Append; ``mergeSchema`` lets a later contract version add columns to the table."""
-    writer = (
-        df.write.format("delta")
-        .mode("append")
-        .option("mergeSchema", "true")
-        .options(**writer_options(plan, submission_id))
-        .options(**table_properties(plan))
-    )
+    writer = df.write.format("delta").mode("append").option("mergeSchema", "true")
     writer.save(table["path"]) if table["kind"] == "path" else writer.saveAsTable(table["name"])

@@ -22,6 +22,7 @@ def test_absolute_paths_uris_and_catalog_names_are_kept(monkeypatch):
     for address in (
         {"kind": "path", "path": "/abs/t", "format": "delta"},
         {"kind": "path", "path": "s3://bucket/t", "format": "delta"},
+        {"kind": "path", "path": "file:/tmp/t", "format": "delta"},
         {"kind": "table", "name": "main.sales.orders", "format": "delta"},
     ):
         assert resolve(address) == address
