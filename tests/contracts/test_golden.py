@@ -41,3 +41,10 @@ def test_ddl_matches_golden(name):
 def test_every_golden_file_belongs_to_an_example():
     expected = {f"{name}.plan.json" for name in EXAMPLES} | {f"{name}.ddl.sql" for name in EXAMPLES}
     assert {p.name for p in GOLDEN.iterdir()} == expected
+
+
+def test_readme_example_contract_compiles():
+    """tests/contracts/data/readme_example.yaml is the annotated example in the README."""
+    plan = compile_plan(ROOT / "tests" / "contracts" / "data" / "readme_example.yaml")
+    assert plan["key"] == ["shipment_id", "line_no"]
+    assert len(plan["rules"]) == 20

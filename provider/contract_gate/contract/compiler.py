@@ -32,6 +32,8 @@ _PROPERTY_OPTIONS = ("notBlank", "sampleAllowed")
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
 # logicalTypeOptions keys that only document (the gate checks the physical Spark type).
 _DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone"}
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+_KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
 
 
 def compile_plan(contract: str | Path | LoadedContract, env: str | None = None) -> dict:
@@ -212,7 +214,7 @@ class _Compiler:
     def column_type(self, prop, base: str) -> str | None:
         """The Spark type of a usable column, or None after reporting why it is not one."""
         name = prop.name
-        if not name or name != name.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        if not name or name != name.strip() or _CONTROL_CHARACTER.search(name):
             self.error(f"{base}.name", f"unsafe column name {name!r}: it must be non-empty, with no control "
                                        "characters and no leading or trailing spaces")
             return None
@@ -323,8 +325,9 @@ class _Compiler:
         self.add_rule(path, f"{name}.not_blank", kind="not_blank", scope="row", columns=[name], predicate=predicate)
 
     def compile_type_options(self, options: dict, base: str, name: str, column_type: str) -> None:
-        known = set(rules.RANGE_OPTIONS) | {"minLength", "maxLength", "pattern", "multipleOf"} | _DOCUMENTING_OPTIONS
-        for option in sorted(set(options) - known):
+        if not options:
+            return
+        for option in sorted(set(options) - _KNOWN_OPTIONS):
             self.error(f"{base}.{option}", f"logicalTypeOptions key {option!r} is not supported by the gate")
         bounds = self.compile_ranges(options, base, name, column_type)
         self.check_bounds_order(bounds, base, column_type)

@@ -262,10 +262,13 @@ class SchemaChecker:
     def _kw_unevaluatedProperties(self, unevaluated, schema):
         sub = self.compile(unevaluated)
         evaluated = self._evaluated(schema)
+        fixed = self._key_sources(schema)[0]
 
         def check(value):
             if not isinstance(value, dict):
                 return True
+            if fixed is not _ALL and all(name in fixed for name in value):
+                return True  # every key is declared unconditionally: no branch needs testing
             keys = evaluated(value)
             return keys is _ALL or all(sub(item) for name, item in value.items() if name not in keys)
         return check

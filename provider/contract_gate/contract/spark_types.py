@@ -7,6 +7,7 @@ are rendered the way Spark renders them (``array<string>``, ``struct<a:int,b:str
 
 from __future__ import annotations
 
+import functools
 import re
 
 _ATOMIC = {
@@ -32,6 +33,7 @@ class TypeSyntaxError(ValueError):
     pass
 
 
+@functools.lru_cache(maxsize=1024)  # contracts repeat a handful of types many times
 def spark_type(physical_type: str) -> str:
     """Normalise ``physical_type``; raise :class:`TypeSyntaxError` for anything Spark cannot store."""
     tokens = _tokens(physical_type)

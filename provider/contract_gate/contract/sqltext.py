@@ -14,6 +14,7 @@ acceptance could run something nobody reviewed, so they err on the side of refus
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import re
 
@@ -109,12 +110,17 @@ def _scan(text: str):
             i += 1
 
 
+@functools.lru_cache(maxsize=4096)  # one expression is checked, mined for columns and for determinism
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_scan(text))
+
+
 def _called(tokens, index: int) -> bool:
     return index + 1 < len(tokens) and tokens[index + 1] == ("punct", "(")
 
 
-def _check_tokens(text: str, forbidden_words: set[str], forbidden_calls: set[str]) -> list[tuple[str, str]]:
-    tokens = list(_scan(text))
+def _check_tokens(text: str, forbidden_words: set[str], forbidden_calls: set[str]) -> tuple[tuple[str, str], ...]:
+    tokens = _tokens(text)
     depth = 0
     for index, (kind, token) in enumerate(tokens):
         if kind == "punct":
@@ -159,7 +165,7 @@ def _starts_query(tokens, index: int) -> bool:
 def is_deterministic(expression: str) -> bool:
     """False when ``expression`` calls a function whose result changes between evaluations
     (``current_date`` may be written without parentheses)."""
-    tokens = list(_scan(expression))
+    tokens = _tokens(expression)
     return not any(
         kind == "word" and token.upper() in _NONDETERMINISTIC_FUNCTIONS
         and (_called(tokens, index) or token.upper() in ("CURRENT_DATE", "CURRENT_TIMESTAMP"))
@@ -169,7 +175,7 @@ def is_deterministic(expression: str) -> bool:
 def identifiers(expression: str) -> set[str]:
     """The names an expression could use as columns: its words and back-quoted identifiers."""
     return {token[1:-1].replace("``", "`") if kind == "ident" else token
-            for kind, token in _scan(expression) if kind in ("word", "ident")}
+            for kind, token in _tokens(expression) if kind in ("word", "ident")}
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]*)\}")

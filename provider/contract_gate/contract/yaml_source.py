@@ -41,31 +41,24 @@ _PATH_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
 @dataclass
-class Lines:
-    """Where a node starts, and where its children start."""
-
-    line: int
-    keys: dict = field(default_factory=dict)  # mapping key -> (key line, Lines of the value)
-    items: list = field(default_factory=list)  # sequence item -> Lines
-
-
-@dataclass
 class YamlDocument:
     data: object
-    lines: Lines | None = None
+    # Where each node starts: an int for a scalar, (line, {key: (key line, child)}) for a
+    # mapping, (line, [child, ...]) for a sequence.
+    lines: object = None
     duplicates: list[tuple[str, int]] = field(default_factory=list)
 
     def line_of(self, path: str) -> int | None:
         """The line of ``path`` (``schema[0].properties[2].name``) or of its closest ancestor."""
-        node, line = self.lines, self.lines.line if self.lines else None
+        node = self.lines
+        line = node if isinstance(node, int) else node[0] if node else None
         for index, key in _PATH_PART.findall(path):
-            if node is None:
-                break
-            if index:
-                node = node.items[int(index)] if int(index) < len(node.items) else None
-                line = node.line if node else line
-            elif key in node.keys:
-                line, node = node.keys[key]
+            children = node[1] if isinstance(node, tuple) else None
+            if index and isinstance(children, list) and int(index) < len(children):
+                node = children[int(index)]
+                line = node if isinstance(node, int) else node[0]
+            elif not index and isinstance(children, dict) and key in children:
+                line, node = children[key]
             else:
                 break
         return line
@@ -88,7 +81,7 @@ def parse_yaml(text: str) -> YamlDocument:
     if node is None:
         return doc
     try:
-        doc.data, doc.lines = _Builder(doc).build(node, [])
+        doc.data, doc.lines = _Builder(doc).build(node, None)
     except yaml.YAMLError as exc:  # a tag the safe loader refuses, such as !!python/object
         mark = getattr(exc, "problem_mark", None)
         raise YamlSyntaxError(f"YAML error: {getattr(exc, 'problem', None) or exc}", mark.line + 1 if mark else None) from exc
@@ -101,29 +94,31 @@ class _Builder:
         self.constructor = yaml.SafeLoader("")
         self.scalars = self.constructor.yaml_constructors
 
-    def build(self, node, parts: list):
-        lines = Lines(node.start_mark.line + 1)
-        if not isinstance(node, yaml.ScalarNode) and node.tag not in _COLLECTION_TAGS:
+    def build(self, node, parent):
+        """(value, lines) of ``node``; ``parent`` is (grandparent, key) so a path string is only
+        built for the rare duplicate key."""
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node), line
+        if node.tag not in _COLLECTION_TAGS:
             raise yaml.constructor.ConstructorError(None, None, f"unsupported YAML tag {node.tag!r}", node.start_mark)
-        if isinstance(node, yaml.MappingNode):
-            result = {}
-            for key_node, value_node in node.value:
-                key = self.scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else \
-                    self.constructor.construct_object(key_node, deep=True)
-                if key in result:
-                    self.doc.duplicates.append((yaml_path([*parts, key]), key_node.start_mark.line + 1))
-                    continue
-                result[key], value_lines = self.build(value_node, [*parts, key])
-                lines.keys[key] = (key_node.start_mark.line + 1, value_lines)
-            return result, lines
         if isinstance(node, yaml.SequenceNode):
-            result = []
+            values, children = [], []
             for i, item in enumerate(node.value):
-                value, item_lines = self.build(item, [*parts, i])
-                result.append(value)
-                lines.items.append(item_lines)
-            return result, lines
-        return self.scalar(node), lines
+                value, item_lines = self.build(item, (parent, i))
+                values.append(value)
+                children.append(item_lines)
+            return values, (line, children)
+        result, keys = {}, {}
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else \
+                self.constructor.construct_object(key_node, deep=True)
+            if key in result:
+                self.doc.duplicates.append((yaml_path(_parts((parent, key))), key_node.start_mark.line + 1))
+                continue
+            result[key], value_lines = self.build(value_node, (parent, key))
+            keys[key] = (key_node.start_mark.line + 1, value_lines)
+        return result, (line, keys)
 
     def scalar(self, node):
         if node.tag == "tag:yaml.org,2002:str":
@@ -132,3 +127,11 @@ class _Builder:
             self.constructor.construct_object(node, deep=True)
         # JSON has no date type; ODCS writes dates and timestamps as ISO strings.
         return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
+
+
+def _parts(chain) -> list:
+    parts = []
+    while chain is not None:
+        chain, key = chain
+        parts.append(key)
+    return parts[::-1]
