@@ -37,7 +37,9 @@ def get_provider_info() -> dict:
                     "contract_gate.operators.quarantine",
                     "contract_gate.operators.split",
                     "contract_gate.operators.record",
+                    "contract_gate.freshness.operator",
                 ],
             }
         ],
+        "notifications": ["contract_gate.notifications.file.FileNotifier"],
     }

@@ -10,6 +10,8 @@ import sys
 
 from _airflow_gate import CONTRACTS, DAGS, REPO
 
+GATES = ["meter_readings", "orders", "regional_daily_cases"]
+ALL_DAGS = sorted([*GATES, "orders__freshness", "regional_daily_cases__freshness"])  # SLA contracts
 BROKEN = """\
 apiVersion: v3.0.2
 kind: DataContract
@@ -32,8 +34,8 @@ customProperties:
 def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):
     bag = gate.bag()
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == ["meter_readings", "orders", "regional_daily_cases"]
-    assert len({dag.fileloc for dag in bag.dags.values()}) == 3  # each in its own file
+    assert sorted(bag.dags) == ALL_DAGS
+    assert len({dag.fileloc for dag in bag.dags.values()}) == 3  # one file per contract
     dag = bag.dags["regional_daily_cases"]
     assert set(dag.tags) == {"contract-gate", "public_health", "v1.0.0"}
     assert set(dag.params) == {"submission_id", "landing", "landing_format", "rerun_of", "correction"}
@@ -58,7 +60,7 @@ def test_a_malformed_contract_breaks_only_its_own_dag(tmp_path):
     shutil.copy(REPO / "dags" / "contract_gates.py", dags / "contract_gates.py")
     sync_dag_files(dags / "contract_gates.py", contracts)
     bag = DagBag(str(dags))
-    assert sorted(bag.dags) == ["meter_readings", "orders", "regional_daily_cases"]
+    assert sorted(bag.dags) == ALL_DAGS
     (broken_file, error), = bag.import_errors.items()
     assert broken_file.endswith("contract_gates_generated/broken.py")
     assert "broken.yaml:11" in error and "schema[0].properties[0].physicalType" in error
@@ -95,4 +97,4 @@ def test_parsing_the_dags_imports_no_pyspark(gate):
     env = {**os.environ, "CONTRACT_GATE_HOME": str(gate.home), "CONTRACT_GATE_CONTRACTS_DIR": str(CONTRACTS)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     parsed = json.loads(done.stdout.strip().splitlines()[-1])
-    assert parsed == {"dags": ["meter_readings", "orders", "regional_daily_cases"], "errors": [], "heavy": []}
+    assert parsed == {"dags": ALL_DAGS, "errors": [], "heavy": []}

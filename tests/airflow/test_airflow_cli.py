@@ -1,0 +1,40 @@
+"""``contract-gate run`` / ``rerun``: the generated DAG through ``dag.test()``, exit codes by decision."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from _airflow_gate import gate_home, order_rows
+
+from contract_gate.cli.main import main
+
+
+@pytest.fixture
+def cli_env(gate, monkeypatch):
+    """The CLI points Airflow at a DAG folder of its own (process environment): undo that after."""
+    for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "CONTRACT_GATE_HOME",
+                 "AIRFLOW__LOGGING__LOGGING_LEVEL"):
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+    with gate_home():
+        yield gate
+
+
+def test_run_prints_the_decision_and_exits_by_outcome(cli_env, capsys, tmp_path):
+    gate = cli_env
+    batch = gate.land("orders_cli", order_rows(start=100), "json")
+    contract = str(gate.contracts / "orders.yaml")
+    assert main(["run", contract, "--landing", str(batch), "--format", "json"]) == 0
+    printed = capsys.readouterr().out
+    assert "decision: published" in printed and "rows_published: 4" in printed
+    submission = next(line.split(": ")[1] for line in printed.splitlines() if "submission_id" in line)
+    # The same batch again: same submission, already decided, exit 0 and nothing new.
+    assert main(["run", contract, "--landing", str(batch), "--format", "json"]) == 0
+    assert f"submission_id: {submission}" in capsys.readouterr().out
+    # Re-running a published submission without --correction is refused before anything runs.
+    assert main(["rerun", contract, submission, "--landing", str(batch), "--format", "json"]) == 2
+    assert "refused" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.yaml")]) == 2
