@@ -115,7 +115,8 @@ def print_table(table: list, home: Path) -> None:
               "failing rules")
     rows = [(c, b, d.get("submission_id", "-"), d.get("outcome"), d.get("rows_landed"), d.get("rows_published"),
              d.get("rows_quarantined"), f"{s:.1f}",
-             ", ".join(f"{r['id']}={r['failed_rows']}" for r in d.get("rules") or []) or "-")
+             ", ".join(f"{rule}={d.get('rule_failures', {}).get(rule, '-')}" for rule in d.get("failed_rules") or [])
+             or "-")
             for c, b, d, s in table]
     widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
     print()

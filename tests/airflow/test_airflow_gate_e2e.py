@@ -81,8 +81,9 @@ def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
     assert decision["outcome"] == "quarantined"
     assert run.states["publish"] == "skipped" and run.states["quarantine"] == "success"
     assert (gate.version(TARGET), len(gate.rows(TARGET))) == before
-    failing = {rule["id"]: rule["failed_rows"] for rule in decision["rules"]}
-    assert failing == {"case_count.minimum": 1, "status.enum": 1}
+    assert decision["rule_failures"] == {"case_count.minimum": 1, "status.enum": 1}
+    assert sorted(decision["failed_rules"]) == ["case_count.minimum", "status.enum"]
+    assert decision["final"] is True and decision["target_version_before"] is None
     quarantined = gate.rows(QUARANTINE)
     mine = [row for row in quarantined if row["_submission_id"] == decision["submission_id"]]
     assert len(mine) == 3 and {row["reporting_org"] for row in mine} == {SECRET}  # the value was there

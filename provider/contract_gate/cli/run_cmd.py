@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 PUBLISHED = ("published", "split")
-REJECTED = ("quarantined", "rejected")
+REJECTED = ("quarantined",)
 RUN_DAGS = "contract_gate_cli_dags"
 
 
@@ -131,6 +131,7 @@ def format_decision(decision: dict) -> str:
                 "target_version_before", "target_version_after", "reason", "report_path"):
         if decision.get(key) not in (None, ""):
             lines.append(f"  {key}: {decision[key]}")
-    for rule in decision.get("rules") or []:
-        lines.append(f"  failed rule {rule['id']} ({rule['severity']}): {rule['failed_rows']} rows")
+    counts = decision.get("rule_failures") or {}
+    for rule in decision.get("failed_rules") or []:
+        lines.append(f"  failed rule {rule}" + (f": {counts[rule]} rows" if rule in counts else ""))
     return "\n".join(lines)

@@ -46,6 +46,7 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
     candidate = (summary or {}).get("candidate") or {}
     return {
         "submission_id": submission["submission_id"],
+        "candidate": candidate.get("candidate"),
         "outcome": outcome,
         "reason": reason,
         "validation_outcome": (summary or {}).get("outcome"),
@@ -102,11 +103,12 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             plan_fingerprint=(summary or {}).get("plan_fingerprint") or plan["fingerprint"],
             dag_id=ti.dag_id,
             run_id=ti.run_id,
+            try_number=ti.try_number,
         )
         stored = decisions.record_decision(plan, record)
         self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
                       f" ({record['reason']})" if record["reason"] else "",
-                      ", ".join(f"{r['id']}={r['failed_rows']}" for r in record["rules"]) or "none")
+                      ", ".join(stored["failed_rules"]) or "none")
         if stored["outcome"] == "failed":
             raise RuntimeError(f"submission {record['submission_id']} failed: {record['reason']}")
         return stored

@@ -1,7 +1,9 @@
 """Resolve which batch this run gates, and under which submission id; no Spark.
 
 Runs first so that every later task, including the decision record after a failure, knows the
-submission id. The id is the param when one is given, else derived from the landed batch's
+submission id. It first repairs the contract's decision log: a publish or quarantine whose run
+died before recording it is found in the tables' commit history and recorded
+(:func:`contract_gate.decisions.recover_missing_decisions`). The id is the param when one is given, else derived from the landed batch's
 content (:mod:`contract_gate.submission`), so re-triggering an unchanged batch resolves to the
 same id and the run ends without a second publication.
 """
@@ -54,6 +56,9 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         from contract_gate import decisions
 
         plan = self.load_plan()
+        for recovered in decisions.recover_missing_decisions(plan):
+            self.log.warning("recovered the missing decision of submission %s: %s (from the tables' commit history)",
+                             recovered["submission_id"], recovered["outcome"])
         landing = dict(plan["tables"]["landing"])
         if self.landing:
             landing = {"kind": "path", "path": str(self.landing),
@@ -110,4 +115,4 @@ def _brief(decision: dict | None) -> dict | None:
     """The fields of a decision that tell a later task (and the XCom reader) what happened."""
     if decision is None:
         return None
-    return {key: decision.get(key) for key in ("submission_id", "outcome", "recorded_at", "target_version_after")}
+    return {key: decision.get(key) for key in ("submission_id", "outcome", "decided_at", "target_version_after")}
