@@ -3,9 +3,14 @@
     spark-submit spark_jobs/gate_job.py validate --plan plan.json --candidate lakehouse/x \\
         [--format delta|parquet|csv|json] [--version N] --report out.json
 
-Sub-commands live in ``spark_jobs.commands`` (one module each, discovered here). Exit codes:
-0 the step completed (for ``validate``: whatever the outcome), 1 the step itself failed,
-2 bad arguments.
+Sub-commands live in ``spark_jobs.commands`` (one module each, discovered here). Steps can
+be chained in one JVM with ``+`` (``gate_job.py stage+validate ...``): each step parses the
+arguments it knows from the same command line, they run in order in one session, sharing
+``args.context`` (a dict where each step leaves its result under its own name), and the
+chain stops at the first step that does not exit 0.
+
+Exit codes: 0 the step completed (for ``validate``: whatever the outcome), 1 the step itself
+failed, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -38,7 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0].startswith("-") or "+" not in argv[0]:
+        return _run(parser.parse_args(argv), {})
+    context: dict = {}
+    steps = [parser.parse_known_args([step, *argv[1:]])[0] for step in argv[0].split("+")]
+    for args in steps:
+        code = _run(args, context)
+        if code != 0:
+            return code
+    return 0
+
+
+def _run(args: argparse.Namespace, context: dict) -> int:
+    args.context = context
     try:
         return int(args.func(args))
     except Exception:

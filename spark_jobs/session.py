@@ -43,6 +43,18 @@ def local_jars() -> list[str]:
     return sorted(str(p) for p in folder.glob("*.jar"))
 
 
+def submit_arguments() -> list[str]:
+    """``spark-submit`` arguments that put Delta Lake on a submitted job's classpath.
+
+    Jars cannot be added once a JVM runs, so a runner launching ``gate_job.py`` passes
+    these: the Maven-copied jars when ``.jars/`` has them, else the Ivy package.
+    """
+    jars = local_jars()
+    if jars:
+        return ["--jars", ",".join(jars)]
+    return ["--packages", DELTA_PACKAGE]
+
+
 def local_defaults(cores: int | None = None) -> dict[str, str]:
     """Settings for local mode on a small worker.
 

@@ -5,7 +5,11 @@ constraint per enforceable rule, with the very predicates validation evaluates. 
 ``contract-gate plan --ddl`` prints adds constraints one ALTER TABLE at a time; here the
 constraints go into the CREATE TABLE's properties (``delta.constraints.<name>``, where Delta
 keeps them anyway), so the table appears in one commit, complete: a creator killed half-way
-cannot leave a target without its constraints. A target that exists and differs from the plan
+cannot leave a target without its constraints. Statistics are pinned to the freshness column
+and the business key (``delta.dataSkippingStatsColumns``): freshness reads max(business date)
+from them without a JVM, and the key MERGEs of publication prune files with them, whatever
+the columns' positions (Delta otherwise only keeps statistics for the first 32 columns).
+A target that exists and differs from the plan
 in any way is refused with every difference listed, because publishing into it would
 silently weaken the contract.
 """
@@ -20,7 +24,7 @@ from pyspark.sql import SparkSession
 from spark_jobs.address import location, resolve, sql_name
 from spark_jobs.commits import retry_conflicts
 from spark_jobs.history import exists
-from spark_jobs.sql_text import string_literal
+from spark_jobs.sql_text import quote_identifier, string_literal
 from spark_jobs.table_ddl import (
     compatibility_differences,
     create_table_statements,
@@ -71,6 +75,10 @@ def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
         **table_properties(plan),
         **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
     }
+    statistics = [plan["freshness"]["column"]] if plan.get("freshness") else []
+    statistics += [key for key in plan["key"] if key not in statistics]
+    if statistics:
+        properties["delta.dataSkippingStatsColumns"] = ",".join(map(quote_identifier, statistics))
     if not properties:
         return head
     rendered = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items())

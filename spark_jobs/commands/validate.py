@@ -3,6 +3,11 @@
 Exit 0 whenever the validation completed, whatever the outcome: the outcome is in the
 report, and the orchestrator must be able to tell bad data (a report saying ``fail``) from a
 crashed job (a non-zero exit).
+
+In a chain (``stage+validate``) ``--candidate`` may be left out: the candidate is then the
+one the stage step left in ``args.context["stage"]`` (its result JSON, docs/gate-steps.md:
+``{"candidate": Address, "version": N, ...}``). The report is left in
+``args.context["validate"]`` for the steps after it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from spark_jobs.session import get_session
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("validate", help="validate a candidate against a plan")
     parser.add_argument("--plan", required=True, type=Path, help="ValidationPlan JSON file")
-    parser.add_argument("--candidate", required=True, help="table name or path")
+    parser.add_argument("--candidate", help="table name or path (default: the staged candidate)")
     parser.add_argument("--format", default="delta", choices=FORMATS)
     parser.add_argument("--version", type=int, help="Delta version to read (default: latest, pinned)")
     parser.add_argument("--report", required=True, type=Path, help="where to write the report JSON")
@@ -34,13 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    source, format, version = _source(args)
     plan = load_plan(args.plan)
     spark = get_session()
     candidate = read_candidate(
         spark,
-        args.candidate,
-        format=args.format,
-        version=args.version,
+        source,
+        format=format,
+        version=version,
         options=dict(option.split("=", 1) for option in args.option),
         columns=plan["columns"],
     )
@@ -54,4 +60,17 @@ def run(args: argparse.Namespace) -> int:
     )
     write_report(report, args.report)
     log_summary(report)
+    args.context["validate"] = report
     return 0
+
+
+def _source(args: argparse.Namespace) -> tuple[str, str, int | None]:
+    """(source, format, version): from the command line, else from the stage step's result."""
+    if args.candidate:
+        return args.candidate, args.format, args.version
+    staged = args.context.get("stage")
+    if not staged:
+        raise ValueError("validate needs --candidate (or a stage step before it in the chain)")
+    address = staged["candidate"]
+    source = address["path"] if address["kind"] == "path" else address["name"]
+    return source, address.get("format", "delta"), staged["version"]

@@ -1,0 +1,124 @@
+"""``contract-gate validate <contract> --data <path|table>``: run a contract on local Spark.
+
+Prints one line per rule with its failed-row count and writes the report. Exit 0 pass or
+warn, 1 fail, 2 when it could not validate (bad contract, unreadable data, crashed engine).
+Spark is imported only when the command runs, so ``lint``/``plan`` never pay for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.candidate.FORMATS, without pyspark
+EXIT = {"pass": 0, "warn": 0, "fail": 1}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate", help="validate a file or table against a contract on local Spark"
+    )
+    parser.add_argument("contract", help="ODCS contract YAML")
+    parser.add_argument("--data", required=True, help="path or catalog table to validate")
+    parser.add_argument("--format", default="delta", choices=FORMATS)
+    parser.add_argument("--version", type=int, help="Delta version (default: latest, pinned)")
+    parser.add_argument("--env", help="servers entry of the contract to compile for")
+    parser.add_argument("--report", type=Path, help="write the report JSON here")
+    parser.add_argument("--sample", type=int, default=0, help="failing values to show per rule")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.contract.errors import ContractError
+
+    try:
+        plan = compile_plan(args.contract, env=args.env)
+    except (ContractError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = _validate(plan, args)
+    except Exception as exc:  # unreadable data or a crashed engine: not a verdict on the data
+        print(f"error: could not validate {args.data}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(render(report))
+    if args.report:
+        from spark_jobs.report import write_report
+
+        write_report(report, args.report)
+        print(f"report written to {args.report}")
+    return EXIT[report["outcome"]]
+
+
+def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    from spark_jobs.candidate import read_candidate
+    from spark_jobs.engine import run_validation
+    from spark_jobs.report import log_summary
+    from spark_jobs.session import get_session
+
+    spark = get_session("contract-gate-validate")
+    candidate = read_candidate(
+        spark, args.data, format=args.format, version=args.version, columns=plan["columns"]
+    )
+    report = run_validation(spark, plan, candidate, sample_size=args.sample)
+    log_summary(report)
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as a table a person reads at a terminal."""
+    candidate = report["candidate"]
+    version = f" @ version {candidate['version']}" if candidate["version"] is not None else ""
+    lines = [
+        f"contract {report['contract']['id']} {report['contract']['version']} — "
+        f"{candidate['table']}{version}: {candidate['row_count']} rows",
+    ]
+    schema = report["schema"]
+    if schema["missing"] or schema["unexpected"] or schema["type_mismatches"]:
+        lines.append(f"schema ({schema['policy']}): {'ok' if schema['ok'] else 'FAILED'}")
+        lines += [f"  missing column     {name}" for name in schema["missing"]]
+        lines += [f"  unexpected column  {name}" for name in schema["unexpected"]]
+        lines += [
+            f"  wrong type         {m['column']}: {m['actual']}, expected {m['expected']}"
+            for m in schema["type_mismatches"]
+        ]
+    rows = [("RULE", "SEVERITY", "FAILED ROWS", "THRESHOLD", "RESULT")]
+    for rule in report["rules"]:
+        rows.append(
+            (
+                rule["id"],
+                rule["severity"],
+                "" if rule["failed_rows"] is None else str(rule["failed_rows"]),
+                _threshold(rule),
+                _result(rule),
+            )
+        )
+        for column, values in rule.get("sample", {}).items():
+            rows.append((f"  sample {column}", "", "", "", ", ".join(map(repr, values))))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines.append(
+        f"rows: {report['rows']['valid']} valid, {report['rows']['invalid']} invalid — "
+        f"outcome: {report['outcome'].upper()}"
+    )
+    return "\n".join(lines)
+
+
+def _threshold(rule: dict[str, Any]) -> str:
+    threshold = rule["threshold"]
+    if not threshold:
+        return ""
+    unit = "%" if threshold.get("unit") == "percent" else ""
+    return f"{threshold['operator']} {threshold['value']}{unit}"
+
+
+def _result(rule: dict[str, Any]) -> str:
+    if rule["status"] != "evaluated":
+        return f"{rule['status']}: {rule['reason']}"
+    verdict = "ok" if rule["passed"] else ("WARN" if rule["severity"] == "warning" else "FAIL")
+    if rule["kind"] in ("row_count", "sql") or rule["threshold"]:
+        return f"{verdict} (measured {rule['measured']})"
+    return verdict

@@ -1,0 +1,164 @@
+"""The contract as a check inside ordinary PySpark code: notebooks, tests, pipeline functions.
+
+Runs the same engine as the gate (``spark_jobs``) on a DataFrame in this process, with no
+Airflow anywhere on the import path. ``contract`` is a path to an ODCS contract (compiled on
+the spot, for ``env`` when given) or an already compiled plan dict.
+
+Set ``CONTRACT_GATE_DISABLE_VALIDATION=1`` to switch every check here off without touching
+code (an emergency valve for a production job): ``validate`` then returns ``None``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import DataType, StructField, StructType
+
+from spark_jobs.engine import DEPTHS, run_validation
+from spark_jobs.plan import load_plan
+from spark_jobs.report import log_summary
+
+DISABLE_ENV = "CONTRACT_GATE_DISABLE_VALIDATION"
+MODES = ("hard", "soft")
+LOGGER = logging.getLogger("contract_gate.validation")
+
+Contract = str | Path | dict[str, Any]
+
+
+class ContractViolation(Exception):
+    """A hard-mode validation failed; ``report`` is the full report."""
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        self.report = report
+        failing = [
+            f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['status']})"
+            for r in report["rules"]
+            if r["passed"] is False or (r["status"] == "not_evaluated" and report["depth"] != "schema")
+        ]
+        schema = report["schema"]
+        problems = [f"missing {', '.join(schema['missing'])}"] if schema["missing"] else []
+        problems += [f"unexpected {', '.join(schema['unexpected'])}"] if not schema["ok"] and schema["unexpected"] else []
+        problems += [f"{m['column']} is {m['actual']}, not {m['expected']}" for m in schema["type_mismatches"]]
+        super().__init__(
+            f"contract {report['contract']['id']} {report['contract']['version']} failed: "
+            + "; ".join(problems + failing)
+        )
+
+
+def disabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def compile_contract(contract: Contract, env: str | None = None) -> dict[str, Any]:
+    """The plan for ``contract``: compiled from a contract file, or a plan dict checked."""
+    if isinstance(contract, dict):
+        return load_plan(contract)
+    from contract_gate.contract.compiler import compile_plan
+
+    return compile_plan(contract, env=env)
+
+
+def validate(
+    df: DataFrame,
+    contract: Contract,
+    mode: str = "hard",
+    depth: str = "all",
+    env: str | None = None,
+    *,
+    sample_size: int = 0,
+) -> dict[str, Any] | None:
+    """Validate ``df`` and return the report (``None`` when validation is disabled).
+
+    ``mode="hard"`` raises ``ContractViolation`` when the outcome is ``fail``; ``"soft"``
+    only returns the report. ``depth="schema"`` runs no Spark action. Either way one JSON
+    line naming every failing rule and its count goes to the ``contract_gate.validation``
+    logger.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be hard or soft, not {mode!r}")
+    if depth not in DEPTHS:
+        raise ValueError(f"depth must be one of {', '.join(DEPTHS)}, not {depth!r}")
+    if disabled():
+        LOGGER.warning("contract validation disabled by %s", DISABLE_ENV)
+        return None
+    plan = compile_contract(contract, env)
+    report = run_validation(df.sparkSession, plan, df, depth=depth, sample_size=sample_size)
+    log_summary(report)
+    if mode == "hard" and report["outcome"] == "fail":
+        raise ContractViolation(report)
+    return report
+
+
+def check_input(
+    contract: Contract, param: str, *, mode: str = "hard", depth: str = "all", env: str | None = None
+) -> Callable[[Callable], Callable]:
+    """Validate the DataFrame passed as ``param`` before the decorated function runs."""
+    plan = _lazy_plan(contract, env)
+
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+        if param not in signature.parameters:
+            raise TypeError(f"{function.__qualname__}() has no parameter {param!r}")
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            if not disabled():
+                validate(bound.arguments[param], plan(), mode, depth)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def check_output(
+    contract: Contract, *, mode: str = "hard", depth: str = "all", env: str | None = None
+) -> Callable[[Callable], Callable]:
+    """Validate the DataFrame the decorated function returns, before the caller gets it."""
+    plan = _lazy_plan(contract, env)
+
+    def decorate(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = function(*args, **kwargs)
+            if not disabled():
+                validate(result, plan(), mode, depth)
+            return result
+
+        return wrapper
+
+    return decorate
+
+
+def _lazy_plan(contract: Contract, env: str | None) -> Callable[[], dict[str, Any]]:
+    """Compile on first call, once: decorating a function must not read files at import."""
+    return functools.cache(lambda: compile_contract(contract, env))
+
+
+def spark_schema(contract: Contract, env: str | None = None) -> StructType:
+    """The contract's columns as a StructType, descriptions as column comments."""
+    return StructType(
+        [
+            StructField(
+                column["name"],
+                DataType.fromDDL(column["type"]),
+                nullable=bool(column.get("nullable", True)),
+                metadata={"comment": column["description"]} if column.get("description") else {},
+            )
+            for column in compile_contract(contract, env)["columns"]
+        ]
+    )
+
+
+def empty_dataframe(spark: SparkSession, contract: Contract, env: str | None = None) -> DataFrame:
+    """An empty DataFrame with the contract's schema, e.g. as a test fixture."""
+    return spark.createDataFrame([], spark_schema(contract, env))

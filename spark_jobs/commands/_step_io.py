@@ -1,0 +1,43 @@
+"""Arguments and result files shared by the stage / publish / quarantine / cleanup sub-commands.
+
+Every step reads ``--plan`` and writes its result JSON to ``--result`` (docs/gate-steps.md);
+steps that act on the validated candidate also take ``--candidate`` (address JSON, or a path or
+table name), ``--version`` (the validated Delta version) and ``--report`` (the validation
+report, which vouches for that version).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def address_argument(text: str) -> dict[str, Any] | str:
+    """An address as JSON (what the operators pass), or a path / table name as typed."""
+    return json.loads(text) if text.lstrip().startswith("{") else text
+
+
+def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plan", required=True, type=Path, help="ValidationPlan JSON file")
+    parser.add_argument("--submission-id", required=True)
+    parser.add_argument("--result", type=Path, help="where to write the step's result JSON")
+
+
+def add_candidate_arguments(parser: argparse.ArgumentParser) -> None:
+    add_plan_arguments(parser)
+    parser.add_argument("--candidate", required=True, type=address_argument,
+                        help="candidate address JSON, or a path / table name")
+    parser.add_argument("--version", required=True, type=int, help="the validated Delta version")
+    parser.add_argument("--report", required=True, type=Path, help="the validation report JSON")
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_result(path: Path | None, result: dict[str, Any]) -> int:
+    if path is not None:
+        path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    return 0

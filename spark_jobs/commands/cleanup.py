@@ -1,0 +1,24 @@
+"""``gate_job.py cleanup``: apply the contract's retention (``spark_jobs.retention``): drop
+candidates older than ``candidateDays``, delete quarantined rows older than ``quarantineDays``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spark_jobs.commands._step_io import write_result
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("cleanup", help="drop old candidates and quarantined rows")
+    parser.add_argument("--plan", required=True, type=Path, help="ValidationPlan JSON file")
+    parser.add_argument("--result", type=Path, help="where to write the result JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_jobs.plan import load_plan
+    from spark_jobs.retention import cleanup
+    from spark_jobs.session import get_session
+
+    return write_result(args.result, cleanup(get_session(), load_plan(args.plan)))

@@ -1,0 +1,30 @@
+"""``gate_job.py publish``: the validated candidate version into the target (``spark_jobs.publish``).
+
+Exit 0 also when the result is ``rejected`` (the target took some keys since validation):
+that is a verdict on the data, written in the result, not a failure of the step.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("publish", help="publish the validated candidate version")
+    add_candidate_arguments(parser)
+    parser.add_argument("--rows", choices=("all", "valid"), default="all",
+                        help="all rows, or only those without error-level failures")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_jobs.plan import load_plan
+    from spark_jobs.publish import publish
+    from spark_jobs.session import get_session
+
+    result = publish(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
+                     args.version, args.rows, read_report(args.report))
+    args.context["publish"] = result
+    return write_result(args.result, result)

@@ -1,0 +1,26 @@
+"""``gate_job.py quarantine``: rejected rows into the quarantine table (``spark_jobs.quarantine``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("quarantine", help="quarantine the candidate's rejected rows")
+    add_candidate_arguments(parser)
+    parser.add_argument("--rows", choices=("all", "invalid"), default="all",
+                        help="every row (batch rejected), or only the invalid ones (split)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_jobs.plan import load_plan
+    from spark_jobs.quarantine import quarantine
+    from spark_jobs.session import get_session
+
+    result = quarantine(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
+                        args.version, read_report(args.report), args.rows)
+    args.context["quarantine"] = result
+    return write_result(args.result, result)

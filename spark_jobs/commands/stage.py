@@ -1,0 +1,28 @@
+"""``gate_job.py stage``: freeze the landing as the candidate (``spark_jobs.stage``).
+
+Leaves its result in ``args.context["stage"]`` so a chained ``validate`` reads that candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from spark_jobs.commands._step_io import add_plan_arguments, address_argument, write_result
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("stage", help="freeze the landing as the candidate")
+    add_plan_arguments(parser)
+    parser.add_argument("--landing", type=address_argument,
+                        help="landing address JSON or path (default: the plan's landing)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_jobs.plan import load_plan
+    from spark_jobs.session import get_session
+    from spark_jobs.stage import stage_candidate
+
+    staged = stage_candidate(get_session(), load_plan(args.plan), args.submission_id, args.landing)
+    args.context["stage"] = staged
+    return write_result(args.result, staged)

@@ -1,0 +1,80 @@
+"""Opening candidates: Delta pinned to a version (path or catalog table), parquet, and CSV /
+JSON read with the contract's types in FAILFAST mode."""
+
+from __future__ import annotations
+
+import pytest
+from _spark_plans import cases_df, cases_plan, good_row
+
+from spark_jobs.candidate import is_path, quote_table_name, read_candidate
+from spark_jobs.engine import run_validation
+
+
+def test_delta_is_pinned_at_the_latest_version_or_the_one_asked_for(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cases_df(spark, [good_row(day=1)]).write.format("delta").save(path)
+    cases_df(spark, [good_row(day=2), good_row(day=3)]).write.format("delta").mode("append").save(path)
+    latest = read_candidate(spark, path)
+    assert (latest.version, latest.df.count()) == (1, 3)
+    cases_df(spark, [good_row(day=4)]).write.format("delta").mode("append").save(path)
+    assert latest.df.count() == 3  # pinned: a later commit does not leak in
+    first = read_candidate(spark, path, version=0)
+    report = run_validation(spark, cases_plan(), first)
+    assert (report["candidate"]["table"], report["candidate"]["version"], report["candidate"]["row_count"]) == (path, 0, 1)
+
+
+def test_a_catalog_table_is_read_at_a_version(spark, tmp_path):
+    spark.sql(f"CREATE TABLE cg_candidate_test ({', '.join(['region_code string', 'report_date date', 'reporting_org string', 'case_count bigint', 'status string'])}) USING delta LOCATION '{tmp_path / 'cat'}'")
+    try:
+        cases_df(spark, [good_row()]).writeTo("cg_candidate_test").append()
+        cases_df(spark, [good_row(day=2)]).writeTo("cg_candidate_test").append()
+        candidate = read_candidate(spark, "default.cg_candidate_test", version=1)
+        assert (candidate.version, candidate.df.count()) == (1, 1)
+        assert read_candidate(spark, "cg_candidate_test").version == 2
+    finally:
+        spark.sql("DROP TABLE cg_candidate_test")
+
+
+def test_csv_gets_the_contract_types_and_keeps_extra_columns(spark, tmp_path):
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        "region_code,report_date,reporting_org,case_count,status,note\n"
+        "NL,2024-03-01,GGD,5,confirmed,x\nBE,2024-03-01,GGD,-2,confirmed,y\n"
+    )
+    candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
+    assert candidate.df.schema.simpleString() == (
+        "struct<region_code:string,report_date:date,reporting_org:string,case_count:bigint,status:string,note:string>"
+    )
+    report = run_validation(spark, cases_plan(), candidate)
+    assert report["schema"]["unexpected"] == ["note"]
+    assert [(r["id"], r["failed_rows"]) for r in report["rules"] if r["failed_rows"]] == [("case_count.minimum", 1)]
+
+
+def test_a_value_that_does_not_fit_the_contract_type_stops_the_read(spark, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("region_code,report_date,reporting_org,case_count,status\nNL,2024-03-01,GGD,five,final\n")
+    candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
+    with pytest.raises(Exception, match="(?i)malformed|FAILFAST"):
+        run_validation(spark, cases_plan(), candidate)
+
+
+def test_json_and_parquet(spark, tmp_path):
+    (tmp_path / "cases.json").write_text(
+        '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 3, "status": "confirmed"}\n'
+    )
+    from_json = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=cases_plan()["columns"])
+    assert run_validation(spark, cases_plan(), from_json)["schema"]["ok"] is True
+    cases_df(spark, [good_row()]).write.parquet(str(tmp_path / "p"))
+    from_parquet = read_candidate(spark, str(tmp_path / "p"), format="parquet")
+    assert run_validation(spark, cases_plan(), from_parquet)["outcome"] == "pass"
+    with pytest.raises(ValueError, match="Delta"):
+        read_candidate(spark, str(tmp_path / "p"), format="parquet", version=1)
+
+
+def test_paths_and_table_names():
+    assert is_path("lakehouse/orders") and is_path("s3://b/x") and is_path("./x")
+    assert not is_path("main.sales.orders")
+    assert quote_table_name("main.sales.orders") == "`main`.`sales`.`orders`"
+    assert quote_table_name("`odd.name`.t") == "`odd.name`.`t`"
+    with pytest.raises(ValueError):
+        quote_table_name("a..b")

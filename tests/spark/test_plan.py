@@ -1,0 +1,62 @@
+"""Plans the engine must refuse rather than half-execute (no Spark needed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _spark_plans import cases_plan, rule, with_rules
+
+from spark_jobs.plan import PlanError, fingerprint, load_plan
+from spark_jobs.thresholds import satisfies
+
+
+def test_fingerprint_is_filled_in_and_checked(tmp_path):
+    plan = load_plan(cases_plan())
+    assert plan["fingerprint"] == fingerprint(cases_plan())
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    assert load_plan(str(path)) == plan
+    plan["rules"][0]["predicate"] = "true"
+    with pytest.raises(PlanError, match="changed after it was compiled"):
+        load_plan(plan)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"plan_version": 2}, "plan_version 2"),
+        ({"schema_policy": "lenient"}, "schema_policy"),
+        ({"rules": [rule("x", "wat", [])]}, "unknown kind"),
+        ({"rules": [rule("x", "minimum", ["a"])]}, "needs a predicate"),
+        ({"rules": [rule("x", "minimum", ["a"], "a > 0", scope="group")]}, "must have scope 'row'"),
+        ({"rules": [rule("x", "required", ["a"], "a IS NOT NULL")] * 2}, "duplicate ids: x"),
+        ({"rules": [rule("x", "minimum", ["a"], "a > 0", threshold={"operator": "mustBeBetween", "value": 3})]}, "does not fit"),
+        ({"rules": [rule("x", "minimum", ["a"], "a > 0", severity="info")]}, "severity"),
+    ],
+)
+def test_malformed_plans_are_refused(change, message):
+    with pytest.raises(PlanError, match=message):
+        load_plan({**cases_plan(), **change})
+
+
+@pytest.mark.parametrize(
+    ("measured", "operator", "value", "expected"),
+    [
+        (5, "mustBeLessThan", 5, False),
+        (4.999, "mustBeLessThan", 5, True),
+        (0.1 + 0.2, "mustBeLessOrEqualTo", 0.3, False),  # exact: 0.30000000000000004 > 0.3
+        (10, "mustBeBetween", [1, 10], True),
+        (10, "mustNotBeBetween", [1, 10], False),
+        (0, "mustBe", 0, True),
+        (1, "mustNotBe", 0, True),
+        (3, "mustBeGreaterOrEqualTo", 3, True),
+        (3, "mustBeGreaterThan", 3, False),
+    ],
+)
+def test_thresholds(measured, operator, value, expected):
+    assert satisfies(measured, {"operator": operator, "value": value, "unit": "rows"}) is expected
+
+
+def test_with_rules_keeps_plans_valid():
+    assert load_plan(with_rules(cases_plan(), rule("doc", "text", [])))["rules"][0]["id"] == "doc"
