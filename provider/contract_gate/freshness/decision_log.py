@@ -9,7 +9,7 @@ target count as accepted: a quarantined submission never refreshes freshness.
 from __future__ import annotations
 
 from contract_gate.freshness.delta_rows import read_rows
-from contract_gate.freshness.locations import resolve_path
+from contract_gate.freshness.locations import table_location
 
 ACCEPTED_OUTCOMES = frozenset({"published", "split"})
 STATUS_COLUMNS = ["submission_id", "contract_id", "outcome", "decided_at", "rerun_of"]
@@ -23,7 +23,7 @@ def contract_decisions(plan: dict, columns: list[str] = STATUS_COLUMNS) -> list[
     if address["kind"] != "path":
         return None
     wanted = list(dict.fromkeys([*columns, "contract_id", "decided_at"]))
-    rows = read_rows(resolve_path(address["path"]), wanted, equals=("contract_id", plan["contract"]["id"]))
+    rows = read_rows(table_location(address), wanted, equals=("contract_id", plan["contract"]["id"]))
     return sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True)
 
 

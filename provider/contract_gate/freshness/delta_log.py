@@ -18,6 +18,7 @@ misread.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,8 +28,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-
-from contract_gate.freshness.locations import is_uri
 
 LOG_FOLDER = "_delta_log"
 SUPPORTED_READER_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz", "vacuumProtocolCheck"})
@@ -78,10 +77,11 @@ class Snapshot:
 
 class DeltaLog:
     def __init__(self, location: str):
-        if is_uri(location):
-            self.fs, self.root = pafs.FileSystem.from_uri(location)
-        else:
+        """``location``: an absolute local path, or a URI pyarrow has a filesystem for (s3://, gs://, ...)."""
+        if posixpath.isabs(location):
             self.fs, self.root = pafs.LocalFileSystem(), location
+        else:
+            self.fs, self.root = pafs.FileSystem.from_uri(location)
         self.root = self.root.rstrip("/")
         self.log_dir = f"{self.root}/{LOG_FOLDER}"
 

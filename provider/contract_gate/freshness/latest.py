@@ -20,7 +20,7 @@ from contract_gate.freshness.business_time import parse_value
 from contract_gate.freshness.decision_log import accepted_decisions
 from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError, Snapshot
 from contract_gate.freshness.delta_stats import StatsMissing, max_business_value
-from contract_gate.freshness.locations import resolve_path
+from contract_gate.freshness.locations import table_location
 
 SOURCE_DELTA_LOG = "delta_log"
 SOURCE_DECISIONS = "decisions"
@@ -52,7 +52,7 @@ def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
 
 def latest_from_delta_log(plan: dict) -> LatestAccepted:
     freshness = plan["freshness"]
-    log = DeltaLog(resolve_path(plan["tables"]["target"]["path"]))
+    log = DeltaLog(table_location(plan["tables"]["target"]))
     if not log.exists():
         return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
     snapshot = log.snapshot()
