@@ -3,6 +3,9 @@ difference listed — once it has drifted from the plan."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
@@ -28,8 +31,13 @@ def test_a_missing_target_is_created_with_the_plans_constraints(spark, tmp_path)
     assert version_of(spark, target) == 0  # one commit: no creator can leave it half-made
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{target['path']}`").first()
     assert detail["minWriterVersion"] >= 3  # the version that enforces CHECK constraints
+    assert detail["properties"]["delta.dataSkippingStatsColumns"] == "`report_date`,`region_code`"
     with pytest.raises(Exception, match="cg_case_count_minimum"):
         cases_df(spark, [case("NL-NH", 1, -1)]).write.format("delta").mode("append").save(target["path"])
+    cases_df(spark, [case("NL-NH", 4)]).write.format("delta").mode("append").save(target["path"])
+    log = Path(target["path"], "_delta_log", f"{version_of(spark, target):020d}.json").read_text()
+    [stats] = [json.loads(json.loads(line)["add"]["stats"]) for line in log.splitlines() if '"add"' in line]
+    assert stats["maxValues"] == {"report_date": "2024-03-04", "region_code": "NL-NH"}  # freshness reads these
 
 
 def test_a_drifted_target_is_refused_with_every_difference(spark, tmp_path):

@@ -1,0 +1,100 @@
+"""The decision log (DESIGN.md step 6): one final record per submission, written without Spark.
+
+* ``record_decision(plan, record)`` / ``final_decision(plan, submission_id)``: what the record
+  task and the submission task call; dicts in, dicts out (XCom-ready).
+* ``recover_missing_decisions(plan)``: finds publishes and quarantines in the gated tables'
+  commit histories that have no final decision and records them.
+* ``store_for(plan)`` / ``history_for(plan)``: a path-based Delta table (``deltalake``) or a
+  Unity Catalog table (Databricks SQL hook), chosen by the plan's ``tables`` addresses.
+
+Importing this package imports neither pyspark nor Airflow; the store modules are imported
+when a store is built.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from contract_gate.decisions.record import (
+    FINAL_OUTCOMES,
+    OUTCOMES,
+    PUBLISHED_OUTCOMES,
+    Decision,
+)
+from contract_gate.decisions.store import DecisionStore, TableHistory
+
+__all__ = [
+    "FINAL_OUTCOMES",
+    "OUTCOMES",
+    "PUBLISHED_OUTCOMES",
+    "Decision",
+    "DecisionStore",
+    "TableHistory",
+    "final_decision",
+    "history_for",
+    "record_decision",
+    "recover_missing_decisions",
+    "store_for",
+]
+
+
+def _connection(plan: dict[str, Any], databricks_conn_id: str | None) -> str:
+    execution = (plan.get("gate") or {}).get("execution") or {}
+    return databricks_conn_id or execution.get("connectionId") or "databricks_default"
+
+
+def store_for(plan: dict[str, Any], databricks_conn_id: str | None = None) -> DecisionStore:
+    """The store for ``plan["tables"]["decisions"]``."""
+    address = plan["tables"]["decisions"]
+    if address["kind"] == "path":
+        from contract_gate.decisions.delta_path import DeltaPathDecisionStore
+
+        return DeltaPathDecisionStore(address)
+    from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore
+
+    return UnityCatalogDecisionStore(address["name"], SqlRunner(databricks_conn_id=_connection(plan, databricks_conn_id)))
+
+
+def history_for(plan: dict[str, Any], databricks_conn_id: str | None = None) -> TableHistory:
+    """Reads the commit history of ``plan``'s target (path: ``deltalake``; catalog: SQL)."""
+    if plan["tables"]["target"]["kind"] == "path":
+        from contract_gate.decisions.delta_path import DeltaPathHistory
+
+        return DeltaPathHistory()
+    from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogHistory
+
+    return UnityCatalogHistory(SqlRunner(databricks_conn_id=_connection(plan, databricks_conn_id)))
+
+
+def record_decision(plan: dict[str, Any], record: dict[str, Any] | Decision,
+                    store: DecisionStore | None = None) -> dict[str, Any]:
+    """Record one decision; returns the record that stands for the submission (see
+    ``DecisionStore.record``) as a JSON-safe dict."""
+    decision = record if isinstance(record, Decision) else Decision.from_record(record)
+    return (store or store_for(plan)).record(decision).as_dict()
+
+
+def final_decision(plan: dict[str, Any], submission_id: str,
+                   store: DecisionStore | None = None) -> dict[str, Any] | None:
+    """The submission's final record as a dict, or None."""
+    found = (store or store_for(plan)).final(submission_id)
+    return None if found is None else found.as_dict()
+
+
+def recover_missing_decisions(
+    plan: dict[str, Any],
+    store: DecisionStore | None = None,
+    history: TableHistory | None = None,
+    *,
+    min_age: timedelta | None = None,
+) -> list[dict[str, Any]]:
+    """Record the final decisions missing for publishes/quarantines found in ``plan``'s
+    tables' commit histories (see ``contract_gate.decisions.recovery``); returns them."""
+    from contract_gate.decisions import recovery
+
+    recovered = recovery.recover_missing_decisions(
+        plan, store or store_for(plan), history or history_for(plan),
+        min_age=recovery.DEFAULT_MIN_AGE if min_age is None else min_age,
+    )
+    return [decision.as_dict() for decision in recovered]

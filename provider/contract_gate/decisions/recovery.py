@@ -1,0 +1,88 @@
+"""Recovery: a submission whose effect is in a gated table but whose decision never got written.
+
+Delta has no multi-table transaction: a run can publish (or quarantine) and die before its
+record. The commits carry the submission id (``userMetadata``), so the target's and the
+quarantine table's histories say which submissions took effect; any of those without a final
+record gets one, written from what the history shows:
+
+* in the target and the quarantine table: ``split``; in the target only: ``published``;
+  in the quarantine table only: ``quarantined``;
+* target versions before/after, rows published/quarantined from the commits' metrics, the
+  candidate's address (file landing: it is named after the submission), and as latest
+  business date the freshness column's maximum in the target at the publish's version;
+* ``source = "recovery"``: no rule counts or run ids (they died with the run). If the gate
+  itself records the submission later, its full record replaces this one (see ``store``).
+
+Commits younger than ``min_age`` are left alone: their own run is most likely still about to
+record them, and a split whose quarantine half is still running would be misread.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from contract_gate.decisions.record import Decision
+from contract_gate.decisions.store import DecisionStore, TableCommit, TableHistory
+from spark_jobs.address import candidate_address, location
+
+DEFAULT_MIN_AGE = timedelta(minutes=10)
+
+
+def recover_missing_decisions(
+    plan: dict[str, Any],
+    store: DecisionStore,
+    history: TableHistory,
+    *,
+    min_age: timedelta = DEFAULT_MIN_AGE,
+    now: datetime | None = None,
+) -> list[Decision]:
+    """Write the missing final decisions of ``plan``'s contract; return the records written."""
+    now = now or datetime.now(timezone.utc)
+    published = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["target"])}
+    quarantined = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["quarantine"])}
+    decided = {d.submission_id for d in store.records(contract_id=plan["contract"]["id"]) if d.final}
+    recovered = []
+    for submission_id in sorted((set(published) | set(quarantined)) - decided):
+        commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
+        if now - max(c.timestamp for c in commits) < min_age:
+            continue
+        decision = _decision(plan, submission_id, published.get(submission_id),
+                             quarantined.get(submission_id), history, now)
+        recovered.append(store.record(decision))
+    return recovered
+
+
+def _decision(
+    plan: dict[str, Any],
+    submission_id: str,
+    target: TableCommit | None,
+    quarantine: TableCommit | None,
+    history: TableHistory,
+    now: datetime,
+) -> Decision:
+    outcome = "split" if target and quarantine else "published" if target else "quarantined"
+    where = [f"target version {target.version}" if target else None,
+             f"quarantine version {quarantine.version}" if quarantine else None]
+    freshness = plan.get("freshness")
+    latest = None
+    if target is not None and freshness:
+        latest = history.max_value(plan["tables"]["target"], target.version, freshness["column"])
+    file_landing = (plan["tables"].get("landing") or {}).get("format", "delta") != "delta"
+    return Decision(
+        submission_id=submission_id,
+        contract_id=plan["contract"]["id"],
+        contract_version=plan["contract"]["version"],
+        outcome=outcome,
+        reason=(f"recovered from the commit history ({', '.join(w for w in where if w)}): the run"
+                " that made the commit did not record its decision"),
+        candidate=location(candidate_address(plan, submission_id)) if file_landing else None,
+        candidate_version=0 if file_landing else None,
+        rows_published=target.rows_written() if target else 0,
+        rows_quarantined=quarantine.rows_written() if quarantine else 0,
+        target_version_before=target.version - 1 if target else None,
+        target_version_after=target.version if target else None,
+        latest_business_date=latest,
+        source="recovery",
+        decided_at=now,
+    )

@@ -1,0 +1,175 @@
+"""The decision store for catalog tables (Unity Catalog), through the Databricks SQL hook.
+
+Every statement is plain Databricks SQL built here as text: ``CREATE TABLE IF NOT EXISTS``,
+one ``MERGE INTO`` per record (the match conditions of ``store``), ``SELECT`` and ``DESCRIBE
+HISTORY`` for reading. Values are rendered as escaped literals (``spark_jobs.sql_text``), so a
+submission id or rule id cannot change a statement.
+
+Tested without a workspace: the unit tests check the SQL text, and run the very same
+statements through local Spark SQL against a local Delta table (Spark SQL is the dialect
+Databricks SQL extends); they have not been run against a real Databricks SQL warehouse.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from contract_gate.decisions.record import COLUMNS, Decision
+from contract_gate.decisions.store import (
+    MAX_ATTEMPTS,
+    DecisionStore,
+    TableCommit,
+    TableHistory,
+)
+from spark_jobs.sql_text import quote_identifier, quote_qualified, string_literal
+
+NAMES = [name for name, _, _ in COLUMNS]
+TYPES = {name: type_ for name, type_, _ in COLUMNS}
+
+
+class SqlRunner:
+    """Runs statements through ``DatabricksSqlHook`` (created on first use, in the task) and
+    returns rows as dicts keyed by the result's column names."""
+
+    def __init__(self, hook: Any = None, databricks_conn_id: str = "databricks_default",
+                 http_path: str | None = None, sql_endpoint_name: str | None = None):
+        self._hook = hook
+        self.hook_arguments = {"databricks_conn_id": databricks_conn_id, "http_path": http_path,
+                               "sql_endpoint_name": sql_endpoint_name}
+
+    @property
+    def hook(self) -> Any:
+        if self._hook is None:
+            from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
+
+            self._hook = DatabricksSqlHook(**self.hook_arguments)
+        return self._hook
+
+    def execute(self, sql: str) -> None:
+        self.hook.run(sql)
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        from airflow.providers.common.sql.hooks.handlers import fetch_all_handler
+
+        rows = self.hook.run(sql, handler=fetch_all_handler) or []
+        names = [column[0] for column in self.hook.descriptions[-1]]
+        return [dict(zip(names, row)) for row in rows]
+
+
+class UnityCatalogDecisionStore(DecisionStore):
+    """Decisions in the catalog table ``name`` (``catalog.schema.table``)."""
+
+    def __init__(self, name: str, runner: SqlRunner | None = None):
+        self.name = name
+        self.table = quote_qualified(name)
+        self.runner = runner or SqlRunner()
+        self._created = False
+
+    def create_sql(self) -> str:
+        columns = ",\n  ".join(
+            f"{quote_identifier(name)} {type_}{'' if nullable else ' NOT NULL'}"
+            for name, type_, nullable in COLUMNS
+        )
+        return f"CREATE TABLE IF NOT EXISTS {self.table} (\n  {columns}\n) USING DELTA"
+
+    def merge_sql(self, decision: Decision, match: str, replace_when: str | None) -> str:
+        row = decision.as_row()
+        values = ",\n    ".join(
+            f"{literal(row[name], TYPES[name])} AS {quote_identifier(name)}" for name in NAMES
+        )
+        statement = f"MERGE INTO {self.table} AS t\nUSING (SELECT\n    {values}) AS s\nON {match}\n"
+        if replace_when is not None:
+            statement += f"WHEN MATCHED AND {replace_when} THEN UPDATE SET *\n"
+        return statement + "WHEN NOT MATCHED THEN INSERT *"
+
+    def select_sql(self, submission_id: str | None = None, contract_id: str | None = None) -> str:
+        conditions = [f"{quote_identifier(column)} = {string_literal(value)}" for column, value in
+                      (("submission_id", submission_id), ("contract_id", contract_id)) if value is not None]
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        columns = ", ".join(map(quote_identifier, NAMES))
+        return f"SELECT {columns} FROM {self.table}{where} ORDER BY `decided_at` DESC"
+
+    def records(
+        self, submission_id: str | None = None, contract_id: str | None = None
+    ) -> list[Decision]:
+        self._ensure_table()
+        return [Decision.from_row(row) for row in self.runner.query(self.select_sql(submission_id, contract_id))]
+
+    def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
+        self._ensure_table()
+        statement = self.merge_sql(decision, match, replace_when)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                self.runner.execute(statement)
+                return
+            except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+                if "CONCURRENT" not in str(exc).upper() or attempt == MAX_ATTEMPTS:
+                    raise
+                time.sleep(0.2 * attempt)
+
+    def _ensure_table(self) -> None:
+        if not self._created:
+            self.runner.execute(self.create_sql())
+            self._created = True
+
+
+def literal(value: Any, type_: str) -> str:
+    """``value`` as a typed Databricks SQL literal; NULL keeps its column type."""
+    if value is None:
+        return f"CAST(NULL AS {type_})"
+    if type_ == "STRING":
+        return string_literal(str(value))
+    if type_ == "BOOLEAN":
+        return "TRUE" if value else "FALSE"
+    if type_ in ("BIGINT", "INT"):
+        return f"CAST({int(value)} AS {type_})"
+    if type_ == "TIMESTAMP":
+        micros = int(value.astimezone(timezone.utc).timestamp() * 1_000_000)
+        return f"TIMESTAMP_MICROS({micros})"
+    if type_ == "ARRAY<STRING>":
+        return f"CAST(ARRAY({', '.join(string_literal(v) for v in value)}) AS ARRAY<STRING>)"
+    if type_ == "MAP<STRING,BIGINT>":
+        pairs = ", ".join(f"{string_literal(k)}, CAST({int(v)} AS BIGINT)" for k, v in value.items())
+        return f"CAST(MAP({pairs}) AS MAP<STRING,BIGINT>)"
+    raise ValueError(f"no literal for type {type_}")
+
+
+class UnityCatalogHistory(TableHistory):
+    """Commit history and values of catalog tables through the same SQL runner."""
+
+    def __init__(self, runner: SqlRunner | None = None):
+        self.runner = runner or SqlRunner()
+
+    def tagged_commits(self, address: dict) -> list[TableCommit]:
+        table = quote_qualified(address["name"])
+        try:
+            rows = self.runner.query(f"DESCRIBE HISTORY {table}")
+        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+                return []
+            raise
+        commits = [
+            TableCommit(
+                version=int(row["version"]),
+                timestamp=_aware(row["timestamp"]),
+                operation=row["operation"],
+                submission_id=row["userMetadata"],
+                metrics={k: str(v) for k, v in dict(row.get("operationMetrics") or {}).items()},
+            )
+            for row in rows
+            if row.get("userMetadata")
+        ]
+        return sorted(commits, key=lambda commit: commit.version)
+
+    def max_value(self, address: dict, version: int, column: str) -> str | None:
+        table = quote_qualified(address["name"])
+        rows = self.runner.query(
+            f"SELECT CAST(max({quote_identifier(column)}) AS STRING) AS `value` FROM {table} VERSION AS OF {int(version)}"
+        )
+        return rows[0]["value"] if rows else None
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)

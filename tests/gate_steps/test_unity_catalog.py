@@ -1,0 +1,102 @@
+"""The Unity Catalog decision store's SQL: checked as text, then run through local Spark SQL
+(the dialect Databricks SQL extends) against a local Delta table. No Databricks workspace."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from contract_gate.decisions.record import Decision
+from contract_gate.decisions.store import FINAL_MATCH, SUPERSEDE
+from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore, UnityCatalogHistory
+
+T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _decision(submission_id="s1", outcome="published", **extra) -> Decision:
+    return Decision(submission_id=submission_id, contract_id="orders", contract_version="1.0.0",
+                    outcome=outcome, decided_at=T0, **extra)
+
+
+class LocalSparkSql:
+    """A ``SqlRunner`` stand-in that runs the statements on the local Spark session."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.statements: list[str] = []
+
+    def execute(self, sql):
+        self.statements.append(sql)
+        self.spark.sql(sql).collect()
+
+    def query(self, sql):
+        self.statements.append(sql)
+        return [row.asDict() for row in self.spark.sql(sql).collect()]
+
+
+@pytest.fixture
+def schema(spark, tmp_path):
+    name = f"cg_uc_{abs(hash(str(tmp_path))) % 10**8}"
+    spark.sql(f"CREATE DATABASE spark_catalog.{name} LOCATION '{tmp_path}/warehouse'")
+    yield f"spark_catalog.{name}"
+    spark.sql(f"DROP DATABASE spark_catalog.{name} CASCADE")
+
+
+def test_merge_text_quotes_every_value_and_keeps_types():
+    store = UnityCatalogDecisionStore("main.gate.decisions", runner=None)
+    sql = store.merge_sql(_decision("it's; DROP TABLE x", rule_failures={"a'b": 2}, failed_rules=["a'b"]),
+                          FINAL_MATCH, SUPERSEDE)
+
+    assert sql.startswith("MERGE INTO `main`.`gate`.`decisions` AS t\nUSING (SELECT")
+    assert "'it\\'s; DROP TABLE x' AS `submission_id`" in sql
+    assert "CAST(MAP('a\\'b', CAST(2 AS BIGINT)) AS MAP<STRING,BIGINT>) AS `rule_failures`" in sql
+    assert "CAST(NULL AS BIGINT) AS `target_version_after`" in sql
+    assert f"TIMESTAMP_MICROS({int(T0.timestamp() * 1_000_000)}) AS `decided_at`" in sql
+    assert f"ON {FINAL_MATCH}\nWHEN MATCHED AND {SUPERSEDE} THEN UPDATE SET *\nWHEN NOT MATCHED THEN INSERT *" in sql
+
+
+def test_the_runner_names_result_columns_from_the_hooks_description():
+    class Hook:
+        descriptions = [[("version",), ("userMetadata",)]]
+
+        def run(self, sql, handler=None):
+            self.sql = sql
+            return [(3, "s1")]
+
+    hook = Hook()
+    assert SqlRunner(hook=hook).query("DESCRIBE HISTORY t") == [{"version": 3, "userMetadata": "s1"}]
+
+
+def test_the_statements_run_on_spark_and_keep_one_final_record(spark, schema):
+    runner = LocalSparkSql(spark)
+    store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+
+    store.record(_decision(outcome="failed", run_id="r1"))
+    store.record(_decision(outcome="failed", run_id="r1"))
+    store.record(_decision(source="recovery"))
+    stored = store.record(_decision(outcome="split", rule_failures={"x": 2}, failed_rules=["x"],
+                                    latest_business_date="2024-03-01"))
+    store.record(_decision())
+
+    rows = store.records(submission_id="s1")
+    assert sorted((d.outcome, d.source) for d in rows) == [("failed", "gate"), ("split", "gate")]
+    assert stored == store.final("s1") == _decision(outcome="split", rule_failures={"x": 2},
+                                                   failed_rules=["x"], latest_business_date="2024-03-01")
+    assert runner.statements[0].startswith(f"CREATE TABLE IF NOT EXISTS `spark_catalog`.")
+    assert sum(s.startswith("CREATE") for s in runner.statements) == 1
+
+
+def test_catalog_history_finds_tagged_commits(spark, schema):
+    table = f"{schema}.target"
+    spark.sql(f"CREATE TABLE {table} (k STRING) USING DELTA")
+    tagged = spark.newSession()
+    tagged.conf.set("spark.databricks.delta.commitInfo.userMetadata", "s1")
+    tagged.createDataFrame([("a",), ("b",)], "k string").write.format("delta").mode("append").saveAsTable(table)
+
+    history = UnityCatalogHistory(LocalSparkSql(spark))
+    [commit] = history.tagged_commits({"kind": "table", "name": table})
+
+    assert (commit.version, commit.submission_id, commit.rows_written()) == (1, "s1", 2)
+    assert history.max_value({"kind": "table", "name": table}, 1, "k") == "b"
+    assert history.tagged_commits({"kind": "table", "name": f"{schema}.missing"}) == []
