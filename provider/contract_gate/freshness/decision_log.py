@@ -12,11 +12,11 @@ from contract_gate.freshness.delta_rows import read_rows
 from contract_gate.freshness.locations import table_location
 
 ACCEPTED_OUTCOMES = frozenset({"published", "split"})
-STATUS_COLUMNS = ["submission_id", "contract_id", "outcome", "decided_at", "rerun_of"]
-FRESHNESS_COLUMNS = ["latest_business_date", "target_version_after"]
+STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
+FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
 
 
-def contract_decisions(plan: dict, columns: list[str] = STATUS_COLUMNS) -> list[dict] | None:
+def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:
     """This contract's decision records, newest first: ``[]`` when the table does not exist yet,
     None when it is a catalog table (read it where the catalog is, e.g. a Databricks SQL editor)."""
     address = plan["tables"]["decisions"]
@@ -29,5 +29,5 @@ def contract_decisions(plan: dict, columns: list[str] = STATUS_COLUMNS) -> list[
 
 def accepted_decisions(plan: dict) -> list[dict]:
     """Decisions that published rows to the target, newest first."""
-    rows = contract_decisions(plan, [*STATUS_COLUMNS, *FRESHNESS_COLUMNS]) or []
+    rows = contract_decisions(plan, STATUS_COLUMNS + FRESHNESS_COLUMNS) or []
     return [row for row in rows if row["outcome"] in ACCEPTED_OUTCOMES]
