@@ -190,7 +190,8 @@ def _group_pass(
     keys = key_columns(rules[0])
     aggregates = [F.count(F.lit(1)).alias("size")]
     for index, rule in enumerate(rules):
-        aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
+        if rule.get("filter"):  # unfiltered rules share "size"
+            aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
     if error_row_rules is not None:
         aggregates.append(F.count_if(any_broken(error_row_rules)).alias("broken"))
     groups = df.groupBy(*map(column, keys)).agg(*aggregates)
@@ -198,7 +199,7 @@ def _group_pass(
     duplicate = {}
     totals = []
     for index, rule in enumerate(rules):
-        size = F.col(f"size{index}")
+        size = F.col(f"size{index}" if rule.get("filter") else "size")
         duplicate[index] = size > 1
         if rule.get("nulls_distinct"):
             duplicate[index] = duplicate[index] & keys_not_null(keys)

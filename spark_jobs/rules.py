@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType
+from pyspark.sql.types import BooleanType, DataType
 
 from spark_jobs.schema_check import SchemaResult
 
@@ -79,17 +79,25 @@ def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str
     result = Triage()
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}
+    candidates = []
     for rule in plan["rules"]:
-        reason = _skip_reason(rule, df, missing, mistyped, depth)
+        reason = _static_reason(rule, missing, mistyped, depth)
         if reason is None:
-            result.runnable.append(rule)
+            candidates.append(rule)
         else:
             result.skipped[rule["id"]] = reason
+    problems = _analysis_problems(df, candidates)
+    for rule in candidates:
+        if rule["id"] in problems:
+            result.skipped[rule["id"]] = (NOT_EVALUATED, problems[rule["id"]])
+        else:
+            result.runnable.append(rule)
+    result.runnable.sort(key=plan["rules"].index)
     return result
 
 
-def _skip_reason(
-    rule: dict[str, Any], df: DataFrame, missing: set[str], mistyped: set[str], depth: str
+def _static_reason(
+    rule: dict[str, Any], missing: set[str], mistyped: set[str], depth: str
 ) -> tuple[str, str] | None:
     if rule["scope"] == "text":
         return NOT_EXECUTED, "text rules are documentation, not checks"
@@ -100,21 +108,41 @@ def _skip_reason(
             return NOT_EVALUATED, f"column {name} is missing"
         if name in mistyped:
             return NOT_EVALUATED, f"column {name} has the wrong type"
+    return None
+
+
+def _expressions(rule: dict[str, Any]) -> list[tuple[str, bool]]:
+    """(SQL text, must be boolean) for everything of the rule the engine will evaluate."""
     expressions = [(rule[key], True) for key in ("predicate", "filter") if rule.get(key)]
     if rule["scope"] == "group":
         expressions += [(quote(name), False) for name in rule["columns"]]
-    for text, boolean in expressions:
-        problem = _analysis_problem(df, text, boolean)
-        if problem:
-            return NOT_EVALUATED, problem
-    return None
+    return expressions
 
 
-def _analysis_problem(df: DataFrame, text: str, boolean: bool) -> str | None:
+def _analysis_problems(df: DataFrame, rules: list[dict[str, Any]]) -> dict[str, str]:
+    """{rule id: problem} for rules whose expressions do not analyse on ``df``.
+
+    All expressions are analysed in one projection (one round of analysis, however many
+    rules); only when that fails is each analysed alone, to name the culprits.
+    """
+    pairs = [(rule, text, boolean) for rule in rules for text, boolean in _expressions(rule)]
     try:
-        data_type = df.select(F.expr(text)).schema.fields[0].dataType
+        types = [f.dataType for f in df.select(*[F.expr(text) for _, text, _ in pairs]).schema.fields]
+    except AnalysisException:
+        types = [_type_or_error(df, text) for _, text, _ in pairs]
+    problems: dict[str, str] = {}
+    for (rule, text, boolean), data_type in zip(pairs, types):
+        if rule["id"] in problems:
+            continue
+        if isinstance(data_type, str):
+            problems[rule["id"]] = f"cannot analyse {text!r}: {data_type}"
+        elif boolean and not isinstance(data_type, BooleanType):
+            problems[rule["id"]] = f"{text!r} is {data_type.simpleString()}, not boolean"
+    return problems
+
+
+def _type_or_error(df: DataFrame, text: str) -> DataType | str:
+    try:
+        return df.select(F.expr(text)).schema.fields[0].dataType
     except AnalysisException as exc:
-        return f"cannot analyse {text!r}: {str(exc).splitlines()[0]}"
-    if boolean and not isinstance(data_type, BooleanType):
-        return f"{text!r} is {data_type.simpleString()}, not boolean"
-    return None
+        return str(exc).splitlines()[0]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import sys
 import time
@@ -124,10 +125,26 @@ def ensure_data(spark: SparkSession, shape: str, rows: int) -> str:
     return str(path)
 
 
-def timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+class Clock:
+    """Wall time and CPU time (Spark JVM + this Python process) of one action.
+
+    CPU seconds are the figure to compare on a shared machine: wall time also counts the
+    time other processes held the cores.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.jvm_stat = Path(f"/proc/{spark._jvm.java.lang.ProcessHandle.current().pid()}/stat")
+        self.ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu(self) -> float:
+        fields = self.jvm_stat.read_text().rsplit(")", 1)[1].split()
+        jvm = (int(fields[11]) + int(fields[12])) / self.ticks  # utime + stime
+        return jvm + sum(os.times()[:2])
+
+    def time(self, action) -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), self.cpu()
+        action()
+        return time.perf_counter() - wall, self.cpu() - cpu
 
 
 def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, object]:
@@ -146,41 +163,46 @@ def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, ob
         "plain": lambda: plain_gate(df, predicates, plan["key"]),
     }
     report = run_validation(spark, plan, candidate)  # warm-up, and the invalid share
-    times: dict[str, list[float]] = {name: [] for name in variants}
+    clock = Clock(spark)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     for _ in range(runs):
         for name, action in variants.items():
-            times[name].append(timed(action))
+            times[name].append(clock.time(action))
     return {
         "shape": shape,
         "rows": rows,
         "invalid": report["rows"]["invalid"],
         "row_rules": len(predicates),
-        "medians": {name: statistics.median(values) for name, values in times.items()},
+        "wall": {name: statistics.median(t[0] for t in values) for name, values in times.items()},
+        "cpu": {name: statistics.median(t[1] for t in values) for name, values in times.items()},
     }
 
 
-def markdown(results: list[dict[str, object]], command: str, runs: int) -> str:
+def markdown(results: list[dict[str, object]], command: str, runs: int, load: str) -> str:
     lines = [
         SECTION,
         "",
-        f"Command: `{command}` — {runs} timed runs per variant (interleaved, after one warm-up",
-        "validation), median seconds; one local Spark session on this 2-core machine, AQE on,",
-        "candidates are Delta tables read at a pinned version.",
+        f"Command: `{command}` — {runs} timed runs per variant, interleaved, after one warm-up",
+        "validation; medians. One local Spark session (local[2], AQE on, driver memory 8g) on",
+        f"the 2-core machine; candidates are Delta tables read at a pinned version. {load}",
         "",
-        "(a) floor = one aggregate scan + one group-by on the key; (b) this engine on the full",
-        "compiled contract; (c) pyspark-contracts 0.11.1 with the same rules (`mode=\"soft\"`);",
-        "(d) plain PySpark, one `filter().count()` per rule plus a group-by.",
+        "(a) floor = one aggregate scan reading every column + one group-by on the key;",
+        "(b) this engine on the full compiled contract; (c) pyspark-contracts 0.11.1 with the",
+        "same rules (`mode=\"soft\"`); (d) plain PySpark, one `filter().count()` per rule plus",
+        "a group-by. CPU = seconds of CPU used by the Spark JVM and the Python driver.",
         "",
-        "| shape | rows | invalid rows | row rules | (a) floor | (b) engine | (c) pyspark-contracts | (d) plain | (b)/(a) | (c)/(b) | (d)/(b) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| shape | rows | invalid rows | row rules | measure | (a) floor | (b) engine | (c) pyspark-contracts | (d) plain | (b)/(a) | (c)/(b) | (d)/(b) |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        m = r["medians"]
-        lines.append(
-            f"| {r['shape']} | {r['rows']:,} | {r['invalid']:,} | {r['row_rules']} | {m['floor']:.2f} | {m['engine']:.2f} | "
-            f"{m['pyspark_contracts']:.2f} | {m['plain']:.2f} | {m['engine'] / m['floor']:.2f} | "
-            f"{m['pyspark_contracts'] / m['engine']:.2f} | {m['plain'] / m['engine']:.2f} |"
-        )
+        for measure in ("cpu", "wall"):
+            m = r[measure]
+            lines.append(
+                f"| {r['shape']} | {r['rows']:,} | {r['invalid']:,} | {r['row_rules']} | {measure} s | "
+                f"{m['floor']:.2f} | {m['engine']:.2f} | {m['pyspark_contracts']:.2f} | {m['plain']:.2f} | "
+                f"{m['engine'] / m['floor']:.2f} | {m['pyspark_contracts'] / m['engine']:.2f} | "
+                f"{m['plain'] / m['engine']:.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -211,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(bench(spark, shape, rows, args.runs))
             print(results[-1], flush=True)
     command = ".venv/bin/python benchmarks/validation/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = markdown(results, command.strip(), args.runs)
+    load = "Load average at the end: {:.1f} / {:.1f} / {:.1f} (1/5/15 min).".format(*os.getloadavg())
+    text = markdown(results, command.strip(), args.runs, load)
     print(text)
     if not args.no_write:
         write_section(text)
