@@ -26,11 +26,30 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from delta.exceptions import DeltaConcurrentModificationException
+from delta.exceptions import (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
 from pyspark.sql import SparkSession
 
 TXN_VERSION = 1
 MAX_ATTEMPTS = 8
+CONFLICTS = (  # delta-spark's Python classes share no base class but PySparkException
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
 
 LOGGER = logging.getLogger("contract_gate.commits")
 T = TypeVar("T")
@@ -67,7 +86,7 @@ def retry_conflicts(action: Callable[[int], T], what: str, attempts: int = MAX_A
     for attempt in range(1, attempts):
         try:
             return action(attempt)
-        except DeltaConcurrentModificationException as exc:
+        except CONFLICTS as exc:
             delay = min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.5)
             LOGGER.info("%s lost a concurrent commit (%s); retry %d in %.2fs",
                         what, type(exc).__name__, attempt, delay)

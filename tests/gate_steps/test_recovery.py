@@ -1,0 +1,50 @@
+"""Recovery: a publish or quarantine that reached its table but not the decision log is found
+in the commit history and recorded, once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from _gate_plans import case, cases_df, plan_for, version_of
+from contract_gate import decisions
+from contract_gate.decisions.delta_path import DeltaPathDecisionStore, DeltaPathHistory
+from spark_jobs.publish import publish
+from spark_jobs.quarantine import quarantine
+
+NOW = timedelta(0)
+
+
+def _candidate(spark, tmp_path, name, rows):
+    address = {"kind": "path", "path": str(tmp_path / "lakehouse/_contract_gate_candidates" / name), "format": "delta"}
+    cases_df(spark, rows).write.format("delta").save(address["path"])
+    return address
+
+
+def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, tmp_path):
+    plan = plan_for("regional_daily_cases", tmp_path)
+    store, history = DeltaPathDecisionStore(plan["tables"]["decisions"]), DeltaPathHistory()
+    publish(spark, plan, "pub", _candidate(spark, tmp_path, "regional_daily_cases__pub", [case("A", 1), case("B", 3)]), 0)
+    published_at = version_of(spark, plan["tables"]["target"])
+    mixed = _candidate(spark, tmp_path, "regional_daily_cases__mix", [case("C", 1), case("D", 1, -1)])
+    publish(spark, plan, "mix", mixed, 0, rows="valid")
+    quarantine(spark, plan, "mix", mixed, 0, report=None, rows="invalid")
+    quarantine(spark, plan, "bad", _candidate(spark, tmp_path, "regional_daily_cases__bad", [case("E", 1, -1)]),
+               0, report=None)
+    decisions.record_decision(plan, {"submission_id": "bad", "contract_id": "regional_daily_cases",
+                                     "contract_version": "1.0.0", "outcome": "quarantined"}, store)
+
+    assert decisions.recover_missing_decisions(plan, store, history) == []  # too young: their runs may still record
+
+    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+
+    by_id = {d["submission_id"]: d for d in recovered}
+    assert sorted(by_id) == ["mix", "pub"]
+    assert {k: by_id["pub"][k] for k in ("outcome", "source", "target_version_before", "target_version_after",
+                                         "rows_published", "latest_business_date", "candidate_version")} == {
+        "outcome": "published", "source": "recovery", "target_version_before": published_at - 1,
+        "target_version_after": published_at, "rows_published": 2, "latest_business_date": "2024-03-03",
+        "candidate_version": 0}
+    assert by_id["pub"]["candidate"].endswith("_contract_gate_candidates/regional_daily_cases__pub")
+    assert (by_id["mix"]["outcome"], by_id["mix"]["rows_published"], by_id["mix"]["rows_quarantined"]) == ("split", 1, 1)
+    assert decisions.recover_missing_decisions(plan, store, history, min_age=NOW) == []
+    assert [len(store.records(submission_id=s)) for s in ("pub", "mix", "bad")] == [1, 1, 1]
