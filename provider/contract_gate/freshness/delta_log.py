@@ -49,9 +49,7 @@ class LiveFile:
 @dataclass(frozen=True)
 class Commit:
     version: int
-    timestamp_ms: int | None
-    operation: str | None
-    user_metadata: str | None
+    user_metadata: str | None  # the submission id, on commits the publish step made
 
 
 @dataclass
@@ -231,7 +229,7 @@ def _dv_id(vector: dict | None) -> str | None:
 
 
 def _commit(version: int, info: dict) -> Commit:
-    return Commit(version, info.get("timestamp"), info.get("operation"), info.get("userMetadata") or None)
+    return Commit(version, info.get("userMetadata") or None)
 
 
 def _first_valid(table, column: str) -> dict:
