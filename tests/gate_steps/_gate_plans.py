@@ -70,3 +70,27 @@ def version_of(spark, address: dict[str, Any]) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY delta.`{address['path']}` LIMIT 1").first()["version"])
 
 
+
+
+def mapped_plan(root: Path) -> dict[str, Any]:
+    """A small plan whose column names need Delta column mapping (space, comma, braces)."""
+    def rule(rule_id, kind, column, predicate):
+        return {"id": rule_id, "kind": kind, "scope": "row", "columns": [column], "severity": "error",
+                "source": rule_id, "enforceable": True, "description": None, "filter": None,
+                "threshold": None, "predicate": predicate}
+
+    tables = {name: {"kind": "path", "path": f"{root}/lakehouse/{name}", "format": "delta"}
+              for name in ("target", "quarantine", "decisions")}
+    tables["candidate_schema"] = {"kind": "path", "path": f"{root}/lakehouse/_candidates", "format": "delta"}
+    tables["landing"] = {"kind": "path", "path": f"{root}/landing", "format": "parquet"}
+    return load_plan({
+        "plan_version": 1, "contract": {"id": "mapped", "version": "1.0.0"}, "object": "mapped",
+        "environment": None, "schema_policy": "strict", "freshness": None, "delta_column_mapping": True,
+        "columns": [{"name": "order id", "type": "string", "nullable": False},
+                    {"name": "amount {EUR}, net", "type": "double", "nullable": True}],
+        "key": ["order id"],
+        "rules": [rule("order_id.required", "required", "order id", "`order id` IS NOT NULL"),
+                  rule("amount.minimum", "minimum", "amount {EUR}, net",
+                       "(`amount {EUR}, net` IS NULL OR `amount {EUR}, net` >= 0)")],
+        "gate": {"publication": {"mode": "append"}}, "tables": tables,
+    })

@@ -172,3 +172,47 @@ def test_a_plan_without_a_key_appends(spark, tmp_path):
     assert publish(spark, plan, "k", candidate, 0)["status"] == "already_published"
     assert [c[1:] for c in _history(spark, plan["tables"]["target"])][-1] == ("WRITE", "k")
     assert len(table_rows(spark, plan["tables"]["target"])) == 2
+
+
+def test_the_merge_itself_rejects_keys_a_concurrent_publish_added_after_the_check(spark, tmp_path, monkeypatch):
+    """The race the check cannot see: the keys arrive between the check and the MERGE."""
+    from spark_jobs import publish as module
+
+    plan = plan_for("regional_daily_cases", tmp_path)
+    target = plan["tables"]["target"]
+    publish(spark, plan, "s1", _candidate(spark, tmp_path, "s1", [case("NL-NH", 1)]), 0)
+    before = version_of(spark, target)
+    real_check, calls = module.keys_across_batches, []
+
+    def check_that_ran_too_early(*args, **kwargs):
+        calls.append(args)
+        return {**real_check(*args, **kwargs), "failed_rows": 0, "passed": True} if len(calls) == 1 \
+            else real_check(*args, **kwargs)
+
+    monkeypatch.setattr(module, "keys_across_batches", check_that_ran_too_early)
+    result = publish(spark, plan, "s2", _candidate(spark, tmp_path, "s2", [case("NL-NH", 1, 7), case("NL-UT", 1)]), 0)
+
+    assert result["status"] == "rejected" and result["rules"][0]["failed_rows"] == 1
+    assert version_of(spark, target) == before
+    assert len(table_rows(spark, target)) == 1
+
+
+def test_column_names_that_need_column_mapping_publish_and_quarantine(spark, tmp_path):
+    from _gate_plans import mapped_plan
+    from spark_jobs.quarantine import quarantine
+    from spark_jobs.stage import stage_candidate
+
+    plan = mapped_plan(tmp_path)
+    schema = "`order id` string, `amount {EUR}, net` double"
+    spark.createDataFrame([("o1", 2.5), ("o2", -1.0)], schema).write.parquet(str(tmp_path / "landing"))
+    staged = stage_candidate(spark, plan, "m1")
+
+    published = publish(spark, plan, "m1", staged["candidate"], 0, rows="valid")
+    quarantined = quarantine(spark, plan, "m1", staged["candidate"], 0, report=None, rows="invalid")
+
+    assert (published["rows"], quarantined["rows"]) == (1, 1)
+    target = spark.read.format("delta").load(plan["tables"]["target"]["path"])
+    assert target.columns == ["order id", "amount {EUR}, net"] and target.count() == 1
+    [row] = table_rows(spark, plan["tables"]["quarantine"])
+    assert (row["order id"], [e["rule_id"] for e in row["_errors"]]) == ("o2", ["amount.minimum"])
+    assert publish(spark, plan, "m1", staged["candidate"], 0, rows="valid")["status"] == "already_published"
