@@ -8,8 +8,6 @@ it "which publishes have no decision?".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -17,25 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.address import resolve, sql_name
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One tagged commit: its version, when, what operation and Delta's operation metrics."""
-
-    version: int
-    timestamp: datetime
-    operation: str
-    submission_id: str
-    metrics: dict[str, str]
-
-    def rows_written(self) -> int:
-        """Rows the commit added or replaced (appends, MERGE inserts + updates)."""
-        if self.operation == "MERGE":
-            return int(self.metrics.get("numTargetRowsInserted", 0)) + int(
-                self.metrics.get("numTargetRowsUpdated", 0)
-            )
-        return int(self.metrics.get("numOutputRows", 0))
+from spark_jobs.tagged_commit import TaggedCommit
 
 
 def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
@@ -55,7 +35,7 @@ def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:
 
 def tagged_commits(
     spark: SparkSession, address: dict[str, Any], submission_id: str | None = None
-) -> list[Commit]:
+) -> list[TaggedCommit]:
     """Commits carrying a submission id (only ``submission_id``'s when given), oldest first.
 
     Reads what the Delta log still holds: commit files older than the table's
@@ -73,7 +53,7 @@ def tagged_commits(
         "version", "timestamp", "operation", "userMetadata", "operationMetrics"
     ).orderBy("version").collect()
     return [
-        Commit(
+        TaggedCommit(
             version=int(row["version"]),
             timestamp=row["timestamp"],
             operation=row["operation"],
@@ -86,7 +66,7 @@ def tagged_commits(
 
 def find_submission(
     spark: SparkSession, address: dict[str, Any], submission_id: str
-) -> Commit | None:
+) -> TaggedCommit | None:
     """The commit ``submission_id`` made to the table, or None. Idempotent writes guarantee
     at most one; should history ever show two, the first is the publish that counts."""
     commits = tagged_commits(spark, address, submission_id)

@@ -29,9 +29,10 @@ from spark_jobs.address import as_address, location, resolve
 from spark_jobs.candidate import read_candidate
 from spark_jobs.commits import retry_conflicts, tagged_session
 from spark_jobs.diagnostics import split
-from spark_jobs.history import Commit, current_version, exists, find_submission
+from spark_jobs.history import current_version, exists, find_submission
 from spark_jobs.plan import load_plan
 from spark_jobs.rules import quote
+from spark_jobs.tagged_commit import TaggedCommit
 from spark_jobs.target import ensure_target
 
 KEYS_ACROSS_BATCHES = "key.unique_across_batches"
@@ -238,7 +239,7 @@ def _key_match(keys: list[str], left, right) -> Column:
     return condition
 
 
-def _outcome(status: str, commit: Commit) -> dict[str, Any]:
+def _outcome(status: str, commit: TaggedCommit) -> dict[str, Any]:
     return {
         "status": status,
         "target_version_before": commit.version - 1,

@@ -18,10 +18,10 @@ from contract_gate.decisions.record import COLUMNS, Decision
 from contract_gate.decisions.store import (
     MAX_ATTEMPTS,
     DecisionStore,
-    TableCommit,
     TableHistory,
 )
 from spark_jobs.address import location, resolve
+from spark_jobs.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
     "STRING": pa.string(),
@@ -91,12 +91,12 @@ class DeltaPathHistory(TableHistory):
     def __init__(self, storage_options: dict[str, str] | None = None):
         self.storage_options = storage_options
 
-    def tagged_commits(self, address: dict) -> list[TableCommit]:
+    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
         uri = location(resolve(address))
         if not DeltaTable.is_deltatable(uri, self.storage_options):
             return []
         commits = [
-            TableCommit(
+            TaggedCommit(
                 version=entry["version"],
                 timestamp=datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc),
                 operation=entry.get("operation", ""),

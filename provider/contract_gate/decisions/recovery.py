@@ -23,8 +23,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from contract_gate.decisions.record import Decision
-from contract_gate.decisions.store import DecisionStore, TableCommit, TableHistory
+from contract_gate.decisions.store import DecisionStore, TableHistory
 from spark_jobs.address import candidate_address, location
+from spark_jobs.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
 
@@ -56,8 +57,8 @@ def recover_missing_decisions(
 def _decision(
     plan: dict[str, Any],
     submission_id: str,
-    target: TableCommit | None,
-    quarantine: TableCommit | None,
+    target: TaggedCommit | None,
+    quarantine: TaggedCommit | None,
     history: TableHistory,
     now: datetime,
 ) -> Decision:

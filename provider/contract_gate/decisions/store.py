@@ -16,10 +16,9 @@ the ``deltalake`` engine (DataFusion) and Databricks SQL run unchanged:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from datetime import datetime
 
 from contract_gate.decisions.record import Decision
+from spark_jobs.tagged_commit import TaggedCommit
 
 FINAL_MATCH = "t.submission_id = s.submission_id AND t.final"
 FAILED_MATCH = (
@@ -59,30 +58,11 @@ class DecisionStore(ABC):
         nothing matches, replace the match when ``replace_when`` holds."""
 
 
-@dataclass(frozen=True)
-class TableCommit:
-    """One commit of a gated table that carries a submission id (``userMetadata``)."""
-
-    version: int
-    timestamp: datetime
-    operation: str
-    submission_id: str
-    metrics: dict[str, str]
-
-    def rows_written(self) -> int:
-        """Rows the commit added or replaced (appends, MERGE inserts + updates)."""
-        if self.operation == "MERGE":
-            return int(self.metrics.get("numTargetRowsInserted", 0)) + int(
-                self.metrics.get("numTargetRowsUpdated", 0)
-            )
-        return int(self.metrics.get("numOutputRows", 0))
-
-
 class TableHistory(ABC):
     """Reads a gated table's commit history and statistics without Spark (for recovery)."""
 
     @abstractmethod
-    def tagged_commits(self, address: dict) -> list[TableCommit]:
+    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
         """Commits carrying a submission id, oldest first ([] when the table does not exist)."""
 
     @abstractmethod

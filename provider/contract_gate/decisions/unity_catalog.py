@@ -20,10 +20,10 @@ from contract_gate.decisions.record import COLUMNS, Decision
 from contract_gate.decisions.store import (
     MAX_ATTEMPTS,
     DecisionStore,
-    TableCommit,
     TableHistory,
 )
 from spark_jobs.sql_text import quote_identifier, quote_qualified, string_literal
+from spark_jobs.tagged_commit import TaggedCommit
 
 NAMES = [name for name, _, _ in COLUMNS]
 TYPES = {name: type_ for name, type_, _ in COLUMNS}
@@ -142,7 +142,7 @@ class UnityCatalogHistory(TableHistory):
     def __init__(self, runner: SqlRunner | None = None):
         self.runner = runner or SqlRunner()
 
-    def tagged_commits(self, address: dict) -> list[TableCommit]:
+    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
         table = quote_qualified(address["name"])
         try:
             rows = self.runner.query(f"DESCRIBE HISTORY {table}")
@@ -151,7 +151,7 @@ class UnityCatalogHistory(TableHistory):
                 return []
             raise
         commits = [
-            TableCommit(
+            TaggedCommit(
                 version=int(row["version"]),
                 timestamp=_aware(row["timestamp"]),
                 operation=row["operation"],
