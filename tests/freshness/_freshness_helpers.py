@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from contract_gate.contract.compiler import compile_plan
+from contract_gate.decisions import Decision, store_for
 
 REPO = Path(__file__).resolve().parents[2]
 CASES_SCHEMA = "region_code string, report_date date, reporting_org string, case_count bigint, status string"
@@ -65,3 +66,14 @@ def quarantine_cases(spark, path: str | Path, submission_id: str, dates: list[dt
             for i, day in enumerate(dates)]
     schema = f"{CASES_SCHEMA}, _errors array<string>, _submission_id string"
     spark.createDataFrame(rows, schema).write.format("delta").mode("append").save(str(path))
+
+
+def record_decisions(plan: dict, *rows: tuple) -> None:
+    """Decision records written by the gate's own decision store: (submission id, outcome,
+    decided_at, latest business date, target version after, rerun_of)."""
+    store = store_for(plan)
+    for submission, outcome, decided_at, latest, version, rerun_of in rows:
+        store.record(Decision(submission_id=submission, contract_id=plan["contract"]["id"],
+                              contract_version=plan["contract"]["version"], outcome=outcome,
+                              decided_at=decided_at.replace(tzinfo=dt.timezone.utc), latest_business_date=latest,
+                              target_version_after=version, rerun_of=rerun_of))

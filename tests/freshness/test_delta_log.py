@@ -6,7 +6,7 @@ import datetime as dt
 import json
 
 import pytest
-from _freshness_helpers import CASES_SCHEMA, plan_for, publish_cases
+from _freshness_helpers import CASES_SCHEMA, plan_for, publish_cases, record_decisions
 
 from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError
 from contract_gate.freshness.delta_stats import StatsMissing, max_business_value
@@ -124,16 +124,11 @@ def test_falls_back_to_accepted_decisions(spark, home):
     spark.sql(f"ALTER TABLE delta.`{target}` SET TBLPROPERTIES ('delta.checkpointPolicy' = 'v2')")
     with pytest.raises(DeltaLogError, match="v2Checkpoint"):
         DeltaLog(str(target)).snapshot()
-    decisions = [
-        ("sub-1", "regional_daily_cases", "published", dt.datetime(2024, 2, 2, 8), None, "2024-02-01", 1),
-        ("sub-2", "regional_daily_cases", "quarantined", dt.datetime(2024, 2, 3, 8), None, "2024-02-02", None),
-        ("sub-3", "regional_daily_cases", "split", dt.datetime(2024, 2, 4, 8), None, "2024-02-03", 2),
-        ("sub-9", "orders", "published", dt.datetime(2024, 2, 5, 8), None, "2024-02-05", 7),
-    ]
-    (spark.createDataFrame(decisions, "submission_id string, contract_id string, outcome string, "
-                           "decided_at timestamp, rerun_of string, latest_business_date string, "
-                           "target_version_after bigint")
-     .write.format("delta").save(str(home / "lakehouse" / "contract_gate_decisions")))
+    other = plan_for(home, base="meter_readings")
+    record_decisions(plan, ("sub-1", "published", dt.datetime(2024, 2, 2, 8), "2024-02-01", 1, None),
+                     ("sub-2", "quarantined", dt.datetime(2024, 2, 3, 8), "2024-02-02", None, None),
+                     ("sub-3", "split", dt.datetime(2024, 2, 4, 8), "2024-02-03", 2, None))
+    record_decisions(other, ("sub-9", "published", dt.datetime(2024, 2, 5, 8), "2024-02-05", 7, None))
     latest = latest_accepted(plan)
     assert (latest.value, latest.submission_id, latest.target_version, latest.source) == (
         D(2024, 2, 3), "sub-3", 2, "decisions")

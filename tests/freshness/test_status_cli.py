@@ -6,14 +6,11 @@ import datetime as dt
 import json
 import shutil
 
-from _freshness_helpers import REPO, file_alerts, publish_cases, write_contract
+from _freshness_helpers import REPO, file_alerts, publish_cases, record_decisions, write_contract
 
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.freshness.check import check_freshness
-
-DECISIONS_SCHEMA = ("submission_id string, contract_id string, outcome string, decided_at timestamp, "
-                    "rerun_of string, latest_business_date string, target_version_after bigint")
 
 
 def lakehouse(spark, home):
@@ -22,13 +19,11 @@ def lakehouse(spark, home):
     write_contract(contracts, alerts=file_alerts(home / "alerts.jsonl"))
     shutil.copy(REPO / "contracts" / "meter_readings.yaml", contracts)
     publish_cases(spark, home / "lakehouse" / "regional_daily_cases", "sub-3", [dt.date(2024, 3, 1)])
-    decisions = [
-        ("sub-1", "regional_daily_cases", "quarantined", dt.datetime(2024, 3, 1, 8), None, None, None),
-        ("sub-3", "regional_daily_cases", "published", dt.datetime(2024, 3, 2, 8), "sub-1", "2024-03-01", 0),
-        ("sub-9", "meter_readings", "published", dt.datetime(2024, 3, 3, 8), None, None, 4),
-    ]
-    (spark.createDataFrame(decisions, DECISIONS_SCHEMA).write.format("delta")
-     .save(str(home / "lakehouse" / "contract_gate_decisions")))
+    record_decisions(compile_plan(contracts / "regional_daily_cases.yaml"),
+                     ("sub-1", "quarantined", dt.datetime(2024, 3, 1, 8), None, None, None),
+                     ("sub-3", "published", dt.datetime(2024, 3, 2, 8), "2024-03-01", 0, "sub-1"))
+    record_decisions(compile_plan(contracts / "meter_readings.yaml"),
+                     ("sub-9", "published", dt.datetime(2024, 3, 3, 8), None, 4, None))
     return contracts
 
 

@@ -3,15 +3,17 @@
 The gate appends one record per submission. Freshness uses it twice: ``contract-gate status``
 shows the latest decisions, and when the target's statistics cannot give max(business date)
 the newest accepted record's ``latest_business_date`` does. Only outcomes that put rows in the
-target count as accepted: a quarantined submission never refreshes freshness.
+target count as accepted (``published``, ``split``): a quarantined submission never refreshes
+freshness. The table is the one :mod:`contract_gate.decisions` writes; it is read here with the
+same JVM-free log reader as the target.
 """
 
 from __future__ import annotations
 
+from contract_gate.decisions.record import PUBLISHED_OUTCOMES
 from contract_gate.freshness.delta_rows import read_rows
 from contract_gate.freshness.locations import table_location
 
-ACCEPTED_OUTCOMES = frozenset({"published", "split"})
 STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
 FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
 
@@ -30,4 +32,4 @@ def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) ->
 def accepted_decisions(plan: dict) -> list[dict]:
     """Decisions that published rows to the target, newest first."""
     rows = contract_decisions(plan, STATUS_COLUMNS + FRESHNESS_COLUMNS) or []
-    return [row for row in rows if row["outcome"] in ACCEPTED_OUTCOMES]
+    return [row for row in rows if row["outcome"] in PUBLISHED_OUTCOMES]

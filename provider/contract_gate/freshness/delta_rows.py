@@ -7,6 +7,7 @@ a file lacks (added to the table later) reads as NULL.
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError
@@ -25,7 +26,7 @@ def read_rows(location: str, columns: list[str], equals: tuple[str, str] | None 
     logical = {snapshot.physical_name(c): c for c in columns if c in known}
     rows = []
     for live in snapshot.files:
-        table = log.read_parquet(log.file_path(live), list(logical))
+        table = _plain_strings(log.read_parquet(log.file_path(live), list(logical)))
         if equals is not None:
             name = snapshot.physical_name(equals[0])
             if name not in table.column_names:
@@ -34,3 +35,10 @@ def read_rows(location: str, columns: list[str], equals: tuple[str, str] | None 
         table = table.rename_columns([logical[name] for name in table.column_names])
         rows += [{**dict.fromkeys(columns), **row} for row in table.to_pylist()]
     return rows
+
+
+def _plain_strings(table: pa.Table) -> pa.Table:
+    """delta-rs writes strings as ``string_view``, which most pyarrow kernels (compare, take)
+    do not accept yet: read them as plain strings."""
+    schema = pa.schema([f.with_type(pa.string()) if f.type == pa.string_view() else f for f in table.schema])
+    return table.cast(schema) if schema != table.schema else table
