@@ -66,10 +66,14 @@ def sync_dag_files(dag_file: str | Path, folder: Path | None = None) -> list[Pat
     by this function are never touched.
     """
     folder = folder or contracts_dir(dag_file)
+    if not folder.is_dir():
+        # An import error of the generator file, and the existing DAGs stay: a mistyped folder
+        # setting must not make every contract's DAG disappear.
+        raise FileNotFoundError(f"contracts folder {folder} does not exist (set {CONTRACTS_DIR_ENV})")
     stubs = Path(dag_file).resolve().parent / STUB_FOLDER
     stubs.mkdir(exist_ok=True)
     wanted = {}
-    for contract in contract_files(folder) if folder.is_dir() else []:
+    for contract in contract_files(folder):
         wanted[stubs / stub_name(contract)] = _STUB.format(marker=STUB_MARKER, contract=str(contract))
     for stale in stubs.glob("*.py"):
         if stale not in wanted and stale.read_text(encoding="utf-8").startswith(STUB_MARKER):

@@ -81,6 +81,8 @@ class JobsApiEmulator:
         emulator = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the provider's aiohttp session expects
+
             def log_message(self, *args) -> None:
                 pass
 
@@ -92,15 +94,19 @@ class JobsApiEmulator:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def body(self) -> dict:
+                length = int(self.headers.get("Content-Length") or 0)
+                return json.loads(self.rfile.read(length) or b"{}")
+
             def do_GET(self) -> None:
+                # The provider's sync client sends GET parameters in the query string, its async
+                # client as a JSON body: accept both, as the service does.
                 url = urlsplit(self.path)
-                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                query = {**self.body(), **{k: v[0] for k, v in parse_qs(url.query).items()}}
                 self.reply(*emulator.get(url.path, query))
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                self.reply(*emulator.post(urlsplit(self.path).path, body))
+                self.reply(*emulator.post(urlsplit(self.path).path, self.body()))
 
         return Handler
 

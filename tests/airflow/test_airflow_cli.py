@@ -15,10 +15,9 @@ def cli_env(gate, monkeypatch):
     """The CLI points Airflow at a DAG folder of its own (process environment): undo that after."""
     for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "CONTRACT_GATE_HOME",
                  "AIRFLOW__LOGGING__LOGGING_LEVEL"):
-        if name in os.environ:
-            monkeypatch.setenv(name, os.environ[name])
-        else:
-            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # remembers the value, or its absence
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
     with gate_home():
         yield gate
 
@@ -30,7 +29,7 @@ def test_run_prints_the_decision_and_exits_by_outcome(cli_env, capsys, tmp_path)
     assert main(["run", contract, "--landing", str(batch), "--format", "json"]) == 0
     printed = capsys.readouterr().out
     assert "decision: published" in printed and "rows_published: 4" in printed
-    submission = next(line.split(": ")[1] for line in printed.splitlines() if "submission_id" in line)
+    submission = next(line.split(": ")[1] for line in printed.splitlines() if line.startswith("  submission_id: "))
     # The same batch again: same submission, already decided, exit 0 and nothing new.
     assert main(["run", contract, "--landing", str(batch), "--format", "json"]) == 0
     assert f"submission_id: {submission}" in capsys.readouterr().out

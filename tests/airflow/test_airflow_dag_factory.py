@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from _airflow_gate import CONTRACTS, DAGS, REPO
 
 GATES = ["meter_readings", "orders", "regional_daily_cases"]
@@ -84,6 +85,9 @@ def test_stub_files_follow_the_contracts_folder(tmp_path):
     assert [s.stat().st_mtime_ns for s in again] == [mtimes[0], mtimes[2]]  # unchanged stubs not rewritten
     assert sorted(p.name for p in (tmp_path / "dags" / STUB_FOLDER).glob("*.py")) == [
         "meter_readings.py", "mine.py", "regional_daily_cases.py"]
+    with pytest.raises(FileNotFoundError):  # a mistyped folder setting removes no DAG
+        sync_dag_files(dag_file, tmp_path / "no-such-folder")
+    assert len(list((tmp_path / "dags" / STUB_FOLDER).glob("*.py"))) == 3
 
 
 def test_parsing_the_dags_imports_no_pyspark(gate):

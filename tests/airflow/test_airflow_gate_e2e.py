@@ -130,7 +130,8 @@ def test_split_rows_publish_valid_and_quarantine_invalid(gate):
     run = gate.run("orders")
     decision = run.decision
     assert decision["outcome"] == "split"
-    target = gate.rows("lakehouse/orders")
+    landed_ids = {row["order_id"] for row in landed}
+    target = [r for r in gate.rows("lakehouse/orders") if r["order_id"] in landed_ids]
     quarantined = [r for r in gate.rows("lakehouse/orders_quarantine") if r["_submission_id"] == decision["submission_id"]]
     assert sorted(r["order_id"] for r in target) == ["O0", "O1", "O2", "O3"]
     assert sorted(r["order_id"] for r in quarantined) == ["X0", "X1"]

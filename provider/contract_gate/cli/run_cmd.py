@@ -104,7 +104,9 @@ def run_dag(contract: Path, conf: dict) -> dict:
     bag = DagBag(str(dags / STUB_FOLDER))
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
-    (dag,) = bag.dags.values()
+    from contract_gate.contract.compiler import compile_plan
+
+    dag = bag.dags[compile_plan(contract, env=os.environ.get("CONTRACT_GATE_ENV") or None)["contract"]["id"]]
     run = dag.test(run_conf=conf)
     return decision_of(run)
 
