@@ -157,19 +157,15 @@ class SparkGateOperator(ContractGateBaseOperator):
         self._runner = self.make_runner(plan)
         outcome = self._runner.start(job)
         if isinstance(outcome, Deferral):
-            self.defer(
-                trigger=outcome.trigger,
-                method_name="execute_complete",
-                kwargs={"job": job.to_dict(), "resume_state": outcome.resume_state},
-            )
+            self.defer(trigger=outcome.trigger, method_name="execute_complete")
         return self.handle_result(context, plan, outcome)
 
-    def execute_complete(self, context: Context, event: dict, job: dict, resume_state: dict) -> Any:
-        from contract_gate.runners import GateJob
-
+    def execute_complete(self, context: Context, event: dict) -> Any:
+        """Resume after the runner's trigger fired: the job is rebuilt from the same inputs
+        (deterministic), the event says how the remote run ended."""
         plan = self.load_plan()
-        gate_job = GateJob.from_dict(job)
-        result = self.make_runner(plan).finish(gate_job, {**resume_state, **event})
+        job = self.build_job(context, plan)
+        result = self.make_runner(plan).finish(job, event)
         return self.handle_result(context, plan, result)
 
     def on_kill(self) -> None:

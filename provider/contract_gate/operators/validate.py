@@ -63,11 +63,11 @@ class GateValidateOperator(SparkGateOperator):
         if submission.get("prior_decision"):
             prior = submission["prior_decision"]
             raise AirflowSkipException(f"submission {prior['submission_id']} was already gated ({prior['outcome']})")
-        self.submission_id = self.submission_id or submission.get("submission_id")
         return super().execute(context)
 
     def build_job(self, context: Context, plan: dict) -> GateJob:
         self.check_fingerprint(plan, self.submission, "the submission was resolved")
+        self.submission_id = self.submission_id or (self.submission or {}).get("submission_id")
         folder = self.workdir(plan)
         arguments: dict[str, Any] = {"--plan": self.write_plan(plan, folder), "--submission-id": self.submission_id,
                                      "--report": folder / "report.json"}

@@ -62,16 +62,6 @@ class GateJob:
                 argv.append(str(value))
         return argv
 
-    def to_dict(self) -> dict:
-        """JSON-safe form, to resume after a deferral."""
-        return {"steps": self.steps, "arguments": {k: v if isinstance(v, (int, bool)) or v is None else str(v)
-                                                    for k, v in self.arguments.items()},
-                "workdir": str(self.workdir), "writes_result": self.writes_result, "name": self.name}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> GateJob:
-        return cls(data["steps"], dict(data["arguments"]), Path(data["workdir"]), data["writes_result"], data["name"])
-
     def read_result(self) -> dict:
         if self.result_path is None:
             return {}
@@ -83,10 +73,10 @@ class GateJob:
 
 @dataclass(frozen=True)
 class Deferral:
-    """What an operator needs to defer: a trigger and the state to resume with."""
+    """The runner waits remotely: the operator defers on ``trigger``, whose event goes to
+    ``finish`` (so the event must carry what ``finish`` needs, e.g. the remote run id)."""
 
     trigger: Any
-    resume_state: dict
 
 
 class GateRunner(ABC):

@@ -115,7 +115,7 @@ class DatabricksRunner(GateRunner):
         if self.deferrable:
             trigger = DatabricksExecutionTrigger(run_id=self._run_id, databricks_conn_id=self.conn_id,
                                                  polling_period_seconds=self.polling_period_seconds)
-            return Deferral(trigger=trigger, resume_state={"run_id": self._run_id})
+            return Deferral(trigger=trigger)
         return self.finish(job, {"run_id": self._run_id, **self.wait(hook, self._run_id)})
 
     def wait(self, hook, run_id: int) -> dict:
