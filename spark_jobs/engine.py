@@ -2,9 +2,10 @@
 
 Spark jobs per validation (``depth`` data/all):
 
-* 1 fused aggregate over the candidate: the row count, every row rule, every metric rule
-  and every row-count rule, each a ``count_if`` (a predicate that is NULL counts as failing);
-* 1 group-by per distinct key set, for all uniqueness rules on those columns;
+* 1 fused pass over the candidate: the row count, every row rule, every metric rule and
+  every row-count rule, each a ``count_if`` (a predicate that is NULL counts as failing),
+  together with the group-by of the first key set for uniqueness rules;
+* 1 group-by per further distinct key set;
 * 1 query per ``type: sql`` rule;
 * 1 more aggregate only when ``rows.invalid`` cannot be folded into the passes above: when
   error-level uniqueness rules span two or more key sets, or one of them has a filter;
@@ -13,6 +14,19 @@ Spark jobs per validation (``depth`` data/all):
 The number of row rules never adds a pass. (With adaptive query execution Spark submits each
 shuffle stage as its own job, and a Delta time-travel read adds one small log-replay job per
 query; both scale with the passes above, not with the rules.)
+
+Semantics, the same as the Delta CHECK constraints built from the same predicates:
+
+* a row fails a rule when ``NOT coalesce(predicate, false)``: NULL is a failure;
+* NaN sorts above every number, +Infinity included, and NaN = NaN (Spark's ordering): NaN
+  passes ``x >= 0`` and fails ``x <= 100``; -Infinity fails a minimum. A contract that must
+  reject NaN says so with its own rule (``NOT isnan(x)``);
+* a percent threshold divides by the rows the rule evaluated (its ``filter``); with none
+  evaluated the percentage is 0;
+* uniqueness counts every row of a group of 2+ evaluated rows; NULL key parts compare equal
+  unless the rule has ``nulls_distinct``, which exempts any row with a NULL key part;
+* ``rows.invalid`` counts rows failing at least one error-level row or uniqueness rule;
+  dataset, metric and query rules judge the batch and mark no row.
 """
 
 from __future__ import annotations
@@ -22,10 +36,11 @@ import time
 import uuid
 from datetime import date, datetime
 from decimal import Decimal
+from functools import reduce
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.candidate import Candidate
@@ -96,6 +111,10 @@ def run_validation(
     )
 
 
+FLAG = "__contract_gate_{}"  # reserved names of the per-row flag columns
+BROKEN = FLAG.format("broken")
+
+
 def _measure(
     spark: SparkSession,
     df: DataFrame,
@@ -103,40 +122,58 @@ def _measure(
     measurements: dict[str, Measurement],
     timings: dict[str, float],
 ) -> tuple[int, int]:
-    """Run the passes, fill ``measurements``; return (row count, invalid rows)."""
+    """Run the passes, fill ``measurements``; return (row count, invalid rows).
+
+    Every row and metric predicate is evaluated once, into a flag column. Without uniqueness
+    rules the flags are counted by one aggregate. With them, the flags are counted as a side
+    effect (``observe``) of the first key set's group-by, which reads the candidate anyway:
+    scan and group-by are one pass, and when that key set holds the only error-level
+    uniqueness rules it also counts ``rows.invalid`` from the same flags.
+    """
+    counted = rules.by_scope("row", "dataset")
     error_row_rules = [r for r in rules.by_scope("row") if r["severity"] == "error"]
-    key_sets = _key_sets(rules.by_scope("group"))
-    error_key_sets = [
-        rules_ for rules_ in key_sets.values() if any(r["severity"] == "error" for r in rules_)
-    ]
-    fold_in_group = len(error_key_sets) == 1 and not any(
-        r.get("filter") for r in error_key_sets[0] if r["severity"] == "error"
+    key_sets = list(_key_sets(rules.by_scope("group")).values())
+    error_sets = [s for s in key_sets if any(r["severity"] == "error" for r in s)]
+    fold = len(error_sets) == 1 and not any(
+        r.get("filter") for r in error_sets[0] if r["severity"] == "error"
     )
+    first_set = error_sets[0] if fold else (key_sets[0] if key_sets else None)
 
     clock = time.perf_counter()
-    row_count, invalid = _fused_scan(
-        df, rules.by_scope("row", "dataset"), error_row_rules, not error_key_sets, measurements
-    )
-    timings["scan_seconds"] = time.perf_counter() - clock
+    flagged = df.select("*", *_flags(counted))
+    error_flags = [F.col(FLAG.format(f"failed{counted.index(r)}")) for r in error_row_rules]
+    flagged = flagged.withColumn(BROKEN, reduce(lambda a, b: a | b, error_flags, F.lit(False)))
+    totals = [total.alias(name) for name, total in _totals(counted).items()]
+    invalid = None
+    if first_set is None:
+        result = flagged.agg(*totals).collect()[0].asDict()
+    else:
+        observation = Observation(FLAG.format(uuid.uuid4().hex))
+        observed = flagged.observe(observation, *totals)
+        rows, invalid = _group_pass(observed, first_set, F.col(BROKEN) if fold else None, measurements)
+        # Spark records no observation for an empty input: then every count is 0.
+        result = observation.get if rows else dict.fromkeys(_totals(counted), 0)
+    if not error_sets:
+        invalid = result["broken"]
+    _fill(counted, result, measurements)
+    timings["main_pass_seconds"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    for group_rules in key_sets.values():
-        folded = fold_in_group and group_rules is error_key_sets[0]
-        group_invalid = _group_pass(df, group_rules, error_row_rules if folded else None, measurements)
-        if folded:
-            invalid = group_invalid
-    if error_key_sets and not fold_in_group:
-        marking = error_row_rules + [r for r in rules.by_scope("group") if r["severity"] == "error"]
-        flagged = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
-        invalid = flagged.agg(F.count_if("broken")).collect()[0][0]
-    timings["group_by_seconds"] = time.perf_counter() - clock
+    for group_rules in key_sets:
+        if group_rules is not first_set:
+            _group_pass(df, group_rules, None, measurements)
+    if error_sets and not fold:
+        marking = error_row_rules + [r for s in error_sets for r in s if r["severity"] == "error"]
+        marked = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
+        invalid = marked.agg(F.count_if("broken")).collect()[0][0]
+    timings["other_passes_seconds"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     queries = rules.by_scope("query")
     if queries:
         _run_queries(spark, df, queries, measurements, rules)
     timings["sql_seconds"] = time.perf_counter() - clock
-    return row_count, invalid
+    return result["rows"], invalid
 
 
 def _key_sets(group_rules: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
@@ -146,24 +183,32 @@ def _key_sets(group_rules: list[dict[str, Any]]) -> dict[tuple[str, ...], list[d
     return key_sets
 
 
-def _fused_scan(
-    df: DataFrame,
-    rules: list[dict[str, Any]],
-    error_row_rules: list[dict[str, Any]],
-    count_invalid: bool,
-    measurements: dict[str, Measurement],
-) -> tuple[int, int | None]:
-    """One aggregate for the row count, every row/metric/row-count rule and invalid rows."""
-    aggregates = [F.count(F.lit(1)).alias("rows")]
-    for index, rule in enumerate(rules):
+def _flags(counted: list[dict[str, Any]]) -> list[Column]:
+    """Per-row booleans: each rule failing, each filter selecting."""
+    flags = []
+    for index, rule in enumerate(counted):
         if rule["kind"] != "row_count":
-            aggregates.append(F.count_if(failing(rule)).alias(f"failed{index}"))
+            flags.append(failing(rule).alias(FLAG.format(f"failed{index}")))
         if rule.get("filter"):
-            aggregates.append(F.count_if(evaluated(rule)).alias(f"evaluated{index}"))
-    if count_invalid:
-        aggregates.append(F.count_if(any_broken(error_row_rules)).alias("invalid"))
-    result = df.agg(*aggregates).collect()[0].asDict()
-    for index, rule in enumerate(rules):
+            flags.append(evaluated(rule).alias(FLAG.format(f"evaluated{index}")))
+    return flags
+
+
+def _totals(counted: list[dict[str, Any]]) -> dict[str, Column]:
+    """The aggregates over the flag columns: rows, failures and evaluated rows per rule."""
+    totals = {"rows": F.count(F.lit(1)), "broken": F.count_if(F.col(BROKEN))}
+    for index, rule in enumerate(counted):
+        if rule["kind"] != "row_count":
+            totals[f"failed{index}"] = F.count_if(F.col(FLAG.format(f"failed{index}")))
+        if rule.get("filter"):
+            totals[f"evaluated{index}"] = F.count_if(F.col(FLAG.format(f"evaluated{index}")))
+    return totals
+
+
+def _fill(
+    counted: list[dict[str, Any]], result: dict[str, Any], measurements: dict[str, Measurement]
+) -> None:
+    for index, rule in enumerate(counted):
         evaluated_rows = result.get(f"evaluated{index}", result["rows"])
         if rule["kind"] == "row_count":
             measurements[rule["id"]] = Measurement(evaluated_rows=evaluated_rows, value=evaluated_rows)
@@ -171,29 +216,28 @@ def _fused_scan(
             measurements[rule["id"]] = Measurement(
                 failed_rows=result[f"failed{index}"], evaluated_rows=evaluated_rows
             )
-    return result["rows"], result.get("invalid")
 
 
 def _group_pass(
     df: DataFrame,
     rules: list[dict[str, Any]],
-    error_row_rules: list[dict[str, Any]] | None,
+    broken: Column | None,
     measurements: dict[str, Measurement],
-) -> int | None:
-    """One group-by on a key set for all its uniqueness rules.
+) -> tuple[int, int | None]:
+    """One group-by on a key set for all its uniqueness rules; returns (rows, invalid rows).
 
     A row fails when its group holds 2+ evaluated rows: every row of the group counts. With
-    ``error_row_rules`` given, also returns the invalid rows of the whole candidate: a group
-    with an error-level duplicate is invalid entire, any other group contributes the rows
-    that break an error row rule.
+    ``broken`` (a per-row flag: an error row rule fails), also counts the invalid rows of the
+    whole candidate: a group with an error-level duplicate is invalid entire, any other group
+    contributes its broken rows. Without it, invalid rows are ``None``.
     """
     keys = key_columns(rules[0])
     aggregates = [F.count(F.lit(1)).alias("size")]
     for index, rule in enumerate(rules):
         if rule.get("filter"):  # unfiltered rules share "size"
             aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
-    if error_row_rules is not None:
-        aggregates.append(F.count_if(any_broken(error_row_rules)).alias("broken"))
+    if broken is not None:
+        aggregates.append(F.count_if(broken).alias("broken"))
     groups = df.groupBy(*map(column, keys)).agg(*aggregates)
 
     duplicate = {}
@@ -208,7 +252,8 @@ def _group_pass(
             F.sum(size).alias(f"evaluated{index}"),
             F.count_if(duplicate[index]).alias(f"groups{index}"),
         ]
-    if error_row_rules is not None:
+    totals.append(F.sum("size").alias("rows"))
+    if broken is not None:
         any_error_duplicate = F.lit(False)
         for index, rule in enumerate(rules):
             if rule["severity"] == "error":
@@ -225,7 +270,7 @@ def _group_pass(
             evaluated_rows=result[f"evaluated{index}"] or 0,
             duplicate_groups=result[f"groups{index}"],
         )
-    return None if error_row_rules is None else result["invalid"] or 0
+    return result["rows"] or 0, None if broken is None else result["invalid"] or 0
 
 
 def _run_queries(

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from _spark_plans import D, cases_df, cases_plan, good_row
+from _spark_plans import cases_df, cases_plan, good_row
 
 from contract_gate.dataframe import (
     ContractViolation,

@@ -4,7 +4,7 @@ marked, warnings apart from errors, and valid + invalid always equal to the inpu
 from __future__ import annotations
 
 import pytest
-from _spark_plans import D, cases_df, cases_plan, good_row
+from _spark_plans import cases_df, cases_plan, good_row
 
 from spark_jobs.diagnostics import DIAGNOSTIC_TYPE, diagnose, split
 from spark_jobs.engine import run_validation
