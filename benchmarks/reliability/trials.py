@@ -6,8 +6,10 @@ One trial, on real local Spark and real Delta tables in its own folder:
    (``append``: new keys; ``replace_keys``: half of them correct seeded rows);
 2. ``gate_once.py`` publishes and records the submission in a child process (own Python, own
    JVM, own process group) with ``CONTRACT_GATE_FAULT`` naming the point; when it reaches the
-   point, the whole process group gets SIGKILL (for the ``during_*`` points after a random
-   delay, so the kill lands inside the MERGE or the decision write);
+   point, the whole process group gets SIGKILL. ``during_publish`` waits until the MERGE has
+   written its first data file into the target and then kills after a random delay of up to
+   a second, so the kill lands between the data files and the commit or just after the
+   commit; ``during_record`` kills a random moment into the decision write;
 3. the next run, in this process: ``recover_missing_decisions`` (no grace period: the killed
    run is known dead) and then the same publish-and-record again;
 4. checks: the submission's commit appears exactly once in the target's history, the target
@@ -43,7 +45,7 @@ from spark_jobs.publish import publish  # noqa: E402
 CONTRACT = HERE.parents[1] / "contracts" / "regional_daily_cases.yaml"
 DDL = "region_code string, report_date date, reporting_org string, case_count bigint, status string"
 ROWS = 40
-KILL_DELAY = {"during_publish": (0.0, 6.0), "during_record": (0.0, 0.15)}
+KILL_DELAY = {"during_publish": (0.0, 1.0), "during_record": (0.0, 0.15)}
 CHILD_TIMEOUT = 600
 
 
@@ -140,6 +142,8 @@ def _run_child_and_kill(root: Path, plan: dict, submission: str, candidate: dict
     whether the kill happened (False: the child finished before the random delay ran out)."""
     flags = root / "flags"
     flags.mkdir()
+    target = Path(plan["tables"]["target"]["path"])
+    files_before = set(target.glob("*.parquet"))
     command = [sys.executable, str(HERE / "gate_once.py"), "--plan", str(root / "plan.json"),
                "--submission-id", submission, "--candidate", json.dumps(candidate), "--version", "0",
                "--run-id", f"{submission}-first", "--flags", str(flags)]
@@ -154,6 +158,9 @@ def _run_child_and_kill(root: Path, plan: dict, submission: str, candidate: dict
                 os.killpg(child.pid, signal.SIGKILL)
                 raise TimeoutError(f"the child never reached {point}")
             time.sleep(0.05)
+        if point == "during_publish":  # wait for the MERGE's first data file
+            while child.poll() is None and not set(target.glob("*.parquet")) - files_before:
+                time.sleep(0.01)
         if point not in PAUSES:
             time.sleep(rng.uniform(*KILL_DELAY[point]))
         killed = child.poll() is None

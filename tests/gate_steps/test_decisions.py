@@ -112,9 +112,6 @@ def test_records_from_the_record_task_keep_ids_and_counts_only(tmp_path):
         decisions.record_decision(plan, {**record, "colour": "red"})
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "deltalake's MERGE writes strings as Arrow string_view; freshness.delta_rows.read_rows compares "
-    "them with pc.equal(string_view, string), which pyarrow does not implement (reader fix pending)"))
 def test_the_freshness_and_status_readers_read_the_table(tmp_path):
     plan = _plan(tmp_path)
     store = decisions.store_for(plan)
