@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         landing = plan["tables"]["landing"]
         for batch in ("good", "bad"):
-            write_batch(home / landing["path"], landing["format"], sample(batch == "bad", salt))
+            # the bad batch has its own business keys: it is judged on its rows, not on the good one's keys
+            write_batch(home / landing["path"], landing["format"], sample(batch == "bad", salt + (batch == "bad")))
             started = time.perf_counter()
             decision = run_dag(contract, {})
             table.append((plan["contract"]["id"], batch, decision, time.perf_counter() - started))

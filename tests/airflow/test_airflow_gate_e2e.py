@@ -123,6 +123,15 @@ def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
     assert refused.decision is None
     assert gate.version(TARGET) == version
 
+    # Asked explicitly, a correction replaces the published rows by business key, once.
+    gate.land(REGIONAL, [{**row, "case_count": row["case_count"] + 100}
+                         for row in regional_rows(region="S", org="Org-B")], "csv")
+    corrected = gate.run(REGIONAL, rerun_of=decision["submission_id"], correction=True).decision
+    assert corrected["outcome"] == "published" and corrected["correction"] is True
+    assert corrected["rerun_of"] == decision["submission_id"]
+    fixed = sorted((r["region_code"], r["case_count"]) for r in gate.rows(TARGET) if r["region_code"].startswith("S"))
+    assert fixed == [("S0", 110), ("S1", 111), ("S2", 112)]
+
 
 def test_split_rows_publish_valid_and_quarantine_invalid(gate):
     landed = order_rows(invalid=2)
