@@ -120,7 +120,7 @@ SHAPES = {
 
 def ensure_data(spark: SparkSession, shape: str, rows: int) -> str:
     path = OUT / f"{shape}_{rows}"
-    if not (path / "_delta_log").is_dir():
+    if not (path / "_delta_log" / f"{0:020d}.json").exists():  # no first commit: (re)write
         SHAPES[shape][0](spark, rows).write.format("delta").mode("overwrite").save(str(path))
     return str(path)
 

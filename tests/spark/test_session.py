@@ -1,0 +1,29 @@
+"""The session factory reuses what runs, and tells spark-submit where Delta's jars are."""
+
+from __future__ import annotations
+
+from spark_jobs.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
+
+
+def test_an_active_session_is_reused_never_a_second_one(spark):
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    assert get_session("another-name", {"spark.sql.shuffle.partitions": "99"}) is spark
+    assert spark.conf.get("spark.sql.shuffle.partitions") == partitions
+    assert spark.conf.get("spark.sql.extensions") == "io.delta.sql.DeltaSparkSessionExtension"
+
+
+def test_local_defaults_scale_with_cores():
+    assert local_defaults(8)["spark.master"] == "local[8]"
+    assert local_defaults(8)["spark.sql.shuffle.partitions"] == "16"
+    assert local_defaults(1)["spark.sql.shuffle.partitions"] == "2"
+
+
+def test_spark_submit_gets_the_maven_copied_jars_when_there_are_any(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTRACT_GATE_JARS", str(tmp_path / "none"))
+    assert submit_arguments() == ["--packages", DELTA_PACKAGE]
+    (tmp_path / "delta-storage-4.4.0.jar").write_bytes(b"")
+    (tmp_path / "delta-spark_4.2_2.13-4.4.0.jar").write_bytes(b"")
+    monkeypatch.setenv("CONTRACT_GATE_JARS", str(tmp_path))
+    assert submit_arguments() == [
+        "--jars", f"{tmp_path}/delta-spark_4.2_2.13-4.4.0.jar,{tmp_path}/delta-storage-4.4.0.jar",
+    ]
