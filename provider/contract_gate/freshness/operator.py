@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from airflow.sdk import BaseOperator
 
 from contract_gate.contract.compiler import compile_plan
-from contract_gate.freshness.check import check_freshness
 
 
 class FreshnessCheckOperator(BaseOperator):
@@ -31,6 +30,9 @@ class FreshnessCheckOperator(BaseOperator):
         self.env = env
 
     def execute(self, context) -> dict:
+        # Imported here: the Delta log reader pulls in pyarrow, which DAG parsing must not pay.
+        from contract_gate.freshness.check import check_freshness
+
         record = check_freshness(compile_plan(self.contract, env=self.env), context=dict(context))
         self.log.info("%s is %s: age %s s, SLA %s s, latest accepted submission %s (source %s)",
                       record["contract_id"], record["state"], record["age_seconds"], record["sla_seconds"],
