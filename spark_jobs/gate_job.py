@@ -20,6 +20,7 @@ import importlib
 import logging
 import pkgutil
 import sys
+import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: make the spark_jobs package importable
@@ -58,11 +59,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, context: dict) -> int:
     args.context = context
+    started = time.perf_counter()
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
     except Exception:
         LOGGER.exception("gate_job %s failed", args.command)
         return 1
+    LOGGER.info("gate_job step %s done in %.1f s", args.command, time.perf_counter() - started)
+    return code
 
 
 if __name__ == "__main__":

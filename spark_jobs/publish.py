@@ -6,9 +6,11 @@
   error-level failures.
 * ``append`` with a business key and ``replace_keys`` are MERGEs on the key: ``replace_keys``
   replaces matching rows and inserts the others (the replaced rows stay readable by time
-  travel); ``append`` inserts and fails on any match (``key.unique_across_batches``: the
-  keys are checked before writing, and the MERGE's own match closes the race with a
-  concurrent publish). ``append`` without a key is a plain append.
+  travel); ``append`` inserts and fails on any match, atomically, whether the key came from
+  an earlier batch or a concurrent publish: the step then reports ``rejected`` with the
+  ``key.unique_across_batches`` count. (The gate's validation job runs the same check
+  beforehand, so the branch quarantines such a batch instead of publishing into the failure.)
+  ``append`` without a key is a plain append.
 * Each commit is tagged and idempotent (``spark_jobs.commits``). Before writing, the target's
   history is asked whether this submission is already there; after writing, it must be: the
   step reports ``published`` (the version advanced with this submission's commit) or
@@ -180,15 +182,11 @@ def _attempt(
     if done is not None:
         return {**result, **_outcome("already_published", done)}
     before = current_version(spark, target)
-    if mode == "append" and plan["key"]:
-        check = keys_across_batches(session, plan, df)
-        if not check["passed"]:
-            return {**result, **_rejected(before, check)}
     try:
         _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
         text = str(exc)
-        if _GUARD in text:  # a concurrent publish added some of our keys after the check
+        if _GUARD in text:  # the target holds some of our keys (the MERGE wrote nothing): count them
             return {**result, **_rejected(before, keys_across_batches(session, plan, df))}
         match = re.search(r"CHECK constraint (\S+)", text)
         if "DELTA_VIOLATE_CONSTRAINT" in text or "NOT_NULL_CONSTRAINT" in text:

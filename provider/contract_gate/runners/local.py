@@ -1,11 +1,13 @@
 """``local`` (the default): spark-submit in local mode, in a subprocess of the Airflow worker.
 
 Nothing to install beyond ``pip``: spark-submit comes with pyspark, and Delta's jars are the
-ones ``python -m spark_jobs.jars`` put in the Ivy cache (or ``.jars/``). They are passed with
-``--jars`` when already on disk, which skips Ivy's resolution (a few seconds per JVM start);
-``--packages`` is the fallback. Spark's own logging is set to WARN so the task log shows the
-gate's lines and real problems, not thousands of INFO lines, and the JVM is tuned for a short
-job (see ``SHORT_JOB_JVM_OPTIONS``).
+ones ``python -m spark_jobs.jars`` put in the Ivy cache (or ``.jars/``). When they are on disk
+they go on the driver's class path, which skips Ivy's resolution (a few seconds per JVM start)
+and lets the class archive hold Delta's classes too (in local mode the driver runs every
+task, so its class path is the job's); ``--packages`` is the fallback. Spark's own logging is
+set to WARN so the task log shows the gate's lines and real problems, not thousands of INFO
+lines, and the JVM is tuned for a short job (``SHORT_JOB_JVM_OPTIONS``, and the class archive
+of :mod:`contract_gate.runners.class_archive` when it has been built).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from contract_gate.runners import class_archive
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.process import StreamedProcess
 
@@ -52,8 +55,8 @@ def gate_job_script() -> Path:
     return Path(spec.submodule_search_locations[0]) / "gate_job.py"
 
 
-def delta_jar_options() -> list[str]:
-    """``--jars`` with Delta's jars when they are on disk, else ``--packages`` (Ivy resolves)."""
+def delta_jars_on_disk() -> list[str]:
+    """Delta's jars from ``.jars/`` or the Ivy cache, or ``[]`` when Ivy has to resolve them."""
     from spark_jobs.session import DELTA_PACKAGE, local_jars
 
     jars = local_jars()
@@ -62,21 +65,24 @@ def delta_jar_options() -> list[str]:
         ivy_jars = Path(os.environ.get("CONTRACT_GATE_IVY_JARS", Path.home() / ".ivy2.5.2" / "jars"))
         cached = [ivy_jars / f"{group}_{artifact}-{version}.jar", ivy_jars / f"io.delta_delta-storage-{version}.jar"]
         jars = [str(path) for path in cached] if all(path.is_file() for path in cached) else []
-    return ["--jars", ",".join(jars)] if jars else ["--packages", DELTA_PACKAGE]
+    return jars
 
 
 class LocalRunner(GateRunner):
     """spark-submit ``--master local[N]`` on this worker; blocks until the job ends.
 
     :param cores: local cores for Spark (default: all of this machine's).
+    :param class_archive: map the class archive into the JVM when it has been built.
     """
 
     mode = "local"
 
-    def __init__(self, *, cores: int | None = None, cwd: str | None = None, **kwargs) -> None:
+    def __init__(self, *, cores: int | None = None, cwd: str | None = None, class_archive: bool = True,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.cores = cores or os.cpu_count() or 1
         self.cwd = cwd or os.getcwd()
+        self.class_archive = class_archive
         self._process: StreamedProcess | None = None
 
     def command(self, job: GateJob) -> list[str]:
@@ -84,20 +90,26 @@ class LocalRunner(GateRunner):
 
     def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str) -> list[str]:
         """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings."""
-        from spark_jobs.session import local_defaults
+        from spark_jobs.session import DELTA_PACKAGE, local_defaults
 
         log_config = scratch / "log4j2.properties"
         log_config.write_text(LOG4J2_PROPERTIES, encoding="utf-8")
-        java_options = f"{SHORT_JOB_JVM_OPTIONS} -Dlog4j2.configurationFile=file:{log_config}"
+        archive = class_archive.java_options() if self.class_archive else ""
+        java_options = " ".join(filter(None, (SHORT_JOB_JVM_OPTIONS, archive,
+                                              f"-Dlog4j2.configurationFile=file:{log_config}")))
         own = self.spark_conf.get("spark.driver.extraJavaOptions")
+        jars = delta_jars_on_disk()
+        class_path = os.pathsep.join(filter(None, (*jars, self.spark_conf.get("spark.driver.extraClassPath"))))
         conf = {
             **local_defaults(self.cores),
             "spark.ui.enabled": "false",
             **self.spark_conf,
             # the caller's options come last: for a repeated -XX flag the JVM takes the last one
             "spark.driver.extraJavaOptions": f"{java_options} {own}" if own else java_options,
+            **({"spark.driver.extraClassPath": class_path} if class_path else {}),
         }
-        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", name, *delta_jar_options()]
+        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", name,
+                *([] if jars else ["--packages", DELTA_PACKAGE])]
         for key, value in conf.items():
             argv += ["--conf", f"{key}={value}"]
         return [*argv, str(script), *arguments]

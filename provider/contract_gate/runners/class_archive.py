@@ -1,0 +1,91 @@
+"""A class-data-sharing (AppCDS) archive that makes every local gate job's JVM start faster.
+
+A gate job is a short JVM: on a small worker a large share of its run is loading, verifying
+and linking the same ~20,000 Spark and Delta classes. The JVM can write the classes it loaded
+into an archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive at the next start
+(``-XX:SharedArchiveFile``). ``python -m contract_gate.runners.class_archive`` builds it once,
+at install time, by running a miniature gate (``spark_jobs/class_archive_workload.py``)
+through the local runner's own ``spark-submit`` command line; from then on the local runner
+passes the archive to every job (measured in benchmarks/RESULTS.md, "Gate DAGs").
+
+The archive is only an accelerator: a JVM of another build, or a class path that changed
+since (another pyspark or Delta jar), makes the JVM ignore it and load classes as usual.
+``CONTRACT_GATE_CLASS_ARCHIVE`` moves it; set it to ``off`` to run without one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ARCHIVE_ENV = "CONTRACT_GATE_CLASS_ARCHIVE"
+
+
+def archive_path() -> Path | None:
+    """Where the archive is (or would be built); None when switched off."""
+    configured = os.environ.get(ARCHIVE_ENV)
+    if configured and configured.strip().lower() == "off":
+        return None
+    if configured:
+        return Path(configured)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "contract-gate" / f"spark-{importlib.metadata.version('pyspark')}-classes.jsa"
+
+
+def java_options() -> str:
+    """The JVM option that maps the archive, or "" when there is none to map."""
+    path = archive_path()
+    return f"-XX:SharedArchiveFile={path}" if path is not None and path.is_file() else ""
+
+
+def workload_script() -> Path:
+    spec = importlib.util.find_spec("spark_jobs")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
+    return Path(spec.submodule_search_locations[0]) / "class_archive_workload.py"
+
+
+def build(path: Path | None = None) -> Path:
+    """Run the miniature gate with ``-XX:ArchiveClassesAtExit`` and move the archive to ``path``."""
+    from contract_gate.runners.local import LocalRunner
+    from contract_gate.runners.process import StreamedProcess
+
+    path = path or archive_path()
+    if path is None:
+        raise RuntimeError(f"{ARCHIVE_ENV}=off: no class archive to build")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="contract-gate-class-archive-") as scratch:
+        partial = Path(scratch) / "classes.jsa"
+        # -Xlog:cds=off: the dump lists every class it cannot archive (generated, signed-jar), by design
+        runner = LocalRunner(class_archive=False, spark_conf={
+            "spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"})
+        argv = runner.submit_argv(workload_script(), [str(Path(scratch) / "gate")], Path(scratch),
+                                  "contract-gate class archive")
+        StreamedProcess(argv, env=runner.environment(), cwd=scratch, log=runner.log,
+                        label="class archive workload").run()
+        if not partial.is_file():
+            raise RuntimeError("the JVM wrote no class archive (does this JVM support -XX:ArchiveClassesAtExit?)")
+        os.replace(partial, path)  # atomic: a concurrent job maps the old archive or the new one
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m contract_gate.runners.class_archive",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--path", type=Path, help=f"where to write it (default: ${ARCHIVE_ENV} or ~/.cache)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    path = build(args.path)
+    print(f"class archive for local gate jobs: {path} ({path.stat().st_size / 2**20:.0f} MiB, "
+          f"built in {time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

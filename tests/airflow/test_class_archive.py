@@ -1,0 +1,47 @@
+"""The class archive of local gate jobs: built from the miniature gate, mapped by every job."""
+
+from __future__ import annotations
+
+import subprocess
+
+from contract_gate.runners import class_archive
+from contract_gate.runners.local import LocalRunner
+
+PROBE = "from pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate().range(3).count()\n"
+
+
+def _java_options(argv: list[str]) -> str:
+    return next(a for a in argv if a.startswith("spark.driver.extraJavaOptions=")).split("=", 1)[1]
+
+
+def test_the_runner_maps_the_archive_only_when_it_exists_and_is_wanted(tmp_path, monkeypatch):
+    archive = tmp_path / "classes.jsa"
+    monkeypatch.setenv(class_archive.ARCHIVE_ENV, str(archive))
+    assert "SharedArchiveFile" not in _java_options(LocalRunner().submit_argv("job.py", [], tmp_path, "job"))
+    archive.write_bytes(b"built")
+    assert f"-XX:SharedArchiveFile={archive}" in _java_options(LocalRunner().submit_argv("job.py", [], tmp_path, "job"))
+    assert "SharedArchiveFile" not in _java_options(
+        LocalRunner(class_archive=False).submit_argv("job.py", [], tmp_path, "job"))
+    monkeypatch.setenv(class_archive.ARCHIVE_ENV, "off")
+    assert class_archive.archive_path() is None
+    assert "SharedArchiveFile" not in _java_options(LocalRunner().submit_argv("job.py", [], tmp_path, "job"))
+
+
+def test_a_gate_job_loads_spark_and_delta_classes_from_the_archive(tmp_path, monkeypatch):
+    """The archive the install built (or one built here, about a minute) is really used: the
+    JVM's class-load log says Spark's and Delta's classes came from the shared archive."""
+    archive = class_archive.archive_path()
+    if archive is None or not archive.is_file():
+        archive = class_archive.build(tmp_path / "classes.jsa")
+    monkeypatch.setenv(class_archive.ARCHIVE_ENV, str(archive))
+    script, loads = tmp_path / "probe.py", tmp_path / "class-load.log"
+    script.write_text(PROBE + "spark = SparkSession.getActiveSession()\n"
+                      "spark.sql('SELECT 1').write.format('delta').save(%r)\n" % str(tmp_path / "t"), encoding="utf-8")
+    runner = LocalRunner(cwd=str(tmp_path), spark_conf={
+        "spark.driver.extraJavaOptions": f"-Xlog:class+load=info:file={loads}"})
+    done = subprocess.run(runner.submit_argv(script, [], tmp_path, "probe"), env=runner.environment(),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shared = [line for line in loads.read_text().splitlines() if "shared objects file" in line]
+    assert any("org.apache.spark.sql.SparkSession " in line for line in shared)
+    assert any("org.apache.spark.sql.delta.DeltaLog " in line for line in shared)
