@@ -48,3 +48,41 @@ def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, t
     assert (by_id["mix"]["outcome"], by_id["mix"]["rows_published"], by_id["mix"]["rows_quarantined"]) == ("split", 1, 1)
     assert decisions.recover_missing_decisions(plan, store, history, min_age=NOW) == []
     assert [len(store.records(submission_id=s)) for s in ("pub", "mix", "bad")] == [1, 1, 1]
+
+
+def test_a_split_that_died_between_its_halves_is_left_for_the_retrigger_to_complete(spark, tmp_path):
+    """Under ``split_rows`` a publish commit alone is either a full publish or the first half of a
+    split; the candidate's row count tells them apart. The half-done split gets no final decision
+    (``published`` would be false and would make the gate skip the batch), and the re-triggered
+    split (publish found done, quarantine written) is then recovered or recorded as ``split``."""
+    plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
+    store, history = DeltaPathDecisionStore(plan["tables"]["decisions"]), DeltaPathHistory()
+    clean = _candidate(spark, tmp_path, "regional_daily_cases__clean", [case("A", 1), case("B", 1)])
+    publish(spark, plan, "clean", clean, 0)
+    mixed = _candidate(spark, tmp_path, "regional_daily_cases__half",
+                       [case("C", 1), case("D", 1), case("E", 1, -1)])
+    publish(spark, plan, "half", mixed, 0, rows="valid")  # the run dies here
+    after_first_half = version_of(spark, plan["tables"]["target"])
+
+    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+
+    assert [(d["submission_id"], d["outcome"], d["rows_published"]) for d in recovered] == [("clean", "published", 2)]
+    assert store.final("half") is None
+
+    # the re-triggered split: the publish half is found done, the quarantine half runs
+    publish(spark, plan, "half", mixed, 0, rows="valid")
+    quarantine(spark, plan, "half", mixed, 0, report=None, rows="invalid")
+    assert version_of(spark, plan["tables"]["target"]) == after_first_half
+    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+    assert [(d["submission_id"], d["outcome"], d["rows_published"], d["rows_quarantined"]) for d in recovered] == [
+        ("half", "split", 2, 1)]
+    assert sorted(r.region_code for r in spark.read.format("delta").load(plan["tables"]["target"]["path"]).collect()) == [
+        "A", "B", "C", "D"]
+
+
+def test_row_count_reads_the_snapshot_statistics(spark, tmp_path):
+    address = _candidate(spark, tmp_path, "counted", [case("A", 1), case("B", 1), case("C", 2)])
+    cases_df(spark, [case("D", 1)]).write.format("delta").mode("append").save(address["path"])
+    history = DeltaPathHistory()
+    assert (history.row_count(address, 0), history.row_count(address, 1)) == (3, 4)
+    assert history.row_count({"kind": "path", "path": str(tmp_path / "nothing"), "format": "delta"}, 0) is None

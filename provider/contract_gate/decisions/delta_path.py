@@ -118,6 +118,18 @@ class DeltaPathHistory(TableHistory):
         values = [v for v in files[name].to_pylist() if v is not None]
         return _iso(max(values)) if values else None
 
+    def row_count(self, address: dict, version: int) -> int | None:
+        """From the per-file ``numRecords`` statistics: no data file is read."""
+        uri = location(resolve(address))
+        if not DeltaTable.is_deltatable(uri, self.storage_options):
+            return None
+        try:
+            table = DeltaTable(uri, version=version, storage_options=self.storage_options)
+        except Exception:  # noqa: BLE001 - deltalake raises its own error types for a vacuumed version
+            return None
+        counts = pa.table(table.get_add_actions(flatten=True))["num_records"].to_pylist()
+        return None if None in counts else sum(counts)
+
 
 def _iso(value: date | datetime) -> str:
     if isinstance(value, datetime) and value.tzinfo is None:

@@ -15,10 +15,21 @@ record gets one, written from what the history shows:
 
 Commits younger than ``min_age`` are left alone: their own run is most likely still about to
 record them, and a split whose quarantine half is still running would be misread.
+
+A contract that splits batches by row (``split_rows``) publishes the valid rows first and
+quarantines the invalid ones next, so a run that died between the two leaves a target commit
+that looks like a full publish. For a file landing the candidate (written once, version 0)
+tells them apart: a publish that wrote fewer rows than the candidate holds is a split whose
+quarantine half is missing. Recording it as ``published`` would be false and would make the
+gate skip the batch for good, so it gets no final decision: it is logged, and re-triggering
+the same batch completes it (the publish is found done, the invalid rows are quarantined, and
+the gate records ``split``). A Delta landing pins a version of the producer's table that the
+history does not name, so there the commit is recorded as a publish.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -28,6 +39,7 @@ from spark_jobs.address import candidate_address, location
 from spark_jobs.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
+LOGGER = logging.getLogger("contract_gate.recovery")
 
 
 def recover_missing_decisions(
@@ -48,10 +60,29 @@ def recover_missing_decisions(
         commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
         if now - max(c.timestamp for c in commits) < min_age:
             continue
+        if quarantined.get(submission_id) is None and _split_half_done(plan, submission_id,
+                                                                       published[submission_id], history):
+            LOGGER.warning(
+                "submission %s: its valid rows were published (target version %s) but its invalid rows were "
+                "never quarantined; left without a decision: trigger the same batch again to complete the split",
+                submission_id, published[submission_id].version)
+            continue
         decision = _decision(plan, submission_id, published.get(submission_id),
                              quarantined.get(submission_id), history, now)
         recovered.append(store.record(decision))
     return recovered
+
+
+def _split_half_done(plan: dict[str, Any], submission_id: str, target: TaggedCommit, history: TableHistory) -> bool:
+    """Whether ``target`` is the first half of a split (see the module doc)."""
+    if ((plan.get("gate") or {}).get("violations") or {}).get("policy") != "split_rows" or not _file_landing(plan):
+        return False
+    staged = history.row_count(candidate_address(plan, submission_id), 0)
+    return staged is not None and staged > target.rows_written()
+
+
+def _file_landing(plan: dict[str, Any]) -> bool:
+    return (plan["tables"].get("landing") or {}).get("format", "delta") != "delta"
 
 
 def _decision(
@@ -69,7 +100,7 @@ def _decision(
     latest = None
     if target is not None and freshness:
         latest = history.max_value(plan["tables"]["target"], target.version, freshness["column"])
-    file_landing = (plan["tables"].get("landing") or {}).get("format", "delta") != "delta"
+    file_landing = _file_landing(plan)
     return Decision(
         submission_id=submission_id,
         contract_id=plan["contract"]["id"],

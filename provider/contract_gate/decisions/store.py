@@ -68,3 +68,7 @@ class TableHistory(ABC):
     @abstractmethod
     def max_value(self, address: dict, version: int, column: str) -> str | None:
         """max(``column``) of the table at ``version`` as ISO text, or None when unknown."""
+
+    @abstractmethod
+    def row_count(self, address: dict, version: int) -> int | None:
+        """Rows of the table at ``version``, or None when the table or version is gone."""

@@ -170,6 +170,16 @@ class UnityCatalogHistory(TableHistory):
         )
         return rows[0]["value"] if rows else None
 
+    def row_count(self, address: dict, version: int) -> int | None:
+        table = quote_qualified(address["name"])
+        try:
+            rows = self.runner.query(f"SELECT count(*) AS `rows` FROM {table} VERSION AS OF {int(version)}")
+        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+                return None
+            raise
+        return int(rows[0]["rows"]) if rows else None
+
 
 def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
