@@ -1,15 +1,15 @@
 """Gate DAG benchmarks: parse time of many generated contract DAGs, and trigger-to-decision
 latency of one batch on the local default with the number of Spark JVM starts.
 
-    .venv/bin/python benchmarks/gate/run.py [--contracts 100] [--rows 10000] [--skip-latency]
+    .venv/bin/python benchmarks/gate/run.py [--contracts 100] [--rows 10000] [--runs 3] [--skip-latency]
 
 Each part runs in a private Airflow home (SQLite) and gate home under a temporary folder.
 Parsing is measured in a fresh interpreter: one ``DagBag`` over the folder of generated DAG
 files (wall and CPU time of filling it; Airflow's own import is reported apart, it is paid once
 per DAG processor). Latency is one ``dag.test()`` of the
-regional_daily_cases gate per fresh batch (CSV, ``rows`` rows), from the call to the decision,
-twice: the first run also creates the target table (DDL and constraints), the second is the
-steady state. JVM starts are counted as the spark-submit processes the runner starts.
+regional_daily_cases gate per fresh batch (CSV, ``rows`` rows), from the call to the decision:
+a first run that also creates the target table (DDL and constraints), then ``runs`` steady-state
+runs (their median is the headline). JVM starts are counted as the spark-submit processes the runner starts.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def parse_benchmark(root: Path, count: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def latency_benchmark(root: Path, rows: int) -> list[dict]:
-    """Two gate runs of fresh ``rows``-row batches; Airflow is imported here, after its env is set."""
+def latency_benchmark(root: Path, rows: int, runs: int = 3) -> list[dict]:
+    """``1 + runs`` gate runs of fresh ``rows``-row batches (the first creates the target);
+    Airflow is imported here, after its env is set."""
     home = root / "home"
     os.environ.update(AIRFLOW_HOME=str(root / "airflow"), AIRFLOW__CORE__LOAD_EXAMPLES="False",
                       AIRFLOW__CORE__DAGS_FOLDER=str(root / "dags"), CONTRACT_GATE_HOME=str(home),
@@ -101,8 +102,8 @@ def latency_benchmark(root: Path, rows: int) -> list[dict]:
 
     process.StreamedProcess.run = counted
     dag = DagBag(str(root / "dags" / STUB_FOLDER)).dags["regional_daily_cases"]
-    runs = []
-    for batch in range(2):  # the first run also creates the target table; the second is steady state
+    results = []
+    for batch in range(1 + runs):  # the first run also creates the target table; the others are steady state
         land(home / "lakehouse" / "landing" / "regional_daily_cases", rows, first_day=date(2020, 1, 1) + timedelta(
             days=batch * (rows // 100 + 1)))
         starts.clear()
@@ -112,11 +113,11 @@ def latency_benchmark(root: Path, rows: int) -> list[dict]:
         decision = decision_of(run)
         tasks = {ti.task_id: round((ti.end_date - ti.start_date).total_seconds(), 1)
                  for ti in run.get_task_instances() if ti.start_date and ti.end_date}
-        runs.append({"run": "first (creates the target)" if batch == 0 else "steady state", "rows": rows,
+        results.append({"run": "first (creates the target)" if batch == 0 else "steady state", "rows": rows,
                      "seconds": round(seconds, 1), "jvm_starts": len(starts), "jobs": list(starts),
                      "task_seconds": tasks, "outcome": decision.get("outcome"),
                      "rows_published": decision.get("rows_published")})
-    return runs
+    return results
 
 
 def land(folder: Path, rows: int, first_day: date) -> None:
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--contracts", type=int, default=100)
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3, help="steady-state gate runs after the first")
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="contract-gate-bench-"))
@@ -141,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         results = {"cpus": os.cpu_count(), "parse": parse_benchmark(root / "parse", args.contracts)}
         print(json.dumps(results, indent=2), flush=True)
         if not args.skip_latency:
-            results["latency"] = latency_benchmark(root / "latency", args.rows)
+            from contract_gate.runners.class_archive import java_options
+
+            latency = latency_benchmark(root / "latency", args.rows, args.runs)
+            steady = sorted(run["seconds"] for run in latency[1:])
+            results["latency"] = {"class_archive": java_options() or None, "runs": latency,
+                                  "steady_state_median_s": steady[len(steady) // 2] if steady else None}
             print(json.dumps(results["latency"], indent=2))
     finally:
         shutil.rmtree(root, ignore_errors=True)
