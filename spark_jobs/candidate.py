@@ -2,8 +2,9 @@
 
 A Delta candidate is always read at one pinned version (``versionAsOf``): the report names
 that version and publication later reads the same one, so what was validated is what is
-published. Files without types of their own (CSV, JSON) are read with the contract's types
-in FAILFAST mode: a value that does not fit stops the read instead of becoming NULL.
+published. Files without types of their own (CSV, JSON) are read with the contract's types;
+a value that does not fit is neither coerced nor silently NULL: its row is marked
+(``spark_jobs.unfit``) and fails that column's ``<column>.type`` rule.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from spark_jobs.rules import quote
+from spark_jobs.unfit import read_text
 
 FORMATS = ("delta", "parquet", "csv", "json")
 
@@ -114,5 +116,4 @@ def _read_text(
     schema = StructType(
         [StructField(f.name, expected.get(f.name, f.dataType), True) for f in found.fields]
     )
-    options["mode"] = "FAILFAST"
-    return spark.read.options(**options).schema(schema).format(format).load(path)
+    return read_text(spark, path, format, options, schema)

@@ -174,9 +174,9 @@ def _attempt(
     target = resolve(plan["tables"]["target"])
     session = tagged_session(spark, plan, submission_id)
     df = read_pinned(session, plan, candidate, version)
-    df = df.select(*[F.col(quote(c["name"])) for c in plan["columns"]])
-    if rows == "valid":
+    if rows == "valid":  # on every column the candidate has: a CSV's unfit-value marker is one
         df = split(df, plan)[0]
+    df = df.select(*[F.col(quote(c["name"])) for c in plan["columns"]])
     result = {"mode": mode, "attempts": attempt, "latest_business_date": latest_business_date(plan, df)}
     done = find_submission(spark, target, submission_id)
     if done is not None:

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType
 
 from spark_jobs.schema_check import SchemaResult
+from spark_jobs.unfit import type_rules
 
 NOT_EVALUATED = "not_evaluated"
 NOT_EXECUTED = "not_executed"
@@ -70,7 +71,8 @@ class Triage:
 
 
 def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str) -> Triage:
-    """Split the plan's rules into runnable ones and skipped ones with a reason.
+    """Split the plan's rules (and the type rules of a CSV/JSON candidate, ``spark_jobs.unfit``)
+    into runnable ones and skipped ones with a reason.
 
     Runs no Spark action: expressions are only analysed, so a rule naming a missing column,
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
@@ -79,8 +81,9 @@ def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str
     result = Triage()
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}
+    rules = [*plan["rules"], *type_rules(plan, df.columns)]
     candidates = []
-    for rule in plan["rules"]:
+    for rule in rules:
         reason = _static_reason(rule, missing, mistyped, depth)
         if reason is None:
             candidates.append(rule)
@@ -92,7 +95,7 @@ def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str
             result.skipped[rule["id"]] = (NOT_EVALUATED, problems[rule["id"]])
         else:
             result.runnable.append(rule)
-    result.runnable.sort(key=plan["rules"].index)
+    result.runnable.sort(key=rules.index)
     return result
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from spark_jobs.unfit import UNFIT
+
 _ALIASES = {
     "long": "bigint",
     "integer": "int",
@@ -65,7 +67,8 @@ def check_schema(plan: dict[str, Any], schema: StructType) -> SchemaResult:
 
     Names match exactly (case-sensitively), so ``Order_ID`` is not ``order_id``.
     """
-    actual = {f.name: f.dataType.simpleString() for f in schema.fields}
+    # the unfit-value marker of a CSV/JSON candidate is the gate's own column, not the producer's
+    actual = {f.name: f.dataType.simpleString() for f in schema.fields if f.name != UNFIT}
     expected = {c["name"]: normalize_type(c["type"]) for c in plan["columns"]}
     return SchemaResult(
         policy=plan["schema_policy"],

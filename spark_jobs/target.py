@@ -16,6 +16,7 @@ silently weaken the contract.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -94,9 +95,23 @@ def _ensure_once(spark: SparkSession, plan: dict[str, Any], address: dict[str, A
             spark.sql(create_statement(plan, address))
             created = True
         except AnalysisException as exc:
-            if "ALREADY_EXISTS" not in str(exc):  # else a twin run created it: check it below
+            # a twin run created it (or is committing its creation right now): check it below
+            if "ALREADY_EXISTS" not in str(exc) and not (
+                "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(exc) and _appears(spark, address)
+            ):
                 raise
     differences = deployed_differences(spark, plan, address)
     if differences:
         raise TargetDriftError(address, differences)
     return created
+
+
+def _appears(spark: SparkSession, address: dict[str, Any], seconds: float = 30.0) -> bool:
+    """Whether a table another writer is creating at ``address`` shows up within ``seconds``
+    (its folder exists before its first commit does)."""
+    deadline = time.monotonic() + seconds
+    while not exists(spark, address):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True

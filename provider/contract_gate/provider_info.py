@@ -37,6 +37,7 @@ def get_provider_info() -> dict:
                     "contract_gate.operators.quarantine",
                     "contract_gate.operators.split",
                     "contract_gate.operators.record",
+                    "contract_gate.operators.retention",
                     "contract_gate.freshness.operator",
                 ],
             }

@@ -12,7 +12,8 @@ import pytest
 from _airflow_gate import CONTRACTS, DAGS, REPO
 
 GATES = ["meter_readings", "orders", "regional_daily_cases"]
-ALL_DAGS = sorted([*GATES, "orders__freshness", "regional_daily_cases__freshness"])  # SLA contracts
+ALL_DAGS = sorted([*GATES, *(f"{g}__retention" for g in GATES),
+                   "orders__freshness", "regional_daily_cases__freshness"])  # SLA contracts
 BROKEN = """\
 apiVersion: v3.0.2
 kind: DataContract
@@ -47,6 +48,9 @@ def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):
     assert set(dag.task_ids) == {"submission", "stage_validate", "branch", "publish", "quarantine", "split",
                                  "record_decision"}
     assert dag.task_dict["record_decision"].trigger_rule == "all_done"
+    retention = bag.dags["regional_daily_cases__retention"]
+    assert retention.task_ids == ["apply_retention"] and retention.max_active_runs == 1
+    assert retention.timetable.expression in ("@daily", "0 0 * * *")
 
 
 def test_a_malformed_contract_breaks_only_its_own_dag(tmp_path):

@@ -151,3 +151,32 @@ def test_split_rows_publish_valid_and_quarantine_invalid(gate):
     summary = run.xcoms["stage_validate"]
     assert json.loads(Path(summary["report_path"]).read_text())["candidate"]["version"] == summary["candidate"]["version"]
     assert decision["candidate_version"] == summary["candidate"]["version"]
+
+
+def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
+    """The daily ``<contract>__retention`` DAG runs the cleanup job: a candidate whose commit is
+    older than ``candidateDays`` (7) is dropped, younger ones and the quarantined rows (90 days)
+    stay. The old candidate is made old by dating its commit file back, which is what Delta's
+    history reads as the commit time."""
+    import os
+    import time
+
+    from _airflow_gate import HOME
+
+    candidates = sorted((HOME / "lakehouse/_contract_gate_candidates").glob(f"{REGIONAL}__*"))
+    assert len(candidates) >= 2
+    old, kept = candidates[0], candidates[1:]
+    ten_days_ago = time.time() - 10 * 86400
+    for commit in (old / "_delta_log").glob("*.json"):
+        os.utime(commit, (ten_days_ago, ten_days_ago))
+    quarantined, target = len(gate.rows(QUARANTINE)), (gate.version(TARGET), len(gate.rows(TARGET)))
+
+    run = gate.run(f"{REGIONAL}__retention")
+
+    assert run.states == {"apply_retention": "success"}
+    result = run.xcoms["apply_retention"]
+    assert [Path(p).name for p in result["candidates_dropped"]] == [old.name]
+    assert result["quarantine_rows_deleted"] == 0
+    assert not old.exists() and all((c / "_delta_log").is_dir() for c in kept)
+    assert len(gate.rows(QUARANTINE)) == quarantined
+    assert (gate.version(TARGET), len(gate.rows(TARGET))) == target

@@ -1,12 +1,15 @@
 """Opening candidates: Delta pinned to a version (path or catalog table), parquet, and CSV /
-JSON read with the contract's types in FAILFAST mode."""
+JSON read with the contract's types, a value that does not fit failing ``<column>.type``."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
 from spark_jobs.candidate import is_path, quote_table_name, read_candidate
+from spark_jobs.diagnostics import split
 from spark_jobs.engine import run_validation
 
 
@@ -43,19 +46,60 @@ def test_csv_gets_the_contract_types_and_keeps_extra_columns(spark, tmp_path):
     )
     candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
     assert candidate.df.schema.simpleString() == (
-        "struct<region_code:string,report_date:date,reporting_org:string,case_count:bigint,status:string,note:string>"
+        "struct<region_code:string,report_date:date,reporting_org:string,case_count:bigint,status:string,note:string,"
+        "_contract_gate_unfit:array<string>>"
     )
     report = run_validation(spark, cases_plan(), candidate)
     assert report["schema"]["unexpected"] == ["note"]
     assert [(r["id"], r["failed_rows"]) for r in report["rules"] if r["failed_rows"]] == [("case_count.minimum", 1)]
 
 
-def test_a_value_that_does_not_fit_the_contract_type_stops_the_read(spark, tmp_path):
+SECRET = "ZQX-SECRET-ORG"  # a reporting_org value (the column is classified in the example)
+
+
+def test_values_that_do_not_fit_their_type_fail_the_type_rule_and_are_never_printed(spark, tmp_path, capfd):
+    """No coercion and no silent NULL: a count of "five", a date of "yesterday" and a count
+    opened with a quote that never closes each mark their row with ``<column>.type``; the
+    typed value is NULL, so the column's other rules count the row too. The report names
+    rules and counts, and neither the report nor Spark's log shows the row's values."""
     path = tmp_path / "bad.csv"
-    path.write_text("region_code,report_date,reporting_org,case_count,status\nNL,2024-03-01,GGD,five,final\n")
+    path.write_text(
+        "region_code,report_date,reporting_org,case_count,status\n"
+        f"NL,2024-03-01,{SECRET},five,confirmed\n"
+        f"BE,yesterday,{SECRET},3,confirmed\n"
+        f"DE,2024-03-02,{SECRET},\"7,confirmed\n"
+        "FR,2024-03-01,GGD,4,confirmed\n"
+    )
     candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
-    with pytest.raises(Exception, match="(?i)malformed|FAILFAST"):
-        run_validation(spark, cases_plan(), candidate)
+    report = run_validation(spark, cases_plan(), candidate)
+
+    failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
+    assert failed == {"case_count.type": 2, "report_date.type": 1, "case_count.required": 2,
+                      "case_count.minimum": 2, "report_date.required": 1}
+    assert report["schema"]["ok"] is True and report["outcome"] == "fail"
+    assert (report["rows"]["valid"], report["rows"]["invalid"]) == (1, 3)
+    valid, invalid = split(candidate.df, cases_plan())
+    assert [r.region_code for r in valid.collect()] == ["FR"]
+    marked = {r.region_code: {e.rule_id for e in r._errors} for r in invalid.collect()}
+    assert "case_count.type" in marked["NL"] and "report_date.type" in marked["BE"]
+    output = capfd.readouterr()
+    assert SECRET not in json.dumps(report) and SECRET not in output.out + output.err
+
+
+def test_json_values_that_do_not_fit_are_marked_too(spark, tmp_path):
+    (tmp_path / "cases.json").write_text(
+        '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": "many", "status": "confirmed"}\n'
+        '{"region_code": "BE", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 2, "status": "confirmed"}\n'
+        '{"region_code": "DE", "report_date": \n'
+    )
+    candidate = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=cases_plan()["columns"])
+    report = run_validation(spark, cases_plan(), candidate)
+    failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
+    # the broken last record parses to nothing: every required column counts it as well
+    assert failed == {"case_count.type": 1, "record.parseable": 1, "case_count.required": 2, "case_count.minimum": 2,
+                      "region_code.required": 1, "region_code.not_blank": 1, "report_date.required": 1,
+                      "reporting_org.required": 1}
+    assert report["rows"]["valid"] == 1
 
 
 def test_json_and_parquet(spark, tmp_path):

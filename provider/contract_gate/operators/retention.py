@@ -1,0 +1,36 @@
+"""Apply a contract's retention: drop candidates older than ``retention.candidateDays`` and
+delete (then vacuum) quarantined rows older than ``retention.quarantineDays``
+(``spark_jobs.retention``). Candidates and quarantined rows hold data consumers must not see,
+possibly classified, so they are kept no longer than the contract says."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from contract_gate.operators.base import SparkGateOperator
+from contract_gate.runners import GateJob
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class GateRetentionOperator(SparkGateOperator):
+    """Run the ``cleanup`` gate job for one contract through its execution mode.
+
+    Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n}``.
+
+    :param contract: path of the ODCS contract file. (templated)
+    """
+
+    def build_job(self, context: Context, plan: dict) -> GateJob:
+        # The work folder is per run, not per submission: retention concerns none in particular.
+        self.submission_id = re.sub(r"[^A-Za-z0-9_.-]", "_", f"retention-{context['run_id']}")[:128]
+        folder = self.workdir(plan)
+        return GateJob("cleanup", {"--plan": self.write_plan(plan, folder)}, folder,
+                       name=f"contract-gate {plan['contract']['id']} retention")
+
+    def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+        self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",
+                      plan["contract"]["id"], len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
+        return result
