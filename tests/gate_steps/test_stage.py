@@ -20,7 +20,9 @@ def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
     assert staged["candidate"]["path"].endswith("_contract_gate_candidates/regional_daily_cases__sub_1_" + staged["candidate"]["path"][-8:])
     frozen = spark.read.format("delta").load(staged["candidate"]["path"])
     assert dict(frozen.dtypes) == {"region_code": "string", "report_date": "date", "reporting_org": "string",
-                                   "case_count": "bigint", "status": "string"}
+                                   "case_count": "bigint", "status": "string",
+                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.unfit's marker
+    assert [r._contract_gate_unfit for r in frozen.collect()] == [[], []]
     history = spark.sql(f"DESCRIBE HISTORY delta.`{staged['candidate']['path']}`").collect()
     assert [(h["version"], h["userMetadata"]) for h in history] == [(0, "sub-1")]
 
@@ -124,3 +126,30 @@ def test_a_missing_landing_fails_the_step(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     with pytest.raises(AnalysisException):
         stage_candidate(spark, plan, "nothing")
+
+
+def test_a_value_that_does_not_fit_is_frozen_marked_then_quarantined_never_published(spark, tmp_path):
+    """A CSV count of "five": the candidate keeps the row with its marker, validation fails
+    ``case_count.type`` for it, the split publishes the other rows and quarantines it."""
+    from spark_jobs.candidate import read_candidate
+    from spark_jobs.engine import run_validation
+    from spark_jobs.publish import publish
+    from spark_jobs.quarantine import quarantine
+
+    plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
+    landing = write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1), case("NL-UT", 1)])
+    (landing / "batch.csv").write_text((landing / "batch.csv").read_text() + "NL-FR,2024-03-01,GGD,five,final\n")
+    staged = stage_candidate(spark, plan, "unfit")
+    candidate = read_candidate(spark, staged["candidate"]["path"], version=staged["version"])
+
+    report = run_validation(spark, plan, candidate, submission_id="unfit")
+
+    assert (report["rows"]["valid"], report["rows"]["invalid"]) == (2, 1)
+    assert {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}["case_count.type"] == 1
+    published = publish(spark, plan, "unfit", staged["candidate"], staged["version"], "valid", report)
+    quarantined = quarantine(spark, plan, "unfit", staged["candidate"], staged["version"], report, "invalid")
+    assert (published["rows"], quarantined["rows"]) == (2, 1)
+    assert sorted(r.region_code for r in table_rows(spark, plan["tables"]["target"])) == ["NL-NH", "NL-UT"]
+    assert "_contract_gate_unfit" not in spark.read.format("delta").load(plan["tables"]["target"]["path"]).columns
+    [row] = table_rows(spark, plan["tables"]["quarantine"])
+    assert row.region_code == "NL-FR" and "case_count.type" in {e.rule_id for e in row._errors}
