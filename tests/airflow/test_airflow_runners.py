@@ -154,3 +154,33 @@ def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_c
                if p.endswith(".json"))
     with gate_home():
         assert len(gate.rows("lakehouse/regional_dbx")) == 3
+
+
+VIOLATION = """
+import sys
+from spark_jobs.session import get_session
+spark, path = get_session(), sys.argv[1]
+spark.sql(f"CREATE TABLE delta.`{path}` (org string, n bigint) USING DELTA")
+spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT positive CHECK (n >= 0)")
+try:
+    spark.createDataFrame([("ZQX-ORG", -987654)], "org string, n bigint").write.format("delta").mode("append").save(path)
+except Exception:
+    print("rejected by the constraint")
+"""
+
+
+def test_the_local_job_log_withholds_the_values_of_a_constraint_violation(tmp_path):
+    """Delta's CHECK violation names the row's values in every log line and stack trace of it;
+    the local runner's log layout cuts them out, so a task log never holds them."""
+    import subprocess
+
+    from contract_gate.runners.local import LocalRunner
+
+    script = tmp_path / "violate.py"
+    script.write_text(VIOLATION, encoding="utf-8")
+    runner = LocalRunner(cwd=str(tmp_path))
+    done = subprocess.run(runner.submit_argv(script, [str(tmp_path / "t")], tmp_path, "violation"),
+                          env=runner.environment(), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "rejected by the constraint" in done.stdout, done.stderr[-2000:]
+    assert "violated by row with values: (withheld)" in done.stderr
+    assert "-987654" not in done.stdout + done.stderr
