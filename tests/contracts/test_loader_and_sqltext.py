@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import HEADER, column, compile_text, contract, issues_of
+from _contract_texts import HEADER, column, compile_text, contract, issues_of
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract.loader import SUPPORTED_API_VERSIONS, load_contract, load_contract_text
 from contract_gate.contract.sqltext import check_expression, check_query, is_deterministic, number_literal

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import column, compile_text, contract, issues_of, rule
+from _contract_texts import column, compile_text, contract, issues_of, rule
 
 
 def one_column(physical: str, logical: str, **extra: str) -> dict:

@@ -4,7 +4,7 @@ constraint names. (test_spark_semantics.py runs the hostile cases on Spark.)"""
 
 from __future__ import annotations
 
-from conftest import column, compile_text, contract, rule
+from _contract_texts import column, compile_text, contract, rule
 from spark_jobs.table_ddl import constraint_names, create_table_statements
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import column, compile_text, contract, rule
+from _contract_texts import column, compile_text, contract, rule
 from contract_gate.contract.compiler import compile_plan
 from spark_jobs.sql_text import quote_identifier
 from spark_jobs.table_ddl import compatibility_differences, create_table_statements

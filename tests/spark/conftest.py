@@ -1,27 +1,9 @@
-"""One local Spark session with Delta for the whole suite: starting a JVM costs seconds,
-a test costs milliseconds. Shuffle partitions stay at 2 so tiny group-bys stay tiny."""
+"""The engine tests' fixtures (the Spark session is the suite's, tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from spark_jobs.session import get_session
-
-
-@pytest.fixture(scope="session")
-def spark():
-    session = get_session(
-        "contract-gate-tests",
-        {
-            "spark.master": "local[2]",
-            "spark.ui.enabled": "false",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.databricks.delta.snapshotPartitions": "2",
-        },
-    )
-    yield session
-    session.stop()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Helpers for the contract-side tests, and one local Spark session (with Delta) for the few
-tests that prove predicates and DDL on real Spark."""
+"""Contract texts and compile helpers for the contract-side tests (a module of its own, not a
+conftest: every test folder has a conftest, and only one of them can be the module ``conftest``)."""
 
 from __future__ import annotations
 
@@ -57,32 +57,3 @@ def rule(plan: dict, rule_id: str) -> dict:
     matches = [r for r in plan["rules"] if r["id"] == rule_id]
     assert matches, f"no rule {rule_id!r}; rules: {[r['id'] for r in plan['rules']]}"
     return matches[0]
-
-
-@pytest.fixture(scope="session")
-def spark():
-    """Reuses a session another suite already started; otherwise starts a small local one."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        yield active
-        return
-    from delta import configure_spark_with_delta_pip
-
-    builder = (
-        SparkSession.builder.appName("contract-gate-contract-tests")
-        .master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "2")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-    )
-    session = configure_spark_with_delta_pip(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()

@@ -1,0 +1,27 @@
+"""The one local Spark session (with Delta) of the whole suite: a JVM start costs seconds, a test
+milliseconds. Session-scoped, so every suite that asks for ``spark`` shares it; two cores, two
+shuffle partitions (tiny group-bys stay tiny), no UI, catalog tables in a temporary warehouse."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from spark_jobs.session import get_session
+
+    session = get_session(
+        "contract-gate-tests",
+        {
+            "spark.master": "local[2]",
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.databricks.delta.snapshotPartitions": "2",
+            "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
+        },
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
