@@ -16,6 +16,7 @@ since (another pyspark or Delta jar), makes the JVM ignore it and load classes a
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -34,8 +35,13 @@ def archive_path() -> Path | None:
         return None
     if configured:
         return Path(configured)
+    from contract_gate.runners.local import delta_jars_on_disk, spark_home
+
+    # Named after the class path it was built for: another installation (another virtualenv,
+    # other jars) gets an archive of its own instead of overwriting this one.
+    class_path = hashlib.sha256("\n".join([str(spark_home()), *delta_jars_on_disk()]).encode()).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "contract-gate" / f"spark-{importlib.metadata.version('pyspark')}-classes.jsa"
+    return cache / "contract-gate" / f"spark-{importlib.metadata.version('pyspark')}-{class_path}.jsa"
 
 
 def java_options() -> str:
