@@ -26,29 +26,20 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from delta.exceptions import (
-    ConcurrentAppendException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentDeleteReadException,
-    ConcurrentTransactionException,
-    ConcurrentWriteException,
-    DeltaConcurrentModificationException,
-    MetadataChangedException,
-    ProtocolChangedException,
-)
+from delta import exceptions as delta_errors
 from pyspark.sql import SparkSession
 
 TXN_VERSION = 1
 MAX_ATTEMPTS = 8
 CONFLICTS = (  # delta-spark's Python classes share no base class but PySparkException
-    ConcurrentAppendException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentDeleteReadException,
-    ConcurrentTransactionException,
-    ConcurrentWriteException,
-    DeltaConcurrentModificationException,
-    MetadataChangedException,
-    ProtocolChangedException,
+    delta_errors.ConcurrentAppendException,
+    delta_errors.ConcurrentDeleteDeleteException,
+    delta_errors.ConcurrentDeleteReadException,
+    delta_errors.ConcurrentTransactionException,
+    delta_errors.ConcurrentWriteException,
+    delta_errors.DeltaConcurrentModificationException,
+    delta_errors.MetadataChangedException,
+    delta_errors.ProtocolChangedException,
 )
 
 LOGGER = logging.getLogger("contract_gate.commits")
