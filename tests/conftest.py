@@ -4,7 +4,12 @@ shuffle partitions (tiny group-bys stay tiny), no UI, catalog tables in a tempor
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+
+# py4j says goodbye at INFO from a finalizer, after pytest has closed the stream it would log to
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
