@@ -44,23 +44,29 @@ def fault_hook(flags: Path) -> Callable[[str], None]:
 
 def publish_and_record(spark, plan: dict[str, Any], submission_id: str, candidate: dict[str, Any],
                        version: int, run_id: str, hook: Callable[[str], None] = lambda point: None) -> dict:
-    """What the gate's publish and record tasks do for one submission, in one process."""
+    """What the gate's publish (or split) and record tasks do for one submission, in one
+    process. A ``split_rows`` contract publishes the valid rows and then quarantines the
+    invalid ones, so there ``after_publish`` is the moment between the two halves."""
     from contract_gate import decisions
     from spark_jobs.publish import publish
+    from spark_jobs.quarantine import quarantine
 
+    split = plan["gate"]["violations"]["policy"] == "split_rows"
     hook("before_publish")
     hook("during_publish")
-    published = publish(spark, plan, submission_id, candidate, version)
+    published = publish(spark, plan, submission_id, candidate, version, "valid" if split else "all")
     hook("after_publish")
+    quarantined = quarantine(spark, plan, submission_id, candidate, version, None, "invalid") if split else None
     hook("during_record")
     return decisions.record_decision(plan, {
         "submission_id": submission_id,
         "contract_id": plan["contract"]["id"],
         "contract_version": plan["contract"]["version"],
         "plan_fingerprint": plan["fingerprint"],
-        "outcome": "published",
+        "outcome": "split" if split else "published",
         "candidate": {"candidate": candidate, "version": version},
         "rows_published": published["rows"],
+        "rows_quarantined": quarantined["rows"] if quarantined else 0,
         "target_version_before": published["target_version_before"],
         "target_version_after": published["target_version_after"],
         "latest_business_date": published["latest_business_date"],

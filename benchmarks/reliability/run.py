@@ -1,7 +1,7 @@
-"""Fault-injection benchmark: ``.venv/bin/python benchmarks/reliability/run.py [--trials 24]``.
+"""Fault-injection benchmark: ``.venv/bin/python benchmarks/reliability/run.py [--trials 24] [--modes ...]``.
 
-Runs the trials of ``trials.py`` round-robin over the four fault points and both publication
-modes, prints one line per trial and the totals, and exits 1 if any trial broke an invariant
+Runs the trials of ``trials.py`` round-robin over the four fault points and the publication
+shapes (``--modes``; default ``append`` and ``replace_keys``), prints one line per trial and the totals, and exits 1 if any trial broke an invariant
 (a duplicated or lost row, or a submission without exactly one final decision).
 """
 
@@ -20,12 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gate_once import POINTS  # noqa: E402
 from trials import run_trial, summary  # noqa: E402
 
-MODES = ("append", "replace_keys")
+MODES = ("append", "replace_keys", "split")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=24)
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=["append", "replace_keys"],
+                        help="publication shapes to cycle through (split: split_rows, valid rows then invalid)")
     parser.add_argument("--seed", type=int, default=20240301, help="random kill delays")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="contract-gate-reliability-") as folder:
         for number in range(args.trials):
-            point, mode = POINTS[number % len(POINTS)], MODES[(number // len(POINTS)) % len(MODES)]
+            point, mode = POINTS[number % len(POINTS)], args.modes[(number // len(POINTS)) % len(args.modes)]
             result = run_trial(spark, Path(folder) / f"trial-{number}", number, point, mode, rng)
             results.append(result)
             print(f"trial {number:2d} {point:15s} {mode:12s} killed={result.killed!s:5s} "

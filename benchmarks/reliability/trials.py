@@ -3,7 +3,9 @@
 One trial, on real local Spark and real Delta tables in its own folder:
 
 1. the target already holds an earlier, gated batch (``seed``); a new candidate is frozen
-   (``append``: new keys; ``replace_keys``: half of them correct seeded rows);
+   (``append``: new keys; ``replace_keys``: half of them correct seeded rows; ``split``: new
+   keys plus a few rows with a negative count, under the ``split_rows`` policy: the valid rows
+   are published, then the invalid ones quarantined);
 2. ``gate_once.py`` publishes and records the submission in a child process (own Python, own
    JVM, own process group) with ``CONTRACT_GATE_FAULT`` naming the point; when it reaches the
    point, the whole process group gets SIGKILL. ``during_publish`` waits until the MERGE has
@@ -13,8 +15,10 @@ One trial, on real local Spark and real Delta tables in its own folder:
 3. the next run, in this process: ``recover_missing_decisions`` (no grace period: the killed
    run is known dead) and then the same publish-and-record again;
 4. checks: the submission's commit appears exactly once in the target's history, the target
-   holds exactly the expected rows (none twice: keys are unique; none lost), and the decision
-   log holds exactly one final decision for it, naming that commit's version.
+   holds exactly the expected rows (none twice: keys are unique; none lost), the quarantine
+   table exactly the invalid rows (split) or none, and the decision log holds exactly one final
+   decision for it, naming that commit's version. (A split killed between its halves must not
+   be recovered as ``published``: recovery leaves it to the retry, which completes it.)
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from gate_once import FAULT_ENV, PAUSES, publish_and_record  # noqa: E402
 
 from contract_gate import decisions  # noqa: E402
 from contract_gate.contract.compiler import compile_plan  # noqa: E402
+from spark_jobs.address import candidate_address  # noqa: E402
 from spark_jobs.history import find_submission, tagged_commits  # noqa: E402
 from spark_jobs.plan import load_plan  # noqa: E402
 from spark_jobs.publish import publish  # noqa: E402
@@ -63,12 +68,15 @@ class TrialResult:
     unexpected_rows: int
     final_decisions: int
     decision_matches_commit: bool
+    quarantine_commits: int
+    quarantine_as_expected: bool
     seconds: float
 
     @property
     def ok(self) -> bool:
         return (self.tagged_commits == 1 and self.duplicated_rows == 0 and self.lost_rows == 0
-                and self.unexpected_rows == 0 and self.final_decisions == 1 and self.decision_matches_commit)
+                and self.unexpected_rows == 0 and self.final_decisions == 1 and self.decision_matches_commit
+                and self.quarantine_commits == (1 if self.mode == "split" else 0) and self.quarantine_as_expected)
 
 
 def plan_under(root: Path, mode: str) -> dict[str, Any]:
@@ -76,7 +84,9 @@ def plan_under(root: Path, mode: str) -> dict[str, Any]:
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         address["path"] = str(root / address["path"])
-    plan["gate"]["publication"] = {"mode": mode}
+    plan["gate"]["publication"] = {"mode": "append" if mode == "split" else mode}
+    if mode == "split":
+        plan["gate"]["violations"] = {"policy": "split_rows", "maxInvalidShare": 0.5}
     return load_plan(plan)
 
 
@@ -93,10 +103,12 @@ def run_trial(spark, root: Path, number: int, point: str, mode: str, rng: random
     seed = rows("R", ROWS, 0, 0)
     batch = rows("R", ROWS // 2, 0, 1000) + rows("N", ROWS // 2, 1, 0) if mode == "replace_keys" \
         else rows("R", ROWS, 1, 0)
+    invalid = rows("X", 5, 1, -100) if mode == "split" else []  # case_count < 0: case_count.minimum
     expected = _expected(seed, batch, mode)
     publish(spark, plan, "seed", _frozen(spark, root, "seed", seed), 0)
-    candidate = _frozen(spark, root, "batch", batch)
     submission = f"trial-{number}"
+    # where stage freezes a file landing: recovery compares the publish with this candidate
+    candidate = _frozen(spark, root, "batch", batch + invalid, candidate_address(plan, submission))
 
     killed = _run_child_and_kill(root, plan, submission, candidate, point, rng)
     committed = find_submission(spark, plan["tables"]["target"], submission) is not None
@@ -109,6 +121,10 @@ def run_trial(spark, root: Path, number: int, point: str, mode: str, rng: random
     target = [tuple(r) for r in spark.read.format("delta").load(plan["tables"]["target"]["path"]).collect()]
     keys = [(r[0], r[1]) for r in target]
     finals = [d for d in decisions.store_for(plan).records(submission_id=submission) if d.final]
+    quarantine = plan["tables"]["quarantine"]
+    held = [c for c in tagged_commits(spark, quarantine) if c.submission_id == submission]
+    quarantined = sorted(tuple(r)[:5] for r in spark.read.format("delta").load(quarantine["path"]).collect()) \
+        if held else []
     return TrialResult(
         point=point, mode=mode, killed=killed, committed_before_retry=committed, decided_before_retry=decided,
         recovered=any(d["submission_id"] == submission for d in recovered),
@@ -118,20 +134,22 @@ def run_trial(spark, root: Path, number: int, point: str, mode: str, rng: random
         unexpected_rows=len(set(target) - set(expected)),
         final_decisions=len(finals),
         decision_matches_commit=bool(finals and commits and finals[0].target_version_after == commits[0].version),
+        quarantine_commits=len(held),
+        quarantine_as_expected=quarantined == sorted(invalid),
         seconds=round(time.perf_counter() - started, 1),
     )
 
 
 def _expected(seed: list[tuple], batch: list[tuple], mode: str) -> list[tuple]:
-    if mode == "append":
+    if mode in ("append", "split"):
         return seed + batch
     replaced = {(r[0], r[1]): r for r in seed}
     replaced.update({(r[0], r[1]): r for r in batch})
     return list(replaced.values())
 
 
-def _frozen(spark, root: Path, name: str, data: list[tuple]) -> dict[str, Any]:
-    address = {"kind": "path", "path": str(root / "candidates" / name), "format": "delta"}
+def _frozen(spark, root: Path, name: str, data: list[tuple], address: dict[str, Any] | None = None) -> dict[str, Any]:
+    address = address or {"kind": "path", "path": str(root / "candidates" / name), "format": "delta"}
     spark.createDataFrame(data, DDL).write.format("delta").save(address["path"])
     return address
 
