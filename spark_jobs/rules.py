@@ -65,6 +65,7 @@ class Triage:
 
     runnable: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (status, reason)
+    considered: list[dict[str, Any]] = field(default_factory=list)  # the plan's rules + the input's type rules
 
     def by_scope(self, *scopes: str) -> list[dict[str, Any]]:
         return [rule for rule in self.runnable if rule["scope"] in scopes]
@@ -78,10 +79,10 @@ def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
     instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
     """
-    result = Triage()
+    rules = [*plan["rules"], *type_rules(plan, df.columns)]
+    result = Triage(considered=rules)
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}
-    rules = [*plan["rules"], *type_rules(plan, df.columns)]
     candidates = []
     for rule in rules:
         reason = _static_reason(rule, missing, mistyped, depth)

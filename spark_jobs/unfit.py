@@ -76,12 +76,6 @@ def type_rules(plan: dict[str, Any], columns: list[str]) -> list[dict[str, Any]]
     return [rule for rule in rules if rule["id"] not in taken]
 
 
-def with_type_rules(plan: dict[str, Any], df: DataFrame) -> dict[str, Any]:
-    """``plan`` with the type rules of ``df`` appended (the same plan object without them)."""
-    extra = type_rules(plan, df.columns)
-    return {**plan, "rules": [*plan["rules"], *extra]} if extra else plan
-
-
 def _rule(rule_id: str, columns: list[str], marker: str, description: str) -> dict[str, Any]:
     return {
         "id": rule_id, "kind": "type", "scope": "row", "columns": columns, "severity": "error",

@@ -9,8 +9,9 @@ folder of stubs in sync with the contracts folder, one stub per contract, and ea
 its own DAG: a broken contract is an import error of its own stub, naming the contract file,
 line and YAML path, and nothing else is affected.
 
-Parsing is cheap: the contract is compiled (milliseconds, no Spark, no pyspark import) and the
-task group is built; nothing else. Stubs are only rewritten when their text changes, so the
+Parsing is cheap: the contract is compiled once per version of its file (milliseconds, no
+Spark, no pyspark import; the stub's two or three DAGs share it) and the task group is built;
+nothing else. Stubs are only rewritten when their text changes, so the
 DAG processor does not see spurious changes.
 
 Settings (environment variables): ``CONTRACT_GATE_CONTRACTS_DIR`` (default
@@ -20,6 +21,7 @@ Settings (environment variables): ``CONTRACT_GATE_CONTRACTS_DIR`` (default
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from datetime import datetime, timezone
@@ -87,19 +89,32 @@ def sync_dag_files(dag_file: str | Path, folder: Path | None = None) -> list[Pat
     return sorted(wanted)
 
 
+def compiled(contract: str | Path, env: str | None = None):
+    """(loaded contract, plan) of a contract file as it is now; raises its ``ContractError``."""
+    path = Path(contract).resolve()
+    # a missing file gets no key of its own: the loader then says what is wrong with it
+    return _compile(str(path), env, path.stat().st_mtime_ns if path.is_file() else -1)
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(path: str, env: str | None, mtime_ns: int):  # the mtime makes an edited file a new key
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.contract.loader import load_contract
+
+    loaded = load_contract(path)
+    return loaded, compile_plan(loaded, env=env)
+
+
 def contract_dag(contract: str | Path, env: str | None = None):
     """The gate DAG of one contract. Raises the contract's error (file, line, YAML path) when
     it does not compile: in a stub, that is the stub's import error and nobody else's."""
     from airflow.sdk import DAG, Param
 
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.contract.loader import load_contract
     from contract_gate.notifications.deadline import decision_deadline
     from contract_gate.task_group import contract_gate_task_group
 
     env = env or os.environ.get(ENV_ENV) or None
-    loaded = load_contract(contract)
-    plan = compile_plan(loaded, env=env)
+    loaded, plan = compiled(contract, env)
     gate = plan["gate"]
     if gate is None:
         raise ValueError(f"{contract}: no contractGate settings (customProperties), so there is nothing to gate")
@@ -146,11 +161,10 @@ def retention_dag(contract: str | Path, env: str | None = None):
     applies the retention as of its own day)."""
     from airflow.sdk import DAG
 
-    from contract_gate.contract.compiler import compile_plan
     from contract_gate.operators.retention import GateRetentionOperator
 
     env = env or os.environ.get(ENV_ENV) or None
-    plan = compile_plan(contract, env=env)
+    plan = compiled(contract, env)[1]
     if plan["gate"] is None:
         return None
     meta, retention = plan["contract"], plan["gate"].get("retention") or {}
@@ -172,7 +186,8 @@ def freshness_dag(contract: str | Path, env: str | None = None):
     """The contract's freshness DAG (:mod:`contract_gate.freshness.dag`), None without an SLA."""
     from contract_gate.freshness.dag import build_freshness_dag
 
-    return build_freshness_dag(contract, env=env or os.environ.get(ENV_ENV) or None)
+    env = env or os.environ.get(ENV_ENV) or None
+    return build_freshness_dag(contract, env=env, plan=compiled(contract, env)[1])
 
 
 def render_doc(plan: dict, contract: Path, description=None) -> str:

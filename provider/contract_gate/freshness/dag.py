@@ -25,11 +25,11 @@ def freshness_dag_id(contract_id: str) -> str:
     return f"{contract_id}__freshness"
 
 
-def build_freshness_dag(contract_path: str | Path, env: str | None = None) -> DAG | None:
+def build_freshness_dag(contract_path: str | Path, env: str | None = None, plan: dict | None = None) -> DAG | None:
     """The freshness DAG for a contract, or None when it has no freshness/latency SLA or no gate
     settings. Compiling raises :class:`~contract_gate.contract.errors.ContractError` for a broken
-    contract, like the gate DAG does."""
-    plan = compile_plan(contract_path, env=env)
+    contract, like the gate DAG does; ``plan`` is the contract already compiled for ``env``."""
+    plan = plan or compile_plan(contract_path, env=env)
     freshness = plan["freshness"]
     if freshness is None or plan["gate"] is None:
         return None
