@@ -21,6 +21,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the spark_jobs package importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from spark_jobs import job_start  # noqa: E402
+
+job_start.prepare()
+
 from spark_jobs.candidate import read_candidate  # noqa: E402
 from spark_jobs.engine import run_validation  # noqa: E402
 from spark_jobs.history import tagged_commits  # noqa: E402

@@ -26,6 +26,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the spark_jobs package importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from spark_jobs import job_start  # noqa: E402
+
+job_start.prepare()
+
 import spark_jobs.commands  # noqa: E402
 
 LOGGER = logging.getLogger("contract_gate.gate_job")
@@ -47,14 +51,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if not argv or argv[0].startswith("-") or "+" not in argv[0]:
-        return _run(parser.parse_args(argv), {})
+        steps = [parser.parse_args(argv)]
+    else:
+        steps = [parser.parse_known_args([step, *argv[1:]])[0] for step in argv[0].split("+")]
+    _warm_up(steps)
     context: dict = {}
-    steps = [parser.parse_known_args([step, *argv[1:]])[0] for step in argv[0].split("+")]
     for args in steps:
         code = _run(args, context)
         if code != 0:
             return code
     return 0
+
+
+def _warm_up(steps: list[argparse.Namespace]) -> None:
+    """Start loading the Delta tables the steps will read (``spark_jobs.warm_up``): a step
+    names them with a ``tables_read(args)`` default, as ``[(address, version or None)]``. Never
+    fails the job: a step that cannot name its tables fails on its own, with its own error."""
+    try:
+        tables = [table for args in steps for table in getattr(args, "tables_read", lambda _: [])(args)]
+    except Exception:  # noqa: BLE001 - see the docstring
+        LOGGER.debug("no warm-up: the steps' tables could not be named", exc_info=True)
+        return
+    if tables:
+        from spark_jobs.session import get_session
+        from spark_jobs.warm_up import load_snapshots
+
+        load_snapshots(get_session(), tables)
 
 
 def _run(args: argparse.Namespace, context: dict) -> int:

@@ -49,9 +49,8 @@ def tagged_commits(
     )
     if submission_id is not None:
         history = history.where(F.col("userMetadata") == submission_id)
-    rows = history.select(
-        "version", "timestamp", "operation", "userMetadata", "operationMetrics"
-    ).orderBy("version").collect()
+    rows = history.select("version", "timestamp", "operation", "userMetadata", "operationMetrics").collect()
+    rows.sort(key=lambda row: row["version"])  # here, not in Spark: a sort there is one more job
     return [
         TaggedCommit(
             version=int(row["version"]),

@@ -11,10 +11,11 @@
   ``key.unique_across_batches`` count. (The gate's validation job runs the same check
   beforehand, so the branch quarantines such a batch instead of publishing into the failure.)
   ``append`` without a key is a plain append.
-* Each commit is tagged and idempotent (``spark_jobs.commits``). Before writing, the target's
-  history is asked whether this submission is already there; after writing, it must be: the
-  step reports ``published`` (the version advanced with this submission's commit) or
-  ``already_published`` (a previous attempt's commit), never a silent no-op.
+* Each commit is tagged and idempotent (``spark_jobs.commits``): Delta skips the write of a
+  submission already committed, whichever attempt or process committed it. After writing, the
+  target's history must hold this submission's commit: the step reports ``published`` (the
+  version advanced with it) or ``already_published`` (a previous attempt's commit), never a
+  silent no-op.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def keys_across_batches(
     Returns a report-style rule entry with ``failed_rows``. When ``submission_id`` is already
     published, the target is read as it was just before that commit, so a retry is not
     judged against its own rows. Keys compare NULL-safely, as the ``key.unique`` rule does.
+    Only a batch whose keys the target holds has its history read (the usual batch has none).
     """
     plan = load_plan(plan)
     keys = plan["key"]
@@ -90,19 +92,26 @@ def keys_across_batches(
     target = resolve(plan["tables"]["target"])
     if not keys or not exists(spark, target):
         return entry
-    reader = spark.read.format("delta")
-    own = find_submission(spark, target, submission_id) if submission_id else None
+    failed = _rows_with_held_keys(spark, keys, df, target)
+    own = find_submission(spark, target, submission_id) if failed and submission_id else None
     if own is not None:
-        reader = reader.option("versionAsOf", own.version - 1)
-    existing = (
-        reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
-    )
-    existing = existing.select(*[F.col(quote(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
-    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote(k)])
-    failed = df.join(existing.distinct(), condition, "left_semi").count()
+        failed = _rows_with_held_keys(spark, keys, df, target, version=own.version - 1)
     entry["failed_rows"] = failed
     entry["passed"] = failed == 0
     return entry
+
+
+def _rows_with_held_keys(
+    spark: SparkSession, keys: list[str], df: DataFrame, target: dict[str, Any], version: int | None = None
+) -> int:
+    """Rows of ``df`` whose key the target holds (at ``version``, else its latest)."""
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    existing = reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
+    existing = existing.select(*[F.col(quote(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
+    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote(k)])
+    return df.join(existing.distinct(), condition, "left_semi").count()
 
 
 def publish(
@@ -182,11 +191,8 @@ def _attempt(
     def result(outcome: dict[str, Any]) -> dict[str, Any]:
         return {"mode": mode, "attempts": attempt, "latest_business_date": latest_business_date(plan, df), **outcome}
 
-    done = find_submission(spark, target, submission_id)
-    if done is not None:
-        return result(_outcome("already_published", done))
     before = current_version(spark, target)
-    try:
+    try:  # a submission already committed is skipped by Delta (its txnAppId), before any join
         _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
         text = str(exc)
@@ -205,8 +211,9 @@ def _attempt(
             f"the target did not advance and its history has no commit of {submission_id}"
             " (Delta skipped the write as already applied, but the commit is past log retention)"
         )
-    # A twin run that committed between ``before`` and our MERGE makes Delta skip ours; both
-    # then say "published" about the one commit, which is still the only one.
+    # Delta skipped the write when an earlier attempt (or a twin run) committed it: that commit
+    # is then older than ``before``. A twin that committed between ``before`` and our write also
+    # makes Delta skip ours; both then say "published" about the one commit, still the only one.
     status = "published" if before is None or done.version > before else "already_published"
     return result(_outcome(status, done))
 

@@ -7,7 +7,9 @@ is pinned at its current version instead, without a copy.
 
 A retried stage finds the candidate its first attempt committed and returns it: a Delta
 commit is all-or-nothing, so an existing candidate is a complete one, and the submission id
-(derived from the landed batch) guarantees it holds the same batch.
+(derived from the landed batch) guarantees it holds the same batch. A candidate created now
+is version 0 by construction, and the write itself counts its rows (an observation), so only a
+retry (or a catalog candidate) reads the table's history.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
 
 from spark_jobs.address import as_address, candidate_address, location, resolve
 from spark_jobs.candidate import read_candidate
@@ -51,7 +54,11 @@ def stage_candidate(
         options=source.get("options"),
         columns=plan["columns"],
     ).df
-    status = _write_once(batch, plan, target)
+    written = Observation("staged")
+    wrote = _write_once(batch.observe(written, F.count(F.lit(1)).alias("rows")), plan, target)
+    # Spark 4.2 cannot hand back the observation of a CREATE TABLE AS SELECT (saveAsTable)
+    if wrote and resolve(target)["kind"] == "path":
+        return {"candidate": target, "version": 0, "row_count": written.get["rows"], "status": "staged"}
     commit = find_submission(spark, target, submission_id)
     if commit is None:
         raise RuntimeError(
@@ -61,7 +68,7 @@ def stage_candidate(
         "candidate": target,
         "version": commit.version,
         "row_count": commit.rows_written(),
-        "status": status,
+        "status": "staged" if wrote else "already_staged",
     }
 
 
@@ -88,9 +95,9 @@ def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> d
     }
 
 
-def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> str:
+def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> bool:
     """Write ``batch`` (read through a tagged session, so the commit names the submission) as
-    a new Delta table at ``target``; ``already_staged`` if it exists."""
+    a new Delta table at ``target``; False when that table already exists."""
     writer = batch.write.format("delta").mode("errorifexists").options(**table_properties(plan))
     resolved = resolve(target)
     try:
@@ -101,5 +108,5 @@ def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) 
     except AnalysisException as exc:
         if "DELTA_PATH_EXISTS" not in str(exc) and "ALREADY_EXISTS" not in str(exc):
             raise
-        return "already_staged"
-    return "staged"
+        return False
+    return True

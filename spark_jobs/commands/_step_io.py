@@ -33,6 +33,14 @@ def add_candidate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", required=True, type=Path, help="the validation report JSON")
 
 
+def candidate_and_target(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
+    """``tables_read`` of a step that publishes: the target's latest version (its MERGE reads that
+    first), and the candidate at its version."""
+    from spark_jobs.plan import load_plan
+
+    return [(load_plan(args.plan)["tables"]["target"], None), (args.candidate, args.version)]
+
+
 def read_report(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 

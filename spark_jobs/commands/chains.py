@@ -19,7 +19,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result
+from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,10 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     keys.add_argument("--plan", required=True, type=Path)
     keys.add_argument("--submission-id", required=True)
     keys.add_argument("--report", required=True, type=Path, help="the report to complete (rewritten)")
-    keys.set_defaults(func=batch_keys)
+    keys.set_defaults(func=batch_keys, tables_read=_target_of_append)
     split = subparsers.add_parser("split", help="publish the valid rows, quarantine the invalid ones")
     add_candidate_arguments(split)
-    split.set_defaults(func=split_rows)
+    split.set_defaults(func=split_rows, tables_read=candidate_and_target)
 
 
 def batch_keys(args: argparse.Namespace) -> int:
@@ -50,6 +50,14 @@ def batch_keys(args: argparse.Namespace) -> int:
     add_batch_rule(report, keys_across_batches(spark, plan, df, args.submission_id))
     write_report(report, args.report)
     return 0
+
+
+def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
+    from spark_jobs.plan import load_plan
+    from spark_jobs.publish import publication_mode
+
+    plan = load_plan(args.plan)
+    return [(plan["tables"]["target"], None)] if publication_mode(plan) == "append" and plan["key"] else []
 
 
 def add_batch_rule(report: dict[str, Any], entry: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result
+from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_candidate_arguments(parser)
     parser.add_argument("--rows", choices=("all", "valid"), default="all",
                         help="all rows, or only those without error-level failures")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, tables_read=candidate_and_target)
 
 
 def run(args: argparse.Namespace) -> int:

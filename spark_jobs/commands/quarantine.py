@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_candidate_arguments(parser)
     parser.add_argument("--rows", choices=("all", "invalid"), default="all",
                         help="every row (batch rejected), or only the invalid ones (split)")
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, tables_read=lambda args: [(args.candidate, args.version)])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -184,3 +184,37 @@ def test_the_local_job_log_withholds_the_values_of_a_constraint_violation(tmp_pa
     assert done.returncode == 0 and "rejected by the constraint" in done.stdout, done.stderr[-2000:]
     assert "violated by row with values: (withheld)" in done.stderr
     assert "-987654" not in done.stdout + done.stderr
+
+
+JOB_START = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from spark_jobs import job_start
+job_start.prepare()
+import pyspark
+from spark_jobs.session import get_session
+get_session().range(3).count()
+print("pyspark from", pyspark.__file__)
+print("pandas imported:", "pandas" in sys.modules, "pyarrow imported:", "pyarrow" in sys.modules)
+"""
+
+
+def test_a_local_job_imports_the_installed_pyspark_and_no_pandas(tmp_path):
+    """spark-submit puts pyspark's zip first on the job's path (no cached bytecode: pyspark was
+    compiled again on every job start) and pyspark's NumPy converters import pandas and pyarrow
+    on the first call into the JVM; ``spark_jobs.job_start`` avoids both."""
+    import subprocess
+
+    import pyspark
+
+    from contract_gate.runners.local import LocalRunner
+
+    script = tmp_path / "start.py"
+    script.write_text(JOB_START, encoding="utf-8")
+    runner = LocalRunner(cwd=str(tmp_path))
+    done = subprocess.run(runner.submit_argv(script, [str(REPO)], tmp_path, "job start"),
+                          env=runner.environment(), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"pyspark from {pyspark.__file__}" in done.stdout  # the package, not .../python/lib/pyspark.zip
+    assert "pandas imported: False pyarrow imported: False" in done.stdout
