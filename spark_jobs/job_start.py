@@ -56,8 +56,11 @@ def _packages_of_bundled_zip(entry: str) -> Path | None:
 
 
 def _drop_numpy_converters() -> None:
+    try:
+        from py4j import protocol
+    except ImportError:  # a Spark Connect-only client talks to no local JVM: no converters
+        return
     import pyspark.sql.types  # noqa: F401 - registers the converters this removes
-    from py4j import protocol
 
     protocol.INPUT_CONVERTER[:] = [
         converter for converter in protocol.INPUT_CONVERTER if type(converter).__name__ not in _NUMPY_CONVERTERS
