@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 import time
@@ -65,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _warm_up(steps: list[argparse.Namespace]) -> None:
     """Start loading the Delta tables the steps will read (``spark_jobs.warm_up``): a step
-    names them with a ``tables_read(args)`` default, as ``[(address, version or None)]``. Never
-    fails the job: a step that cannot name its tables fails on its own, with its own error."""
+    names them with a ``tables_read(args)`` default, as ``[(address, version or None)]``. Only
+    where the runner asks for it (``job_start.WARM_UP_ENV``). Never fails the job: a step that
+    cannot name its tables fails on its own, with its own error."""
+    if os.environ.get(job_start.WARM_UP_ENV) != "1":
+        return
     try:
         tables = [table for args in steps for table in getattr(args, "tables_read", lambda _: [])(args)]
     except Exception:  # noqa: BLE001 - see the docstring

@@ -23,6 +23,11 @@ from pathlib import Path
 
 _NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
 
+WARM_UP_ENV = "CONTRACT_GATE_WARM_UP"
+"""Set to ``1`` by the local runner: its cold JVMs load the Delta snapshots their steps will read
+on a background thread (``spark_jobs.warm_up``). Off elsewhere: a running cluster has warm
+snapshots of its own, and the warm-up was measured on the local default only."""
+
 
 def prepare() -> None:
     """Call before anything imports pyspark."""

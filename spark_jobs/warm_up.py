@@ -7,6 +7,7 @@ query finds later. On a small worker a cold job keeps about 1.3 of 2 cores busy,
 thread; loading the snapshots on a second thread, while the job checks the target's schema and
 history, takes them off the job's path (benchmarks/RESULTS.md, "Gate DAGs").
 
+Used where the runner asks for it (``job_start.WARM_UP_ENV``: the local default's cold JVMs).
 Only an accelerator: a failure here is logged at debug level and otherwise ignored, because the
 job's own read of the same table raises it again, where it is handled.
 """

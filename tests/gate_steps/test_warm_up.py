@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from _gate_plans import cases_df, case, plan_for
+from spark_jobs import warm_up
 from spark_jobs.gate_job import build_parser, main
+from spark_jobs.job_start import WARM_UP_ENV
 from spark_jobs.warm_up import load_snapshots
 
 
@@ -56,7 +58,24 @@ def test_each_step_names_the_tables_it_will_read(tmp_path):
     assert _tables_read(["stage", "--plan", str(append), "--submission-id", "s"]) == []
 
 
-def test_a_step_that_cannot_name_its_tables_fails_with_its_own_error(tmp_path, caplog):
+def test_only_jobs_of_the_local_runner_warm_up(spark, tmp_path, monkeypatch):
+    from contract_gate.runners.local import LocalRunner
+
+    warmed = []
+    monkeypatch.setattr(warm_up, "load_snapshots", lambda session, tables: warmed.append(tables))
+    plan = plan_for("regional_daily_cases", tmp_path)
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    argv = ["publish", "--plan", str(tmp_path / "plan.json"), "--submission-id", "s", "--candidate", "/c",
+            "--version", "0", "--report", str(tmp_path / "no-report.json")]  # the step itself then fails
+
+    monkeypatch.delenv(WARM_UP_ENV, raising=False)
+    assert main(argv) == 1 and warmed == []
+    monkeypatch.setenv(WARM_UP_ENV, LocalRunner().environment()[WARM_UP_ENV])
+    assert main(argv) == 1 and warmed == [[(plan["tables"]["target"], None), ("/c", 0)]]
+
+
+def test_a_step_that_cannot_name_its_tables_fails_with_its_own_error(tmp_path, caplog, monkeypatch):
+    monkeypatch.setenv(WARM_UP_ENV, "1")
     missing = tmp_path / "no-plan.json"
     code = main(["publish", "--plan", str(missing), "--submission-id", "s", "--candidate", "/c", "--version", "0",
                  "--report", str(tmp_path / "r.json")])

@@ -7,7 +7,8 @@ and lets the class archive hold Delta's classes too (in local mode the driver ru
 task, so its class path is the job's); ``--packages`` is the fallback. Spark's own logging is
 set to WARN so the task log shows the gate's lines and real problems, not thousands of INFO
 lines, and the JVM is tuned for a short job (``SHORT_JOB_JVM_OPTIONS``, and the class archive
-of :mod:`contract_gate.runners.class_archive` when it has been built).
+of :mod:`contract_gate.runners.class_archive` when it has been built); the job loads the Delta
+snapshots its steps will read on a second thread (``spark_jobs.warm_up``).
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class LocalRunner(GateRunner):
         return [*argv, str(script), *arguments]
 
     def environment(self) -> dict[str, str]:
+        from spark_jobs.job_start import WARM_UP_ENV
+
         python = sys.executable
         env = dict(os.environ)
         env.update(
@@ -126,6 +129,7 @@ class LocalRunner(GateRunner):
             PYSPARK_DRIVER_PYTHON=python,
             PATH=os.pathsep.join([str(Path(python).parent), env.get("PATH", "")]),
             PYTHONUNBUFFERED="1",
+            **{WARM_UP_ENV: "1"},
         )
         return env
 
