@@ -35,13 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def batch_keys(args: argparse.Namespace) -> int:
     from spark_jobs.plan import load_plan
-    from spark_jobs.publish import keys_across_batches, publication_mode, read_pinned
+    from spark_jobs.publish import keys_across_batches, read_pinned
     from spark_jobs.report import write_report
     from spark_jobs.session import get_session
 
     plan = load_plan(args.plan)
     report = read_report(args.report)
-    if publication_mode(plan) != "append" or not plan["key"] or not report["schema"]["ok"]:
+    if not _checks_keys_across_batches(plan) or not report["schema"]["ok"]:
         return 0
     spark = get_session()
     staged = getattr(args, "context", {}).get("stage") or {}
@@ -52,12 +52,18 @@ def batch_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
-    from spark_jobs.plan import load_plan
+def _checks_keys_across_batches(plan: dict[str, Any]) -> bool:
+    """Only ``append`` with a business key can duplicate keys across batches."""
     from spark_jobs.publish import publication_mode
 
+    return publication_mode(plan) == "append" and bool(plan["key"])
+
+
+def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
+    from spark_jobs.plan import load_plan
+
     plan = load_plan(args.plan)
-    return [(plan["tables"]["target"], None)] if publication_mode(plan) == "append" and plan["key"] else []
+    return [(plan["tables"]["target"], None)] if _checks_keys_across_batches(plan) else []
 
 
 def add_batch_rule(report: dict[str, Any], entry: dict[str, Any]) -> None:
