@@ -13,7 +13,10 @@ table serves every batch of a contract, so its shape is the plan's, not each bat
   columns empty, mistyped values cast where they can be — and the untouched batch stays in
   its candidate table until candidate retention removes it.
 
-Writes are tagged and idempotent exactly like publication (``spark_jobs.commits``).
+Writes are tagged and idempotent exactly like publication (``spark_jobs.commits``). The table
+is created with this contract's ownership properties, and a table that is not this contract's
+quarantine (another contract's target or quarantine, a table the gate did not create) is
+refused before anything is written to it (``spark_jobs.ownership``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from spark_jobs.address import location, resolve, sql_name
 from spark_jobs.commits import retry_conflicts, tagged_session
 from spark_jobs.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
 from spark_jobs.history import exists, find_submission
+from spark_jobs.ownership import owner_properties, properties_clause, require_owner
 from spark_jobs.plan import load_plan
 from spark_jobs.publish import read_pinned
 from spark_jobs.rules import quote, triage
 from spark_jobs.schema_check import check_schema
-from spark_jobs.sql_text import string_literal
 from spark_jobs.table_ddl import table_properties
 
 ROWS = ("all", "invalid")
@@ -71,6 +74,7 @@ def quarantine(
         rejected = split(df, plan)[1] if rows == "invalid" else _all_rows(plan, df, report)
         shaped = _shape(plan, rejected, submission_id)
         _create_if_missing(spark, plan, table, shaped.schema)
+        require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
         _append(shaped, table)
         done = find_submission(spark, table, submission_id)
         if done is None:
@@ -158,10 +162,9 @@ def _create_if_missing(
     if exists(spark, table):
         return
     columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
-    properties = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in table_properties(plan).items())
-    statement = f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
-    if properties:
-        statement += f" TBLPROPERTIES ({properties})"
+    properties = {**owner_properties(plan["contract"]["id"], "quarantine"), **table_properties(plan)}
+    statement = (f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
+                 f" TBLPROPERTIES ({properties_clause(properties)})")
     try:
         spark.sql(statement)
     except AnalysisException as exc:
@@ -170,6 +173,7 @@ def _create_if_missing(
 
 
 def _append(df: DataFrame, table: dict[str, Any]) -> None:
-    """Append; ``mergeSchema`` lets a later contract version add columns to the table."""
+    """Append; ``mergeSchema`` lets a later contract version add columns to the table (only
+    to this contract's own quarantine: the caller has checked its ownership properties)."""
     writer = df.write.format("delta").mode("append").option("mergeSchema", "true")
     writer.save(table["path"]) if table["kind"] == "path" else writer.saveAsTable(table["name"])

@@ -7,11 +7,14 @@ are deleted and then vacuumed (a Delta DELETE alone keeps the files readable by 
 VACUUM removes files deleted longer ago than the table's ``deletedFileRetentionDuration``,
 seven days by default, so the data is physically gone at most that long after the delete).
 
-Delta landing is pinned, never copied: there is nothing of it to clean up here.
+Delta landing is pinned, never copied: there is nothing of it to clean up here. Only tables
+whose ownership properties say they are this contract's candidates or quarantine are touched
+(``spark_jobs.ownership``).
 """
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -21,12 +24,14 @@ from pyspark.sql import functions as F
 
 from spark_jobs.address import candidate_address, location, resolve, sql_name
 from spark_jobs.history import exists
+from spark_jobs.ownership import CONTRACT, ROLE, ownership_problem, read_properties, require_owner
 from spark_jobs.plan import load_plan
 from spark_jobs.quarantine import QUARANTINED_AT
 from spark_jobs.rules import quote
 from spark_jobs.sql_text import quote_qualified
 
 DEFAULT_DAYS = {"candidateDays": 7, "quarantineDays": 90}
+LOGGER = logging.getLogger("contract_gate.retention")
 
 
 def retention_days(plan: dict[str, Any]) -> dict[str, int]:
@@ -53,9 +58,19 @@ def cleanup(
 
 
 def drop_old_candidates(spark: SparkSession, plan: dict[str, Any], cutoff: datetime) -> list[str]:
-    """Drop this contract's candidates (``<object>__*``) frozen before ``cutoff``."""
+    """Drop this contract's candidates (``<object>__*``) frozen before ``cutoff``. A table there
+    that does not carry this contract's candidate properties is left alone (logged when it
+    carries none: a candidate frozen before ownership properties, to be claimed or removed by
+    hand)."""
     dropped = []
     for address in _candidates(spark, plan):
+        properties = read_properties(spark, address)
+        problem = ownership_problem(properties, location(address), sql_name(address), plan["contract"]["id"],
+                                    "candidate")
+        if problem is not None:
+            if not any(key in properties for key in (CONTRACT, ROLE)):
+                LOGGER.warning("retention: %s", problem)
+            continue
         history = spark.sql(f"DESCRIBE HISTORY {sql_name(address)}")
         frozen = history.agg(F.min(F.unix_micros("timestamp"))).first()[0]
         if frozen >= _micros(cutoff):
@@ -73,6 +88,7 @@ def delete_old_quarantine(spark: SparkSession, plan: dict[str, Any], cutoff: dat
     table = resolve(plan["tables"]["quarantine"])
     if not exists(spark, table):
         return 0
+    require_owner(spark, plan, table, "quarantine")  # DELETE and VACUUM write: our quarantine only
     metrics = spark.sql(
         f"DELETE FROM {sql_name(table)} WHERE unix_micros({quote(QUARANTINED_AT)}) < {_micros(cutoff)}"
     ).first()

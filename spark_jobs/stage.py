@@ -8,22 +8,27 @@ is pinned at its current version instead, without a copy.
 A retried stage finds the candidate its first attempt committed and returns it: a Delta
 commit is all-or-nothing, so an existing candidate is a complete one, and the submission id
 (derived from the landed batch) guarantees it holds the same batch. A candidate created now
-is version 0 by construction, and the write itself counts its rows (an observation), so only a
-retry (or a catalog candidate) reads the table's history.
+is version 0 by construction, and its commit in the Delta log says how many rows it wrote, so
+only a retry (or a catalog candidate) reads the table's history. The candidate carries this
+contract's ownership properties (role ``candidate``) from that first commit; retention drops
+only candidates that say they are this contract's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, Observation, SparkSession
-from pyspark.sql import functions as F
+import json
+import posixpath
 
-from spark_jobs.address import as_address, candidate_address, location, resolve
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_jobs.address import as_address, candidate_address, location, resolve, sql_name
 from spark_jobs.candidate import read_candidate
 from spark_jobs.commits import tagged_session
 from spark_jobs.history import find_submission
+from spark_jobs.ownership import owner_properties, require_owner
 from spark_jobs.plan import load_plan
 from spark_jobs.table_ddl import table_properties
 
@@ -54,11 +59,12 @@ def stage_candidate(
         options=source.get("options"),
         columns=plan["columns"],
     ).df
-    written = Observation("staged")
-    wrote = _write_once(batch.observe(written, F.count(F.lit(1)).alias("rows")), plan, target)
-    # Spark 4.2 cannot hand back the observation of a CREATE TABLE AS SELECT (saveAsTable)
+    wrote = _write_once(batch, plan, target)
     if wrote and resolve(target)["kind"] == "path":
-        return {"candidate": target, "version": 0, "row_count": written.get["rows"], "status": "staged"}
+        return {"candidate": target, "version": 0, "row_count": _rows_created(spark, resolve(target)["path"]),
+                "status": "staged"}
+    if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
+        require_owner(spark, plan, target, "candidate")
     commit = find_submission(spark, target, submission_id)
     if commit is None:
         raise RuntimeError(
@@ -97,16 +103,36 @@ def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> d
 
 def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> bool:
     """Write ``batch`` (read through a tagged session, so the commit names the submission) as
-    a new Delta table at ``target``; False when that table already exists."""
-    writer = batch.write.format("delta").mode("errorifexists").options(**table_properties(plan))
-    resolved = resolve(target)
+    a new Delta table at ``target``, carrying this contract's ownership properties from its
+    first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
+    properties); False when that table already exists."""
+    properties = {**owner_properties(plan["contract"]["id"], "candidate"), **table_properties(plan)}
+    writer = batch.writeTo(sql_name(target)).using("delta")
+    for key, value in properties.items():
+        writer = writer.tableProperty(key, value)
     try:
-        if resolved["kind"] == "path":
-            writer.save(resolved["path"])
-        else:
-            writer.saveAsTable(resolved["name"])
+        writer.create()
     except AnalysisException as exc:
         if "DELTA_PATH_EXISTS" not in str(exc) and "ALREADY_EXISTS" not in str(exc):
             raise
         return False
     return True
+
+
+def _rows_created(spark: SparkSession, path: str) -> int:
+    """The rows the CREATE TABLE AS SELECT wrote, from its commit (version 0) in the Delta log:
+    one small file read through Hadoop's FileSystem (object stores too), no Spark job. (Spark
+    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT, and DESCRIBE HISTORY
+    runs a job.)"""
+    jvm = spark.sparkContext._jvm
+    commit = jvm.org.apache.hadoop.fs.Path(posixpath.join(path, "_delta_log", f"{0:020d}.json"))
+    stream = commit.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).open(commit)
+    try:
+        text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+    for line in text.splitlines():
+        action = json.loads(line)
+        if "commitInfo" in action:
+            return int(action["commitInfo"]["operationMetrics"]["numOutputRows"])
+    raise RuntimeError(f"candidate {path}: its first commit records no row count")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from spark_jobs.ownership import owner_properties
 from spark_jobs.sql_text import quote_identifier, string_literal, table_reference
 
 CONSTRAINT_PREFIX = "cg_"
@@ -63,7 +64,8 @@ def create_table_statements(plan: dict, address: dict | None = None) -> list[str
             text += f" COMMENT {string_literal(column['description'])}"
         columns.append(text)
     statement = f"CREATE TABLE IF NOT EXISTS {table} (\n" + ",\n".join(columns) + "\n) USING DELTA"
-    properties = table_properties(plan)
+    # the ownership properties first: every write step checks them (spark_jobs.ownership)
+    properties = {**owner_properties(plan["contract"]["id"], "target"), **table_properties(plan)}
     if properties:
         rendered = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items())
         statement += f"\nTBLPROPERTIES ({rendered})"

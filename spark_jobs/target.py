@@ -11,7 +11,8 @@ from them without a JVM, and the key MERGEs of publication prune files with them
 the columns' positions (Delta otherwise only keeps statistics for the first 32 columns).
 A target that exists and differs from the plan
 in any way is refused with every difference listed, because publishing into it would
-silently weaken the contract.
+silently weaken the contract. Before that, a target must be this contract's: its ownership
+properties (``spark_jobs.ownership``) are set at creation and checked on every publish.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pyspark.sql import SparkSession
 from spark_jobs.address import location, resolve, sql_name
 from spark_jobs.commits import retry_conflicts
 from spark_jobs.history import exists
+from spark_jobs.ownership import owner_properties, require_owner
 from spark_jobs.sql_text import quote_identifier, string_literal
 from spark_jobs.table_ddl import (
     compatibility_differences,
@@ -49,12 +51,16 @@ class TargetDriftError(RuntimeError):
 def deployed_differences(
     spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]
 ) -> list[str]:
-    """``table_ddl.compatibility_differences`` for the table deployed at ``address``."""
-    schema = spark.table(sql_name(address)).schema
-    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+    """``table_ddl.compatibility_differences`` for the table deployed at ``address``.
+
+    Raises ``OwnershipError`` when the table is not this contract's target."""
     # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL would also size every
     # file of the snapshot (a Spark job, seconds on a cold JVM) for figures nobody reads here.
-    properties = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {sql_name(address)}").collect()}
+    # The one read serves the ownership check (first: a table of another contract is not
+    # compared, it is refused) and the constraint comparison.
+    properties = require_owner(spark, plan, address, "target")
+    schema = spark.table(sql_name(address)).schema
+    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
     return compatibility_differences(plan, fields, properties)
 
 
@@ -63,7 +69,9 @@ def ensure_target(
 ) -> bool:
     """Make the target exist and match the plan; True when this call created it.
 
-    Raises ``TargetDriftError`` for a target that differs from the plan. Safe to call from
+    Raises ``OwnershipError`` for a table that is not this contract's target (owned by another
+    contract, in another role, or by nobody), ``TargetDriftError`` for a target that differs
+    from the plan. Safe to call from
     several runs at once: a lost creation race is retried and then finds the winner's table.
     """
     address = resolve(address or plan["tables"]["target"])
@@ -75,6 +83,7 @@ def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
     create = create_table_statements(plan, address)[0]
     head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
     properties = {
+        **owner_properties(plan["contract"]["id"], "target"),
         **table_properties(plan),
         **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
     }

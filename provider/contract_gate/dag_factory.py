@@ -105,6 +105,37 @@ def _compile(path: str, env: str | None, mtime_ns: int):  # the mtime makes an e
     return loaded, compile_plan(loaded, env=env)
 
 
+def refuse_claim_conflicts(contract: str | Path, env: str | None = None) -> None:
+    """Raise the contract's ``ContractError`` when another contract of its folder claims one of
+    its tables or its id (``contract.claims``): neither gate of such a pair loads, each import
+    error naming the other file, while every other contract's DAGs load as before.
+
+    The folder's claims are worked out once per state of the folder (file names and mtimes) and
+    process: every contract is compiled once (``compiled``) whichever stub asks first."""
+    path = Path(contract).resolve()
+    state = tuple(sorted((entry.path, entry.stat().st_mtime_ns) for entry in os.scandir(path.parent)
+                         if entry.name.endswith((".yaml", ".yml")) and entry.is_file()))
+    issues = _folder_conflicts(state, env).get(str(path))
+    if issues:
+        from contract_gate.contract.errors import ContractError
+
+        raise ContractError(str(path), issues)
+
+
+@functools.lru_cache(maxsize=8)
+def _folder_conflicts(state: tuple, env: str | None) -> dict:
+    from contract_gate.contract.claims import conflicts
+    from contract_gate.contract.errors import ContractError
+
+    plans = []
+    for file, _ in state:
+        try:
+            plans.append(compiled(file, env))
+        except (ContractError, OSError):  # a broken contract is its own DAG file's import error
+            continue
+    return conflicts(plans)
+
+
 def contract_dag(contract: str | Path, env: str | None = None):
     """The gate DAG of one contract. Raises the contract's error (file, line, YAML path) when
     it does not compile: in a stub, that is the stub's import error and nobody else's."""
@@ -115,6 +146,7 @@ def contract_dag(contract: str | Path, env: str | None = None):
 
     env = env or os.environ.get(ENV_ENV) or None
     loaded, plan = compiled(contract, env)
+    refuse_claim_conflicts(contract, env)
     gate = plan["gate"]
     if gate is None:
         raise ValueError(f"{contract}: no contractGate settings (customProperties), so there is nothing to gate")
@@ -167,6 +199,7 @@ def retention_dag(contract: str | Path, env: str | None = None):
     plan = compiled(contract, env)[1]
     if plan["gate"] is None:
         return None
+    refuse_claim_conflicts(contract, env)  # retention deletes: never for a table another contract claims
     meta, retention = plan["contract"], plan["gate"].get("retention") or {}
     with DAG(
         dag_id=f"{meta['id']}__retention",

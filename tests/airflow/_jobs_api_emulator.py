@@ -1,8 +1,11 @@
 """A local emulation of the Databricks REST endpoints the ``databricks`` runner uses, on 127.0.0.1.
 
-Endpoints (request and response shapes as documented for the Jobs API 2.2 and DBFS API 2.0):
-``POST jobs/runs/submit``, ``GET jobs/runs/get``, ``GET jobs/runs/get-output``,
-``POST jobs/runs/cancel``, ``POST dbfs/put``, ``GET dbfs/read``. A submitted
+Endpoints (request and response shapes as documented for the Jobs API 2.2, DBFS API 2.0 and the
+SQL Statement Execution API 2.0): ``POST jobs/runs/submit``, ``GET jobs/runs/get``,
+``GET jobs/runs/get-output``, ``POST jobs/runs/cancel``, ``POST dbfs/put``, ``GET dbfs/read``,
+``POST sql/statements`` (only the Unity Catalog statements the gate issues: ``GRANT``, ``REVOKE``,
+``SHOW GRANTS``, parsed with Databricks' identifier quoting and kept in an emulated grant table;
+objects must be registered in ``catalog_objects`` first, as tables exist in a metastore). A submitted
 ``spark_python_task`` runs as a local-mode spark-submit, as a single-node cluster would; the
 cluster's ``/dbfs`` mount is emulated by mapping ``/dbfs/...`` parameters to a local folder.
 Not emulated: authentication (any bearer token is accepted), clusters, libraries, repairs.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 import subprocess
 import threading
 import time
@@ -28,6 +32,9 @@ class JobsApiEmulator:
         self.cwd = cwd
         self.runs: dict[int, dict] = {}
         self.submitted: list[dict] = []
+        self.statements: list[str] = []
+        self.catalog_objects: set[tuple[str, str]] = set()  # (TABLE | SCHEMA | CATALOG, lower-case name)
+        self.grants: dict[tuple[str, str], dict[str, set[str]]] = {}  # object -> principal -> privileges
         self._ids = itertools.count(1000)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.port = self._server.server_address[1]
@@ -75,6 +82,56 @@ class JobsApiEmulator:
             return {"life_cycle_state": "TERMINATED", "result_state": "SUCCESS", "state_message": ""}
         return {"life_cycle_state": "TERMINATED", "result_state": "FAILED",
                 "state_message": f"Task contract_gate failed with exit code {process.returncode}"}
+
+    # -- the emulated SQL warehouse -------------------------------------------------------
+    def sql(self, text: str) -> dict:
+        """Run one statement on the emulated warehouse (Unity Catalog grants only)."""
+        statement = _Statement(text)
+        verb = statement.next().upper()
+        if verb == "SHOW":
+            statement.expect("GRANTS", "ON")
+            securable = self._securable(statement)
+            statement.end()
+            rows = [[principal, privilege, securable[0], securable[1]]
+                    for principal, privileges in sorted(self.grants.get(securable, {}).items())
+                    for privilege in sorted(privileges)]
+            columns = [{"name": name} for name in ("Principal", "ActionType", "ObjectType", "ObjectKey")]
+            return {"status": {"state": "SUCCEEDED"}, "manifest": {"schema": {"columns": columns}},
+                    "result": {"data_array": rows}}
+        if verb not in ("GRANT", "REVOKE"):
+            raise SqlError("UNSUPPORTED_STATEMENT", f"the emulated warehouse runs GRANT, REVOKE, SHOW GRANTS: {verb}")
+        words, privileges = [], []
+        while (token := statement.next()).upper() != "ON":
+            if token == ",":
+                privileges.append(" ".join(words).upper())
+                words = []
+            else:
+                words.append(_identifier(token))
+        privileges.append(" ".join(words).upper())
+        securable = self._securable(statement)
+        statement.expect("TO" if verb == "GRANT" else "FROM")
+        principal = _identifier(statement.next())
+        statement.end()
+        held = self.grants.setdefault(securable, {})
+        if verb == "GRANT":
+            held.setdefault(principal, set()).update(privileges)
+        elif privileges == ["ALL PRIVILEGES"]:
+            held.pop(principal, None)
+        else:
+            held.get(principal, set()).difference_update(privileges)
+            if not held.get(principal, True):
+                del held[principal]
+        return {"status": {"state": "SUCCEEDED"}}
+
+    def _securable(self, statement: _Statement) -> tuple[str, str]:
+        kind = statement.next().upper()
+        if kind not in _SECURABLES:
+            raise SqlError("PARSE_SYNTAX_ERROR", f"unknown securable type {kind}")
+        securable = (kind, statement.name().lower())
+        if securable not in self.catalog_objects:
+            code = {"TABLE": "TABLE_OR_VIEW_NOT_FOUND", "SCHEMA": "SCHEMA_NOT_FOUND"}.get(kind, "NO_SUCH_CATALOG_EXCEPTION")
+            raise SqlError(code, f"{kind.lower()} {securable[1]} cannot be found")
+        return securable
 
     # -- HTTP -----------------------------------------------------------------------------
     def _handler(self):
@@ -146,6 +203,13 @@ class JobsApiEmulator:
             if run["process"] and run["process"].poll() is None:
                 run["process"].terminate()
             return {}, 200
+        if path.endswith("/sql/statements"):
+            self.statements.append(body["statement"])
+            try:
+                return {"statement_id": str(len(self.statements)), **self.sql(body["statement"])}, 200
+            except SqlError as exc:
+                return {"statement_id": str(len(self.statements)),
+                        "status": {"state": "FAILED", "error": {"error_code": exc.code, "message": str(exc)}}}, 200
         if path.endswith("/dbfs/put"):
             target = self.local(body["path"])
             if target.exists() and not body.get("overwrite"):
@@ -154,3 +218,53 @@ class JobsApiEmulator:
             target.write_bytes(base64.b64decode(body["contents"]))
             return {}, 200
         return {"error_code": "ENDPOINT_NOT_FOUND", "message": path}, 404
+
+
+# -- the emulated SQL warehouse: Unity Catalog grants ------------------------------------------
+_TOKEN = re.compile(r"`(?:[^`]|``)*`|[A-Za-z_][A-Za-z0-9_]*|\S")
+_SECURABLES = ("TABLE", "SCHEMA", "CATALOG")
+
+
+class SqlError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _identifier(token: str) -> str:
+    if token.startswith("`") and len(token) > 1:
+        return token[1:-1].replace("``", "`")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
+        raise SqlError("PARSE_SYNTAX_ERROR", f"Syntax error at or near '{token}'")
+    return token
+
+
+class _Statement:
+    """A cursor over one statement's tokens."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _TOKEN.findall(text)
+        self.at = 0
+
+    def next(self) -> str:
+        if self.at >= len(self.tokens):
+            raise SqlError("PARSE_SYNTAX_ERROR", "Syntax error at end of input")
+        self.at += 1
+        return self.tokens[self.at - 1]
+
+    def expect(self, *words: str) -> None:
+        for word in words:
+            token = self.next()
+            if token.upper() != word:
+                raise SqlError("PARSE_SYNTAX_ERROR", f"Syntax error at or near '{token}': expected {word}")
+
+    def name(self) -> str:
+        parts = [_identifier(self.next())]
+        while self.at < len(self.tokens) and self.tokens[self.at] == ".":
+            self.at += 1
+            parts.append(_identifier(self.next()))
+        return ".".join(parts)
+
+    def end(self) -> None:
+        if self.at != len(self.tokens):
+            raise SqlError("PARSE_SYNTAX_ERROR", f"Syntax error at or near '{self.tokens[self.at]}'")

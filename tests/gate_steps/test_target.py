@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
+from spark_jobs.ownership import claim_statement
 from spark_jobs.table_ddl import create_table_statements, expected_constraints
 from spark_jobs.target import TargetDriftError, ensure_target
 
@@ -45,6 +46,7 @@ def test_a_drifted_target_is_refused_with_every_difference(spark, tmp_path):
     path = plan["tables"]["target"]["path"]
     cases_df(spark, [case("NL-NH", 1)]).withColumnRenamed("status", "state").write.format("delta").save(path)
     spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT extra CHECK (case_count < 1000)")
+    spark.sql(claim_statement(f"delta.`{path}`", "regional_daily_cases", "target"))  # ours, but drifted
     before = version_of(spark, plan["tables"]["target"])
 
     with pytest.raises(TargetDriftError) as refused:

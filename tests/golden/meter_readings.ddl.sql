@@ -5,7 +5,8 @@ CREATE TABLE IF NOT EXISTS delta.`lakehouse/meter_readings` (
   `kwh` decimal(12,3) NOT NULL,
   `voltage` double,
   `quality_flag` string
-) USING DELTA;
+) USING DELTA
+TBLPROPERTIES ('contract_gate.contract' = 'meter_readings', 'contract_gate.role' = 'target');
 
 ALTER TABLE delta.`lakehouse/meter_readings` ADD CONSTRAINT `cg_meter_id_pattern` CHECK ((`meter_id` IS NULL OR `meter_id` RLIKE '^M[0-9]{6}$'));
 

@@ -4,7 +4,8 @@ CREATE TABLE IF NOT EXISTS delta.`lakehouse/regional_daily_cases` (
   `reporting_org` string NOT NULL COMMENT 'Organisation that submitted the figure.',
   `case_count` bigint NOT NULL COMMENT 'Number of cases reported that day.',
   `status` string NOT NULL COMMENT 'provisional until the region confirms, then final.'
-) USING DELTA;
+) USING DELTA
+TBLPROPERTIES ('contract_gate.contract' = 'regional_daily_cases', 'contract_gate.role' = 'target');
 
 ALTER TABLE delta.`lakehouse/regional_daily_cases` ADD CONSTRAINT `cg_region_code_max_length` CHECK ((`region_code` IS NULL OR char_length(`region_code`) <= 10));
 

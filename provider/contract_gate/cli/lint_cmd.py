@@ -1,6 +1,8 @@
 """``contract-gate lint <file|dir>``: check contracts and compile them, report every error.
 
 Each file is checked on its own, so one broken contract never hides the errors of another.
+Then the contracts that compiled are checked against each other (``contract.claims``): two
+contracts that claim the same table or id both fail, each error naming the other file.
 Exit code: 0 all ok, 1 some contract has errors, 2 usage error or a crash of the checker itself.
 """
 
@@ -9,8 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contract_gate.contract.claims import conflicts
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
+from contract_gate.contract.loader import load_contract
 
 
 def contract_files(target: Path) -> list[Path]:
@@ -36,7 +40,16 @@ def lint_file(file: Path, env: str | None) -> dict:
         message = f"internal error while checking this contract: {type(exc).__name__}: {exc}"
         return {"file": str(file), "ok": False, "crashed": True,
                 "errors": [{"file": str(file), "line": None, "path": "", "message": message}]}
-    return {"file": str(file), "ok": True, "rules": len(plan["rules"]), "errors": []}
+    return {"file": str(file), "ok": True, "rules": len(plan["rules"]), "errors": [], "plan": plan}
+
+
+def check_claims(results: list[dict]) -> None:
+    """Fail every compiled contract whose tables or id clash with another one's (in place)."""
+    compiled = [(load_contract(r["file"]), r["plan"]) for r in results if r["ok"]]
+    clashes = conflicts(compiled)
+    for result in results:
+        if result["file"] in clashes:
+            result.update(ok=False, errors=[issue.as_dict() for issue in clashes[result["file"]]])
 
 
 def run(args) -> int:
@@ -48,6 +61,9 @@ def run(args) -> int:
         print(f"contract-gate lint: no contract files (*.yaml, *.yml) in {args.target}")
         return 2
     results = [lint_file(file, args.env) for file in files]
+    check_claims(results)
+    for result in results:
+        result.pop("plan", None)
     if args.json:
         print(json.dumps({"contracts": results}, indent=2))
     else:

@@ -22,6 +22,7 @@ from contract_gate.contract.errors import ContractError, ContractIssue, yaml_pat
 from contract_gate.contract.loader import LoadedContract, load_contract
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
 from contract_gate.contract.spark_types import TypeSyntaxError, is_numeric, spark_type
+from contract_gate.contract.table_locations import location_problems
 from contract_gate.contract.sqltext import check_query, is_deterministic, quote_identifier
 
 PLAN_VERSION = 1
@@ -173,6 +174,8 @@ class _Compiler:
         settings = self.gate_settings()
         server = self.pick_server()
         freshness = self.freshness(obj.name)
+        tables = self.table_addresses(settings, server, obj.name) if settings else None
+        access = self.access(server) if settings else None
         plan_rules = self.assign_ids()
         if self.issues:
             raise ContractError(self.loaded.file, sorted(self.issues, key=lambda i: (i.line or 0, i.path, i.message)))
@@ -188,7 +191,8 @@ class _Compiler:
             "delta_column_mapping": any(set(name) & _DELTA_RESERVED_NAME_CHARS for name in self.columns),
             "freshness": freshness,
             "gate": settings.model_dump(mode="json", by_alias=True) if settings else None,
-            "tables": resolve_tables(settings, server, obj.name) if settings else None,
+            "tables": tables,
+            **({"access": access} if access else {}),
         }
         plan["fingerprint"] = plan_fingerprint(plan)
         return plan
@@ -578,6 +582,37 @@ class _Compiler:
             for parts, message in settings_errors(exc):
                 self.error(yaml_path([f"customProperties[{index}].value", *parts]), message)
             return None
+
+    def table_addresses(self, settings: GateSettings, server, object_name: str) -> dict:
+        """The plan's table addresses, after every name and path that leads there is checked
+        (``table_locations``: identifiers, under the server's root, no overlaps)."""
+        tables = resolve_tables(settings, server, object_name)
+        index = next((i for i, s in enumerate(self.loaded.model.servers or []) if s is server), None)
+        for path, message in location_problems(self.loaded.raw, settings, server, index, object_name, tables):
+            self.error(path, message)
+        return tables
+
+    def access(self, server) -> dict | None:
+        """Who may read the gate's tables on Databricks (``runners.unity_catalog_grants``), from the
+        ODCS ``roles`` of the chosen server, else of the contract: ``access: read`` roles are
+        consumers (the target only), ``access: write`` roles the contract owner (also the
+        quarantine and its candidates). Role names are principals, quoted wherever they are used."""
+        servers = self.loaded.model.servers or []
+        index = next((i for i, s in enumerate(servers) if s is server), None)
+        roles, base = (server.roles, f"servers[{index}].roles") if server is not None and server.roles \
+            else (self.loaded.model.roles or [], "roles")
+        access: dict[str, list[str]] = {"consumers": [], "owners": []}
+        for j, role in enumerate(roles):
+            kind = {"read": "consumers", "write": "owners"}.get((role.access or "").lower())
+            if kind is None:
+                self.error(f"{base}[{j}].access", f"access {role.access!r} is not one the gate can grant: 'read' (a "
+                                                  "consumer: SELECT on the target) or 'write' (the contract owner: "
+                                                  "also the quarantine and its candidates; only the gate writes)")
+            elif not role.role or _CONTROL_CHARACTER.search(role.role):
+                self.error(f"{base}[{j}].role", "a role names a principal: non-empty, without control characters")
+            else:
+                access[kind].append(role.role)
+        return access if roles else None
 
     def pick_server(self):
         try:

@@ -21,6 +21,7 @@ from contract_gate.decisions.store import (
     TableHistory,
 )
 from spark_jobs.address import location, resolve
+from spark_jobs.ownership import CONTRACT, ROLE, check_owner, owner_properties
 from spark_jobs.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
@@ -69,14 +70,31 @@ class DeltaPathDecisionStore(DecisionStore):
                 time.sleep(0.05 * attempt)
 
     def _table(self) -> DeltaTable:
-        """The table, created on first use; a concurrent creation is fine either way."""
+        """The table, created on first use; a concurrent creation is fine either way. Only a
+        table whose ownership properties say it is the decision table is written."""
         try:
-            return DeltaTable.create(self.uri, SCHEMA, mode="ignore", name="contract_gate_decisions",
-                                     storage_options=self.storage_options)
+            table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", name="contract_gate_decisions",
+                                      storage_options=self.storage_options)
         except DeltaError:
             if not DeltaTable.is_deltatable(self.uri, self.storage_options):
                 raise
-            return DeltaTable(self.uri, storage_options=self.storage_options)
+            table = DeltaTable(self.uri, storage_options=self.storage_options)
+        return _owned(table, self.uri, self.storage_options)
+
+
+def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) -> DeltaTable:
+    """``table`` once it carries the decision table's ownership properties (``spark_jobs.ownership``).
+
+    delta-rs (1.6) refuses properties outside ``delta.*`` at creation, so they are set by a
+    second commit. An empty table without them is a creation that did not get that far (this
+    one, an interrupted one, or two racing ``create(mode="ignore")``, which delta-rs may commit
+    twice): it is completed; an empty table holds nothing to lose. Any other table is checked."""
+    properties = dict(table.metadata().configuration)
+    if not any(key in properties for key in (CONTRACT, ROLE)) and not table.file_uris():
+        table.alter.set_table_properties(owner_properties(None, "decisions"), raise_if_not_exists=False)
+        return DeltaTable(uri, storage_options=storage_options)
+    check_owner(properties, {"kind": "path", "path": uri}, None, "decisions")
+    return table
 
 
 def _arrow_row(decision: Decision) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
+from spark_jobs.ownership import check_owner, owner_properties, properties_clause
 from spark_jobs.sql_text import quote_identifier, quote_qualified, string_literal
 from spark_jobs.tagged_commit import TaggedCommit
 
@@ -72,7 +73,8 @@ class UnityCatalogDecisionStore(DecisionStore):
             f"{quote_identifier(name)} {type_}{'' if nullable else ' NOT NULL'}"
             for name, type_, nullable in COLUMNS
         )
-        return f"CREATE TABLE IF NOT EXISTS {self.table} (\n  {columns}\n) USING DELTA"
+        return (f"CREATE TABLE IF NOT EXISTS {self.table} (\n  {columns}\n) USING DELTA\n"
+                f"TBLPROPERTIES ({properties_clause(owner_properties(None, 'decisions'))})")
 
     def merge_sql(self, decision: Decision, match: str, replace_when: str | None) -> str:
         row = decision.as_row()
@@ -110,8 +112,13 @@ class UnityCatalogDecisionStore(DecisionStore):
                 time.sleep(0.2 * attempt)
 
     def _ensure_table(self) -> None:
+        """Create the table when missing, and check once that it is the decision table
+        (``spark_jobs.ownership``) before any record is written to it."""
         if not self._created:
             self.runner.execute(self.create_sql())
+            rows = self.runner.query(f"SHOW TBLPROPERTIES {self.table}")
+            check_owner({row["key"]: row["value"] for row in rows}, {"kind": "table", "name": self.name},
+                        None, "decisions")
             self._created = True
 
 

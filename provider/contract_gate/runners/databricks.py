@@ -14,7 +14,9 @@ limit, and reads are paged anyway.
 Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key
 of the Databricks connection's extra (so generated DAGs need no code: the deployment's cluster
 and paths live with the connection), e.g. ``{"host": ..., "token": ..., "contract_gate":
-{"python_file": ..., "existing_cluster_id": ...}}``.
+{"python_file": ..., "existing_cluster_id": ..., "warehouse_id": ..., "principal": ...}}``.
+For catalog tables, every successful run ends with the contract's Unity Catalog GRANTs
+(``runners.unity_catalog_grants``), issued on the SQL warehouse ``warehouse_id``.
 
 Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
 ``tests/airflow/_jobs_api_emulator.py``), not against a Databricks workspace.
@@ -23,6 +25,7 @@ Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (se
 from __future__ import annotations
 
 import base64
+import json
 import posixpath
 import time
 from pathlib import Path
@@ -44,6 +47,8 @@ class DatabricksRunner(GateRunner):
     :param work_dir: DBFS folder for the job's plan, report and result files.
     :param polling_period_seconds: how often the trigger asks for the run's state.
     :param deferrable: defer while the run is going (default); else poll in the worker.
+    :param warehouse_id: the SQL warehouse that runs the contract's GRANTs (catalog tables only).
+    :param principal: the gate's own principal (the jobs' service principal), granted its tables.
     """
 
     mode = "databricks"
@@ -57,12 +62,15 @@ class DatabricksRunner(GateRunner):
         work_dir: str | None = None,
         polling_period_seconds: int | None = None,
         deferrable: bool | None = None,
+        warehouse_id: str | None = None,
+        principal: str | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
         self.conn_id = self.conn_id or DEFAULT_CONN_ID
         given = {"python_file": python_file, "existing_cluster_id": existing_cluster_id, "new_cluster": new_cluster,
-                 "work_dir": work_dir, "polling_period_seconds": polling_period_seconds, "deferrable": deferrable}
+                 "work_dir": work_dir, "polling_period_seconds": polling_period_seconds, "deferrable": deferrable,
+                 "warehouse_id": warehouse_id, "principal": principal}
         options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
         if not options.get("python_file"):
             raise ValueError("the databricks mode needs python_file: where the cluster finds spark_jobs/gate_job.py")
@@ -77,6 +85,8 @@ class DatabricksRunner(GateRunner):
         self.work_dir = options.get("work_dir", "dbfs:/contract_gate/runs").removeprefix("dbfs:")
         self.polling_period_seconds = int(options.get("polling_period_seconds", 30))
         self.deferrable = bool(options.get("deferrable", True))
+        self.warehouse_id = options.get("warehouse_id")
+        self.principal = options.get("principal")
         self._run_id: int | None = None
 
     def connection_options(self) -> dict:
@@ -142,7 +152,27 @@ class DatabricksRunner(GateRunner):
         for path in outputs:
             if path.parent == job.workdir and path.name != "plan.json":
                 path.write_bytes(self.read(hook, posixpath.join(remote, path.name)))
-        return job.read_result()
+        result = job.read_result()
+        self.grant_access(hook, job, result)
+        return result
+
+    def grant_access(self, hook, job: GateJob, result: dict) -> None:
+        """After every successful run, the contract's access boundary on its catalog tables
+        (``runners.unity_catalog_grants``): the run may have created a table, and a grant
+        revoked by hand is restored. Path-based tables have no grants to give."""
+        from contract_gate.runners.unity_catalog_grants import apply_access, statement_runner
+
+        plan = json.loads(Path(job.arguments["--plan"]).read_text(encoding="utf-8"))
+        if not plan.get("tables") or plan["tables"]["target"]["kind"] != "table":
+            return
+        if not self.warehouse_id:
+            raise GateJobError(f"contract {plan['contract']['id']} has catalog tables, so its access boundary is "
+                               "granted in Unity Catalog: set warehouse_id (a SQL warehouse for the GRANTs) in the "
+                               f"contract_gate extra of connection {self.conn_id!r}")
+        candidate = result.get("candidate") if isinstance(result.get("candidate"), dict) else {}
+        issued = apply_access(plan, statement_runner(hook, self.warehouse_id), self.principal,
+                              candidate.get("name") if candidate.get("kind") == "table" else None)
+        self.log.info("access boundary of %s: %d statement(s) issued", plan["contract"]["id"], len(issued))
 
     def on_kill(self) -> None:
         if self._run_id is not None:

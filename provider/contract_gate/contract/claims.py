@@ -1,0 +1,108 @@
+"""Tables claimed by two contracts of one folder: refused by ``lint <folder>`` and the DAG factory.
+
+Each contract claims places (its compiled plan's addresses, see ``table_locations``):
+
+* its own, never shared: the **target**, the **quarantine**, and its **candidates** (the
+  ``<object>__*`` tables of its candidate folder), and its contract **id**;
+* shared by the contracts of a deployment: the **decision table** and the **candidate folder**;
+* read only: the **landing**.
+
+Two contracts conflict when an own table of one is the same as, or lies inside, an own or shared
+table of the other (a copy of ``orders`` that only changes ``id`` claims the orders target; a
+contract whose quarantine is the orders target claims it too), when they have the same
+candidates or the same id, or when one's landing reads the other's quarantine, candidates or
+decisions. Both files get an error naming the other file and the YAML path of its claim.
+
+At run time every write step checks the table's ownership properties as well
+(``spark_jobs.ownership``): this check finds the clash before anything runs, that one stops a
+contract that was never linted with the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contract_gate.contract.errors import ContractIssue
+from contract_gate.contract.loader import LoadedContract
+from contract_gate.contract.table_locations import canonical, display, table_sources
+
+OWN = ("target", "quarantine")
+SHARED = ("decisions", "candidate_schema")
+_NAMES = {"candidate_schema": "candidate folder", "candidates": "candidates"}
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: one claim of one contract
+class Claim:
+    contract: LoadedContract
+    role: str  # target, quarantine, decisions, candidate_schema, landing, candidates, id
+    yaml_path: str
+    kind: str  # path | table | key
+    key: str
+    shown: str
+
+    @property
+    def what(self) -> str:
+        return _NAMES.get(self.role, self.role)
+
+
+def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
+    """Everything ``plan`` (compiled from ``loaded``) claims."""
+    found = [Claim(loaded, "id", "id", "key", str(plan["contract"]["id"]).casefold(), plan["contract"]["id"])]
+    tables = plan.get("tables")
+    if not tables:
+        return found
+    sources = table_sources(loaded.raw)
+    for role in ("landing", *OWN, *SHARED):
+        address = tables[role]
+        found.append(Claim(loaded, role, sources[role], address["kind"], canonical(address), display(address)))
+    folder = tables["candidate_schema"]
+    found.append(Claim(loaded, "candidates", sources["candidate_schema"], "key",
+                       f"{canonical(folder)}/{plan['object'].lower()}__", f"{display(folder)}/{plan['object']}__*"))
+    return found
+
+
+def _clash(first: Claim, second: Claim) -> bool:
+    """Whether two claims of different contracts on the same (or nested) place conflict."""
+    roles = {first.role, second.role}
+    if roles in ({"id"}, {"candidates"}):
+        return True
+    if "landing" in roles:  # reading another contract's published target is a pipeline, not a clash
+        return bool(roles & {"quarantine", *SHARED})
+    if roles & set(OWN):
+        return True
+    return len(roles) == 2  # one decision table or candidate folder is meant to be shared by all
+
+
+def conflicts(contracts: list[tuple[LoadedContract, dict[str, Any]]]) -> dict[str, list[ContractIssue]]:
+    """file -> the issues of its claims that clash with another contract's (files without a
+    clash are left out). Paths are compared resolved, with nesting; names case-insensitively."""
+    by_place: dict[tuple[str, str], list[Claim]] = {}
+    for loaded, plan in contracts:
+        for claim in claims_of(loaded, plan):
+            by_place.setdefault((claim.kind, claim.key), []).append(claim)
+    pairs: set[tuple[Claim, Claim]] = set()
+    for (kind, key), claims in by_place.items():
+        places = [key] + (_ancestors(key) if kind == "path" else [])
+        others = [c for place in places for c in by_place.get((kind, place), [])]
+        for claim in claims:
+            for other in others:
+                if other.contract.file != claim.contract.file and _clash(claim, other):
+                    pairs.add((claim, other))
+                    pairs.add((other, claim))
+    issues: dict[str, set[ContractIssue]] = {}
+    for claim, other in pairs:
+        where = other.yaml_path or "<document>"
+        line = other.contract.source.line_of(other.yaml_path) if other.yaml_path else None
+        place = "" if other.shown == claim.shown else f" {other.shown}"
+        message = (f"the {claim.what} {claim.shown} is also claimed by {other.contract.file} ({where}"
+                   f"{f', line {line}' if line else ''}) as its {other.what}{place}: two contracts may not share "
+                   "a table or an id, nor put a table inside another's")
+        issues.setdefault(claim.contract.file, set()).add(claim.contract.issue(claim.yaml_path, message))
+    return {file: sorted(found, key=lambda i: (i.line or 0, i.path, i.message)) for file, found in issues.items()}
+
+
+def _ancestors(path: str) -> list[str]:
+    """Every folder above ``path`` (``/a/b/c`` -> ``/a/b``, ``/a``; URIs down to the bucket)."""
+    parts = path.rstrip("/").split("/")
+    return ["/".join(parts[:n]) for n in range(len(parts) - 1, 0, -1) if "/".join(parts[:n]).strip("/")]

@@ -1,0 +1,155 @@
+"""The Databricks access boundary: a contract's ODCS ``roles`` become Unity Catalog GRANTs.
+
+Who may do what with a gate's catalog tables (plan ``tables`` of kind ``table``):
+
+* **consumers**, the roles with ``access: read``: SELECT on the target, nothing else (USE CATALOG
+  and USE SCHEMA to reach it; they grant no read of their own);
+* the **contract owner**, the roles with ``access: write`` (the producing team: it writes the
+  landing, never the gated tables): SELECT on the target, the quarantine and its own candidates,
+  so it can see why a batch was rejected;
+* the **gate's principal** (``principal`` in the ``contract_gate`` extra of the Databricks
+  connection: the service principal the jobs run as): SELECT and MODIFY on the target and the
+  quarantine, and the candidate schema (USE SCHEMA, CREATE TABLE, SELECT, MODIFY).
+
+Direct grants on the quarantine table held by anyone else are revoked, and on the candidate
+schema (shared by the contracts of a catalog) anything beyond USE SCHEMA, so those are the gate's
+and the owner's only; an owner reads its own candidates through a grant on each candidate table. (Privileges inherited from a catalog or schema
+are Unity Catalog's business: keep the quarantine out of a schema consumers may read wholesale.)
+
+Every principal is back-quoted as an identifier (``spark_jobs.sql_text``): a role name with a
+back-quote, a semicolon or ``TO`` in it stays one principal name. The statements go to a SQL
+warehouse through the Statement Execution API (``warehouse_id`` in the same extra). Tested
+against a local emulation of that API (``tests/airflow/_jobs_api_emulator.py``), which keeps the
+grants the statements make; not against a Databricks workspace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from spark_jobs.sql_text import quote_identifier, quote_qualified
+
+STATEMENTS = ("POST", "2.0/sql/statements")
+LOGGER = logging.getLogger("contract_gate.access")
+GATE_TABLE_PRIVILEGES = ("SELECT", "MODIFY")
+GATE_SCHEMA_PRIVILEGES = ("USE SCHEMA", "CREATE TABLE", "SELECT", "MODIFY")
+_MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "NO_SUCH_CATALOG_EXCEPTION", "DOES_NOT_EXIST")
+
+
+def principals(plan: dict[str, Any]) -> dict[str, list[str]]:
+    """``{"consumers": [...], "owners": [...]}`` from the plan's ``access`` (compiled from ODCS roles)."""
+    access = plan.get("access") or {}
+    return {"consumers": list(access.get("consumers", [])), "owners": list(access.get("owners", []))}
+
+
+def _grant(privileges: tuple[str, ...] | str, securable: str, name: str, principal: str) -> str:
+    what = privileges if isinstance(privileges, str) else ", ".join(privileges)
+    return f"GRANT {what} ON {securable} {quote_qualified(name)} TO {quote_identifier(principal)}"
+
+
+def _schema_of(name: str) -> str:
+    return name.rsplit(".", 1)[0]
+
+
+def candidate_schema(plan: dict[str, Any]) -> str:
+    """``catalog.schema`` of the candidates (``spark_jobs.address.candidate_address``'s rule)."""
+    parts = plan["tables"]["candidate_schema"]["name"].split(".")
+    return ".".join([parts[0], parts[-1]] if len(parts) > 2 else parts)
+
+
+def grant_statements(plan: dict[str, Any], gate_principal: str | None, candidate: str | None = None) -> list[str]:
+    """Every GRANT of the boundary, in a fixed order (``candidate``: a staged candidate table
+    whose owner grant is due)."""
+    tables = plan["tables"]
+    target, quarantine = tables["target"]["name"], tables["quarantine"]["name"]
+    who = principals(plan)
+    gate = [gate_principal] if gate_principal else []
+    readers = list(dict.fromkeys([*who["consumers"], *who["owners"]]))
+    owners = list(dict.fromkeys([*who["owners"], *gate]))
+    statements = []
+    for catalog in dict.fromkeys(name.split(".")[0] for name in (target, quarantine, candidate_schema(plan))):
+        statements += [_grant("USE CATALOG", "CATALOG", catalog, p) for p in dict.fromkeys([*readers, *gate])]
+    statements += [_grant("USE SCHEMA", "SCHEMA", _schema_of(target), p) for p in dict.fromkeys([*readers, *gate])]
+    statements += [_grant("SELECT", "TABLE", target, p) for p in readers]
+    statements += [_grant(GATE_TABLE_PRIVILEGES, "TABLE", target, p) for p in gate]
+    if _schema_of(quarantine) != _schema_of(target):
+        statements += [_grant("USE SCHEMA", "SCHEMA", _schema_of(quarantine), p) for p in owners]
+    statements += [_grant("SELECT", "TABLE", quarantine, p) for p in who["owners"]]
+    statements += [_grant(GATE_TABLE_PRIVILEGES, "TABLE", quarantine, p) for p in gate]
+    statements += [_grant(GATE_SCHEMA_PRIVILEGES, "SCHEMA", candidate_schema(plan), p) for p in gate]
+    if candidate is not None:
+        statements += [_grant("USE SCHEMA", "SCHEMA", candidate_schema(plan), p) for p in who["owners"]]
+        statements += [_grant("SELECT", "TABLE", candidate, p) for p in who["owners"]]
+    return statements
+
+
+def revoke_statements(securable: str, name: str, grants: list[dict[str, Any]], allowed: list[str],
+                      harmless: tuple[str, ...] = ()) -> list[str]:
+    """REVOKE what was granted directly on ``name`` to a principal not in ``allowed``, except the
+    ``harmless`` privileges (USE SCHEMA on the shared candidate schema reads nothing, and another
+    contract's owner needs it for its own candidates). ``grants`` are the rows of ``SHOW GRANTS
+    ON <securable> <name>`` (Principal, ActionType, ObjectType, ObjectKey); inherited rows
+    (another object) are not this object's to revoke."""
+    extra: dict[str, list[str]] = {}
+    for row in grants:
+        if (row["Principal"] not in allowed and row["ActionType"] not in harmless
+                and str(row.get("ObjectKey", name)).lower() == name.lower()):
+            extra.setdefault(row["Principal"], []).append(row["ActionType"])
+    return [f"REVOKE {', '.join(privileges)} ON {securable} {quote_qualified(name)} FROM {quote_identifier(p)}"
+            for p, privileges in extra.items()]
+
+
+def apply_access(plan: dict[str, Any], run_sql: Callable[[str], list[dict[str, Any]]],
+                 gate_principal: str | None, candidate: str | None = None) -> list[str]:
+    """Issue the boundary for ``plan``'s catalog tables through ``run_sql`` (statement -> rows);
+    returns the statements that ran. A table not created yet is skipped: a new Unity Catalog table
+    is its creator's (the gate's) alone, and the next job grants it."""
+    if plan["tables"]["target"]["kind"] != "table":
+        return []
+    issued = []
+    for statement in grant_statements(plan, gate_principal, candidate):
+        if _run(run_sql, statement) is not None:
+            issued.append(statement)
+    gate = [gate_principal] if gate_principal else []
+    for securable, name, allowed, harmless in (
+        ("TABLE", plan["tables"]["quarantine"]["name"], [*principals(plan)["owners"], *gate], ()),
+        ("SCHEMA", candidate_schema(plan), gate, ("USE SCHEMA",)),  # shared by every contract's candidates
+    ):
+        rows = _run(run_sql, f"SHOW GRANTS ON {securable} {quote_qualified(name)}")
+        for statement in revoke_statements(securable, name, rows or [], allowed, harmless):
+            _run(run_sql, statement)
+            issued.append(statement)
+    return issued
+
+
+def _run(run_sql: Callable[[str], list[dict[str, Any]]], statement: str) -> list[dict[str, Any]] | None:
+    try:
+        return run_sql(statement)
+    except StatementFailed as exc:
+        if any(code in str(exc) for code in _MISSING):
+            LOGGER.info("access: %s skipped, its object does not exist yet", statement.split(" TO ")[0])
+            return None
+        raise
+
+
+class StatementFailed(RuntimeError):
+    """A statement the SQL warehouse did not run (its error code and message)."""
+
+
+def statement_runner(hook: Any, warehouse_id: str) -> Callable[[str], list[dict[str, Any]]]:
+    """``run_sql`` over the Statement Execution API through ``DatabricksHook``'s REST call: waits
+    for the result in the call, returns rows as dicts keyed by the result's column names."""
+
+    def run_sql(statement: str) -> list[dict[str, Any]]:
+        response = hook._do_api_call(STATEMENTS, {"warehouse_id": warehouse_id, "statement": statement,
+                                                  "wait_timeout": "30s", "on_wait_timeout": "CANCEL"})
+        status = response.get("status") or {}
+        if status.get("state") != "SUCCEEDED":
+            error = status.get("error") or {}
+            raise StatementFailed(f"{error.get('error_code', status.get('state'))}: {error.get('message', '')}")
+        columns = [c["name"] for c in ((response.get("manifest") or {}).get("schema") or {}).get("columns", [])]
+        return [dict(zip(columns, row)) for row in (response.get("result") or {}).get("data_array") or []]
+
+    return run_sql
