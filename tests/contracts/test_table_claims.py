@@ -1,0 +1,169 @@
+"""Where a contract may put its tables (contract.table_locations) and which tables two contracts
+may not both claim (contract.claims), checked by ``lint`` without Spark. The runtime side of the
+same boundary, on real Delta tables, is tests/gate_steps/test_table_ownership.py."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from contract_gate.cli.main import main
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.errors import ContractError
+
+ROOT = Path(__file__).resolve().parents[2]
+ORDERS = (ROOT / "contracts" / "orders.yaml").read_text()
+
+
+def _lint(target: Path) -> tuple[int, dict[str, list[dict]]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["lint", str(target), "--json"])
+    return code, {Path(c["file"]).name: c["errors"] for c in json.loads(out.getvalue())["contracts"]}
+
+
+def _contract(tmp_path: Path, name: str, replacements: dict[str, str], base: str = ORDERS) -> Path:
+    text = base
+    for old, new in replacements.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def _gate(settings: str) -> dict[str, str]:
+    """Replacements that add gate settings lines to the orders contract."""
+    return {"      schedule: \"@hourly\"": f"      schedule: \"@hourly\"\n{settings}"}
+
+
+def _errors(path: Path) -> list[tuple[str, str]]:
+    with pytest.raises(ContractError) as error:
+        compile_plan(path)
+    return [(issue.path, issue.message) for issue in error.value.issues]
+
+
+def test_the_schema_name_with_dot_dot_is_refused_at_its_yaml_path(tmp_path):
+    path = _contract(tmp_path, "c", {"  - name: orders\n": '  - name: "../../../tmp/x"\n'})
+
+    message = dict(_errors(path))["schema[0].name"]  # (its SLA element names no column of it either)
+    assert "'../../../tmp/x'" in message and "[A-Za-z_][A-Za-z0-9_]*" in message
+
+
+@pytest.mark.parametrize("given", ["/tmp/elsewhere/orders_q", "../orders_q", "file:///tmp/orders_q",
+                                   "s3a://other-bucket/orders_q"])
+def test_a_quarantine_path_outside_the_root_is_refused(tmp_path, given):
+    path = _contract(tmp_path, "c", _gate(f"      quarantine: {{path: \"{given}\"}}"))
+
+    [(where, message)] = _errors(path)
+    assert where == "customProperties[0].value.quarantine.path"
+    assert given in message and ("outside the server's root 'lakehouse'" in message or "'..'" in message)
+
+
+def test_paths_under_the_root_and_uris_under_a_uri_root_are_accepted(tmp_path):
+    inside = _contract(tmp_path, "inside", _gate("      quarantine: {path: rejected/orders}"))
+    assert compile_plan(inside)["tables"]["quarantine"]["path"] == "lakehouse/rejected/orders"
+    uri = _contract(tmp_path, "uri", {"    path: lakehouse\n": "    path: s3a://lake/gold\n",
+                                      "        path: landing/orders": "        path: s3a://lake/gold/landing/orders",
+                                      **_gate("      quarantine: {path: \"s3a://lake/gold/q/orders\"}")})
+    tables = compile_plan(uri)["tables"]
+    assert (tables["target"]["path"], tables["quarantine"]["path"]) == ("s3a://lake/gold/orders", "s3a://lake/gold/q/orders")
+    prefix = _contract(tmp_path, "prefix", {"    path: lakehouse\n": "    path: s3a://lake/gold\n",
+                                            "        path: landing/orders": "        path: landing/orders",
+                                            **_gate("      quarantine: {path: \"s3a://lake/golden/orders\"}")})
+    assert [where for where, _ in _errors(prefix)] == ["customProperties[0].value.quarantine.path"]
+
+
+def test_a_symbolic_link_out_of_the_root_is_refused(tmp_path, monkeypatch):
+    home, outside = tmp_path / "home", tmp_path / "outside"
+    (home / "lakehouse").mkdir(parents=True)
+    outside.mkdir()
+    os.symlink(outside, home / "lakehouse" / "shortcut")
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(home))
+    path = _contract(tmp_path, "c", _gate("      quarantine: {path: shortcut/orders_q}"))
+
+    [(where, message)] = _errors(path)
+    assert where == "customProperties[0].value.quarantine.path" and "through a symbolic link" in message
+
+
+def test_the_landing_stays_under_the_root_or_a_listed_landing_root(tmp_path, monkeypatch):
+    path = _contract(tmp_path, "c", {"        path: landing/orders": "        path: /srv/drops/orders"})
+    [(where, message)] = _errors(path)
+    assert where == "customProperties[0].value.landing.path" and "CONTRACT_GATE_LANDING_ROOTS" in message
+
+    monkeypatch.setenv("CONTRACT_GATE_LANDING_ROOTS", "s3a://drops, /srv/drops")
+    assert compile_plan(path)["tables"]["landing"]["path"] == "/srv/drops/orders"
+
+
+def test_a_contracts_own_tables_may_not_overlap(tmp_path):
+    path = _contract(tmp_path, "c", _gate("      quarantine: {path: orders/rejected}"))
+
+    [(where, message)] = _errors(path)
+    assert where == "customProperties[0].value.quarantine.path"
+    assert message.startswith("the quarantine lakehouse/orders/rejected overlaps the contract's own target lakehouse/orders")
+
+
+def test_catalog_tables_stay_in_the_servers_catalog_and_names_are_identifiers(tmp_path):
+    server = {"  - server: local\n    type: local\n    environment: dev\n    path: lakehouse\n    format: delta\n":
+              "  - server: prod\n    type: databricks\n    catalog: main\n    schema: sales\n"}
+    elsewhere = _contract(tmp_path, "a", {**server, **_gate("      quarantine: {table: finance.ledger.orders_q}")})
+    [(where, message)] = _errors(elsewhere)
+    assert where == "customProperties[0].value.quarantine.table" and "outside the server's catalog 'main'" in message
+    injected = _contract(tmp_path, "b", {**server, **_gate("      target: {table: \"orders` ; DROP TABLE t; --\"}")})
+    [(where, message)] = _errors(injected)
+    assert where == "customProperties[0].value.target.table" and "plain identifier" in message
+
+
+def test_lint_of_a_folder_fails_both_contracts_that_claim_one_table_naming_each_other(tmp_path):
+    orders = _contract(tmp_path, "orders", {})
+    evil = _contract(tmp_path, "evil", {"id: orders\n": "id: evil\n", "  - name: orders\n": "  - name: evil\n",
+                                        "        path: landing/orders": "        path: landing/evil",
+                                        "element: orders.order_timestamp": "element: evil.order_timestamp",
+                                        **_gate("      quarantine: {table: orders}")})
+
+    code, errors = _lint(tmp_path)
+
+    assert code == 1
+    [mine] = errors["evil.yaml"]
+    assert (mine["path"], mine["line"]) == ("customProperties[0].value.quarantine.table", 86)
+    assert f"is also claimed by {orders} (schema[0].name, line 19) as its target" in mine["message"]
+    [theirs] = errors["orders.yaml"]
+    assert (theirs["path"], theirs["line"]) == ("schema[0].name", 19)
+    assert f"is also claimed by {evil} (customProperties[0].value.quarantine.table, line 86)" in theirs["message"]
+
+
+def test_the_same_id_and_a_table_nested_in_another_are_claims_too(tmp_path):
+    _contract(tmp_path, "orders", {})
+    _contract(tmp_path, "copy", {"  - name: orders\n": "  - name: orders_copy\n",
+                                 "element: orders.order_timestamp": "element: orders_copy.order_timestamp"})
+    _contract(tmp_path, "nested", {"id: orders\n": "id: nested\n", "  - name: orders\n": "  - name: nested\n",
+                                   "element: orders.order_timestamp": "element: nested.order_timestamp",
+                                   "        path: landing/orders": "        path: landing/nested",
+                                   **_gate("      target: {path: orders/inner}")})
+    _contract(tmp_path, "reader", {"id: orders\n": "id: reader\n", "  - name: orders\n": "  - name: reader\n",
+                                   "element: orders.order_timestamp": "element: reader.order_timestamp",
+                                   "        path: landing/orders": "        path: orders_quarantine"})
+    _contract(tmp_path, "consumer", {"id: orders\n": "id: consumer\n", "  - name: orders\n": "  - name: consumer\n",
+                                     "element: orders.order_timestamp": "element: consumer.order_timestamp",
+                                     "        path: landing/orders": "        path: orders"})
+
+    code, errors = _lint(tmp_path)
+
+    assert code == 1
+    assert [e["path"] for e in errors["copy.yaml"]] == ["id"]  # other tables differ: only the id clashes
+    assert "the id orders is also claimed by" in errors["copy.yaml"][0]["message"]
+    assert [e["path"] for e in errors["nested.yaml"]] == ["customProperties[0].value.target.path"]
+    assert [e["path"] for e in errors["reader.yaml"]] == ["customProperties[0].value.landing.path"]
+    assert "as its quarantine" in errors["reader.yaml"][0]["message"]
+    assert errors["consumer.yaml"] == []  # reading a published target is a pipeline, not a clash
+    assert sorted(e["path"] for e in errors["orders.yaml"]) == ["id", "schema[0].name", "schema[0].name"]
+
+
+def test_the_example_contracts_claim_nothing_twice():
+    code, errors = _lint(ROOT / "contracts")
+    assert code == 0 and all(found == [] for found in errors.values())
