@@ -39,14 +39,22 @@ from decimal import Decimal
 from functools import reduce
 from typing import Any
 
-from pyspark.errors import AnalysisException
+from pyspark.errors import PySparkException
+
+try:  # a Java exception pyspark does not convert (absent from a Spark Connect-only client)
+    from py4j.protocol import Py4JJavaError
+
+    SPARK_ERRORS: tuple[type[BaseException], ...] = (PySparkException, Py4JJavaError)
+except ImportError:  # pragma: no cover
+    SPARK_ERRORS = (PySparkException,)
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.candidate import Candidate
 from spark_jobs.diagnostics import any_broken
 from spark_jobs.plan import load_plan
-from spark_jobs.report import Measurement, build_report
+from spark_jobs.address import resolve
+from spark_jobs.report import Measurement, build_report, error_condition, query_result
 from spark_jobs.rules import (
     NOT_EVALUATED,
     Triage,
@@ -56,12 +64,16 @@ from spark_jobs.rules import (
     key_columns,
     key_set_id,
     keys_not_null,
-    quote,
     triage,
 )
 from spark_jobs.schema_check import check_schema
+from spark_jobs.sql_allowlist import SqlRefused, bind_query
 
 DEPTHS = ("schema", "data", "all")
+
+
+class ValidationFailed(RuntimeError):
+    """Spark failed while evaluating the plan; the message names Spark's error condition only."""
 
 
 def run_validation(
@@ -93,9 +105,13 @@ def run_validation(
     measurements: dict[str, Measurement] = {}
     row_count = invalid = None
     if depth != "schema":
-        row_count, invalid = _measure(spark, df, rules, measurements, timings)
-        if sample_size > 0:
-            _sample(df, plan, rules, measurements, sample_size)
+        references = (plan.get("tables") or {}).get("references") or {}
+        try:
+            row_count, invalid = _measure(spark, df, rules, measurements, timings, references)
+            if sample_size > 0:
+                _sample(df, plan, rules, measurements, sample_size)
+        except SPARK_ERRORS as exc:  # Spark's message may quote a value: name its condition only
+            raise ValidationFailed(f"validation failed in Spark: {error_condition(exc)}") from None
     timings["total_seconds"] = time.perf_counter() - started
     return build_report(
         plan={**plan, "rules": rules.considered},  # with a CSV/JSON input's type rules
@@ -121,6 +137,7 @@ def _measure(
     rules: Triage,
     measurements: dict[str, Measurement],
     timings: dict[str, float],
+    references: dict[str, dict[str, Any]],
 ) -> tuple[int, int]:
     """Run the passes, fill ``measurements``; return (row count, invalid rows).
 
@@ -171,7 +188,7 @@ def _measure(
     clock = time.perf_counter()
     queries = rules.by_scope("query")
     if queries:
-        _run_queries(spark, df, queries, measurements, rules)
+        _run_queries(spark, df, queries, measurements, rules, references)
     timings["sql_seconds"] = time.perf_counter() - clock
     return result["rows"], invalid
 
@@ -279,31 +296,58 @@ def _run_queries(
     queries: list[dict[str, Any]],
     measurements: dict[str, Measurement],
     rules: Triage,
+    references: dict[str, dict[str, Any]],
 ) -> None:
-    """Each ``type: sql`` rule once, against the candidate as a temporary view.
+    """Each ``type: sql`` rule once, against the candidate (and the gate's references) as
+    temporary views.
 
-    The query is wrapped as a subquery, so only a query can run: a DDL or DML statement, or
-    a second statement, is a parse error, reported on the rule as ``not_evaluated``.
+    What runs is the query re-checked and rendered by the allow-list (``bind_query``) with
+    its placeholders bound to the views, wrapped as a subquery. A query that fails is
+    ``not_evaluated`` with Spark's error condition as the reason, never Spark's message.
     """
-    view = f"contract_gate_candidate_{uuid.uuid4().hex}"
-    df.createOrReplaceTempView(view)
+    views = {"object": f"contract_gate_candidate_{uuid.uuid4().hex}"}
+    df.createOrReplaceTempView(views["object"])
+    failed_references = {}
+    for alias, address in references.items():
+        if any("{" + alias + "}" in rule["query"] for rule in queries):
+            views[alias] = f"contract_gate_reference_{alias}_{uuid.uuid4().hex}"
+            try:
+                read_reference(spark, address).createOrReplaceTempView(views[alias])
+            except SPARK_ERRORS as exc:
+                failed_references[alias] = error_condition(exc)
     try:
         for rule in queries:
-            query = rule["query"].replace("{object}", quote(view))
-            if rule["columns"]:
-                query = query.replace("{property}", quote(rule["columns"][0]))
-            try:
-                result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
-            except AnalysisException as exc:
+            unreadable = [a for a in failed_references if "{" + a + "}" in rule["query"]]
+            if unreadable:
                 rules.skipped[rule["id"]] = (
-                    NOT_EVALUATED,
-                    f"query does not analyse: {str(exc).splitlines()[0]}",
-                )
+                    NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
                 continue
-            first = result.first()
-            measurements[rule["id"]] = Measurement(value=None if first is None else first[0])
+            names = {**views, **({"property": rule["columns"][0]} if rule["columns"] else {})}
+            try:
+                query = bind_query(rule["query"], names)
+                result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
+                first = result.first()
+            except SqlRefused as exc:
+                rules.skipped[rule["id"]] = (NOT_EVALUATED, f"query refused: {exc}")
+                continue
+            except SPARK_ERRORS as exc:
+                rules.skipped[rule["id"]] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
+                continue
+            measurements[rule["id"]] = (
+                Measurement(value_type="no row") if first is None
+                else query_result(first[0], result.schema.fields[0].dataType.simpleString())
+            )
     finally:
-        spark.catalog.dropTempView(view)
+        for view in views.values():
+            spark.catalog.dropTempView(view)
+
+
+def read_reference(spark: SparkSession, address: dict[str, Any]) -> DataFrame:
+    """A reference table of the gate settings (a Delta table by name or path), as it is now."""
+    address = resolve(address)
+    if address["kind"] == "path":
+        return spark.read.format("delta").load(address["path"])
+    return spark.read.table(address["name"])
 
 
 def _sample(

@@ -3,6 +3,11 @@
 The plan is the only contract the Spark side sees, so a plan that is malformed, from a newer
 compiler, or edited after compilation must stop the job with a clear message instead of
 being half-executed: an unknown rule kind silently skipped would let bad data through.
+
+Plans travel through storage (DBFS, shared folders), so the Spark side trusts none of their
+SQL: a plan file must carry the fingerprint of its content, and every SQL text in it (each
+predicate, filter and query, the compiler's and the contract's) must pass the same allow-list
+as at compile time and be exactly its own rendering (``spark_jobs.sql_allowlist``).
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+from spark_jobs.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
 
 PLAN_VERSION = 1
 
@@ -67,7 +74,8 @@ def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     """Read (from a dict, a JSON file path or JSON text) and check a plan.
 
     A plan carrying a ``fingerprint`` must match it: a hand-edited plan is refused. A plan
-    without one (hand-written in a test) gets it computed, so reports always name one.
+    file must carry one; a plan dict without one (built in-process, in a notebook or a test)
+    gets it computed, so reports always name one.
     """
     if isinstance(source, dict):
         plan = json.loads(json.dumps(source))  # a private copy, JSON-clean
@@ -79,6 +87,8 @@ def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
             plan = json.loads(text)
         except json.JSONDecodeError as exc:
             raise PlanError(f"plan is not valid JSON: {exc}") from exc
+        if not isinstance(plan, dict) or "fingerprint" not in plan:
+            raise PlanError("plan file has no fingerprint: only a compiled plan is executed")
     check_plan(plan)
     expected = fingerprint(plan)
     if plan.setdefault("fingerprint", expected) != expected:
@@ -86,6 +96,7 @@ def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
             f"plan fingerprint {plan['fingerprint']} does not match its content ({expected}):"
             " the plan was changed after it was compiled"
         )
+    check_sql(plan)
     return plan
 
 
@@ -112,6 +123,28 @@ def check_plan(plan: Any) -> None:
     duplicates = sorted({rule_id for rule_id in ids if ids.count(rule_id) > 1})
     if duplicates:
         raise PlanError(f"plan.rules has duplicate ids: {', '.join(duplicates)}")
+
+
+def reference_aliases(plan: dict[str, Any]) -> list[str]:
+    """The aliases of the tables a query may read besides its batch (gate ``references``)."""
+    references = (plan.get("tables") or {}).get("references") or {}
+    if not isinstance(references, dict):
+        raise PlanError("plan.tables.references must be an object")
+    return sorted(references)
+
+
+def check_sql(plan: dict[str, Any]) -> None:
+    """Refuse the plan unless every SQL text in it passes the allow-list and is its own rendering."""
+    tables = [*TABLE_PLACEHOLDERS, *reference_aliases(plan)]
+    for rule in plan["rules"]:
+        texts = [(key, "expression", ()) for key in ("predicate", "filter") if rule.get(key) is not None]
+        if rule["scope"] == "query":
+            texts.append(("query", "query", [*tables, *(COLUMN_PLACEHOLDERS if rule["columns"] else ())]))
+        for key, kind, placeholders in texts:
+            try:
+                check_canonical(rule[key], kind, placeholders)
+            except SqlRefused as exc:
+                raise PlanError(f"rule {rule['id']!r}.{key} is refused: {exc}") from None
 
 
 def _list(container: dict[str, Any], key: str) -> list[Any]:

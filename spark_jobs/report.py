@@ -2,7 +2,10 @@
 
 The report is what every later step branches on and what a producer reads, so it holds
 counts and rule ids only. The single exception is an opt-in sample of failing values, kept
-to columns the contract marks ``sample_allowed`` and does not classify.
+to columns the contract marks ``sample_allowed`` and does not classify. A ``type: sql`` query
+that returns something other than a number is reported by the type of its result, and a
+query that fails by Spark's error condition (``CAST_INVALID_INPUT``): Spark's own messages
+may quote the data.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ LOGGER = logging.getLogger("contract_gate.validation")
 
 @dataclass
 class Measurement:
-    """What the engine counted for one rule (``value`` for ``row_count``/``sql``)."""
+    """What the engine counted for one rule (``value`` for ``row_count``/``sql``: a number, or
+    None with ``value_type`` saying what a query returned instead, never the value itself)."""
 
     failed_rows: int | None = None
     evaluated_rows: int | None = None
-    value: Any = None
+    value: int | float | Decimal | None = None
+    value_type: str | None = None
     duplicate_groups: int | None = None
     sample: dict[str, list[Any]] = field(default_factory=dict)
 
@@ -125,7 +130,7 @@ def _rule_entry(
     if rule["kind"] in ("row_count", "sql"):
         value = _number(measured.value)
         if value is None:
-            entry["reason"] = f"the query returned {measured.value!r}, not a number"
+            entry["reason"] = f"the query returned {measured.value_type or 'no number'}, not a number"
             entry["passed"] = False
             return entry
         entry["measured"] = _json_number(value)
@@ -150,6 +155,36 @@ def _number(value: Any) -> int | float | Fraction | None:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value if isinstance(value, (int, float)) else None
+
+
+def query_result(value: Any, data_type: str) -> Measurement:
+    """The measurement of a query's first value: a finite number, else only what it was
+    (``data_type`` is Spark's name of the result column's type)."""
+    if _number(value) is not None:
+        return Measurement(value=value)
+    if value is None:
+        return Measurement(value_type="NULL")
+    if isinstance(value, float) or isinstance(value, Decimal):
+        return Measurement(value_type=f"a non-finite {data_type}")
+    return Measurement(value_type=f"a {data_type} value")
+
+
+def error_condition(exc: BaseException) -> str:
+    """Spark's error condition of ``exc`` (``DIVIDE_BY_ZERO``), or the exception's class name:
+    never its message, which Spark may build from the data (``CAST_INVALID_INPUT`` quotes it)."""
+    for getter in ("getCondition", "getErrorClass"):
+        method = getattr(exc, getter, None)
+        try:
+            condition = method() if method is not None else None
+        except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
+            condition = None
+        if condition:
+            return str(condition)
+    java = getattr(exc, "java_exception", None)
+    try:
+        return str(java.getClass().getName()) if java is not None else type(exc).__name__
+    except Exception:  # noqa: BLE001
+        return type(exc).__name__
 
 
 def _json_number(value: int | float | Fraction) -> int | float:

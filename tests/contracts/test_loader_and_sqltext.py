@@ -60,31 +60,54 @@ def test_number_literals_are_exact(value, literal):
     assert number_literal(value) == literal
 
 
-@pytest.mark.parametrize("expression", [
-    "amount > 0", "`select` IS NOT NULL AND `order` > 1", "extract(YEAR FROM ts) >= 2020", "trim(BOTH ' ' FROM s) <> ''",
-    "trim(FROM s) <> ''", "s <> ';' AND s <> '--' AND s <> '/*'", "`a``b` = 'it\\'s'", "x IN (1, 2, 3)",
-    "size(filter(tags, t -> t = 'x')) = 0", "coalesce(a, b) = \"drop table\"",
+@pytest.mark.parametrize("expression, rendered", [
+    ("amount > 0", "`amount` > 0"),
+    ("`select` IS NOT NULL AND `order` > 1", "`select` IS NOT NULL AND `order` > 1"),
+    ("extract(YEAR FROM ts) >= 2020", "EXTRACT(YEAR FROM `ts`) >= 2020"),
+    ("trim(BOTH ' ' FROM s) <> ''", "TRIM(BOTH ' ' FROM `s`) <> ''"),
+    ("s <> ';' AND s <> '--' AND s <> '/*'", "`s` <> ';' AND `s` <> '--' AND `s` <> '/*'"),
+    ("`a``b` = 'it\\'s'", "`a``b` = 'it\\'s'"),
+    ("x IN (1, 2, 3)", "`x` IN (1, 2, 3)"),
+    ("size(filter(tags, t -> t = 'x')) = 0", "size(filter(`tags`, `t` -> `t` = 'x')) = 0"),
+    ('coalesce(a, b) = "drop table"', "coalesce(`a`, `b`) = 'drop table'"),
+    ("NOT a IS NULL", "`a` IS NOT NULL"),
+    ("length(s) > 2 AND char_length(s) < 9", "char_length(`s`) > 2 AND char_length(`s`) < 9"),
+    ("x >= 0.1BD AND y <= 1e+40D AND z = 5L", "`x` >= 0.1BD AND `y` <= 1e+40D AND `z` = 5L"),
+    ("d >= DATE '2020-01-01' AND t < TIMESTAMP '2020-01-01T00:00:00'",
+     "`d` >= DATE '2020-01-01' AND `t` < TIMESTAMP '2020-01-01T00:00:00'"),
+    ("s RLIKE '^\\\\d+$'", "`s` RLIKE '^\\\\d+$'"),
+    # Spark reads \u0027 inside a string as a quote character: it stays inside the string
+    ("s = '\\u0027) OR java_method(1) --'", "`s` = '\\') OR java_method(1) --'"),
 ])
-def test_accepted_expressions(expression):
-    check_expression(expression)
+def test_accepted_expressions_run_as_rendered(expression, rendered):
+    assert check_expression(expression) == rendered
+    assert check_expression(rendered) == rendered  # a fixed point
 
 
 @pytest.mark.parametrize("expression, message", [
-    ("a > 0; DROP TABLE t", "only one statement is allowed (found ';')"),
-    ("a IN (SELECT a FROM t)", "'SELECT' is not allowed here (back-quote it if it is a column name)"),
-    ("a IN (TABLE t)", "'TABLE' is not allowed here (back-quote it if it is a column name)"),
-    ("a IN (VALUES 1)", "'VALUES' is not allowed here (back-quote it if it is a column name)"),
-    ("a IN (FROM t)", "a subquery is not allowed in a row expression"),
+    ("a > 0; DROP TABLE t", "exactly one statement is allowed"),
+    ("a IN (SELECT a FROM t)", "a subquery is not allowed in a row expression"),
+    ("EXISTS (SELECT 1)", "a subquery is not allowed in a row expression"),
+    ("a IN (VALUES 1)", "VALUES is not allowed"),
     ("a > 0 -- hidden", "comments are not allowed"),
     ("a > 0 /* hidden */", "comments are not allowed"),
-    ("reflect('java.lang.Runtime', 'getRuntime') IS NULL", "function 'reflect' is not allowed here"),
-    ("java_method('java.lang.System', 'exit', 0) = 0", "function 'java_method' is not allowed here"),
-    ("count(a) > 0", "function 'count' is not allowed here"),
-    ("row_number() OVER (ORDER BY a) = 1", "'OVER' is not allowed here (back-quote it if it is a column name)"),
-    ("(a > 0", "unbalanced parentheses"),
-    ("a = 'open", "unterminated quoted text"),
-    ("`a = 1", "unterminated quoted identifier"),
-    ("", "an expression must be a non-empty string"),
+    ("a > 0 /*+ hint */", "comments are not allowed"),
+    ("reflect('java.lang.Runtime', 'getRuntime') IS NULL", "function reflect() is not allowed"),
+    ("java_method('java.lang.System', 'exit', 0) = 0", "function java_method() is not allowed"),
+    ("try_reflect('java.lang.System', 'exit', 0) = 0", "function try_reflect() is not allowed"),
+    ("IDENTIFIER('java_method')('java.io.File', 'createTempFile', 'a', 'b') IS NULL",
+     "IDENTIFIER() is not allowed: name columns and functions directly"),
+    ("r'\\' || java_method('a', 'b') || '--' = ''", "a raw string r'...' (write a normal string) is not allowed"),
+    ("my_udf(a) > 0", "function my_udf() is not allowed"),
+    ("count(a) > 0", "function count() is not allowed in a row expression (aggregates and windows belong in a type: sql query)"),
+    ("row_number() OVER (ORDER BY a) = 1",
+     "a window function (OVER) is not allowed in a row expression (aggregates and windows belong in a type: sql query)"),
+    ("a = :p", "a parameter is not allowed"),
+    ("(a > 0", "does not parse as Spark SQL: Expecting ) (line 1, column 6)"),
+    ("a = 'open", "does not parse as Spark SQL: a quote is not closed"),
+    ("SELECT 1", "a query is not allowed here: give one boolean row expression"),
+    ("", "SQL must be a non-empty string"),
+    ("__contract_gate_placeholder_object > 0", "names starting with '__contract_gate_placeholder_' are reserved"),
 ])
 def test_refused_expressions(expression, message):
     with pytest.raises(ValueError) as refused:
@@ -93,14 +116,22 @@ def test_refused_expressions(expression, message):
 
 
 @pytest.mark.parametrize("query, message", [
-    ("SELECT count(*) FROM {object}; DROP TABLE t", "only one statement is allowed (found ';')"),
-    ("INSERT INTO t SELECT * FROM {object}", "'INSERT' is not allowed here (back-quote it if it is a column name)"),
-    ("WITH x AS (SELECT 1) DELETE FROM t", "'DELETE' is not allowed here (back-quote it if it is a column name)"),
+    ("SELECT count(*) FROM {object}; DROP TABLE t", "exactly one statement is allowed"),
+    ("INSERT INTO t SELECT * FROM {object}", "a query must be one SELECT (or WITH ... SELECT)"),
+    ("SET spark.sql.ansi.enabled = false", "a query must be one SELECT (or WITH ... SELECT)"),
     ("SELECT count(*) FROM {object} /* x */", "comments are not allowed"),
-    ("SELECT reflect('a', 'b') FROM {object}", "function 'reflect' is not allowed here"),
-    ("SELECT * FROM read_files('/etc')", "function 'read_files' is not allowed here"),
-    ("VALUES (1)", "a query must start with SELECT or WITH"),
-    ("SELECT count(*) FROM {table}", "unknown placeholder(s) {table}; allowed: {object}"),
+    ("SELECT reflect('a', 'b') FROM {object}", "function reflect() is not allowed"),
+    ("SELECT TRANSFORM(v) USING 'cat' FROM {object}", "TRANSFORM ... USING (a script) is not allowed"),
+    ("SELECT * FROM read_files('/etc')",
+     "function read_files() is not allowed as a table (the only tables are the gate's placeholders, such as {object})"),
+    ("SELECT count(*) FROM text.`/etc/passwd`",
+     "table text.`/etc/passwd` is not allowed: a query reads {object} and the gate's references only (no paths, no other tables)"),
+    ("SELECT count(*) FROM customers",
+     "table 'customers' is not allowed: a query reads {object} and the tables the gate's references list, through their placeholders"),
+    ("SELECT count(*) FROM {object} VERSION AS OF 0", "table version options are not allowed"),
+    ("WITH RECURSIVE r AS (SELECT 1) SELECT count(*) FROM r", "WITH RECURSIVE is not allowed"),
+    ("VALUES (1)", "a query must be one SELECT (or WITH ... SELECT)"),
+    ("SELECT count(*) FROM {table}", "unknown placeholder {table}; allowed: {object}"),
 ])
 def test_refused_queries(query, message):
     with pytest.raises(ValueError) as refused:
@@ -108,12 +139,30 @@ def test_refused_queries(query, message):
     assert str(refused.value) == message
 
 
-def test_accepted_query_is_trimmed():
+def test_a_cte_hides_no_table():
+    """A CTE name is a table only where Spark resolves it to the CTE: after its WITH, not in its
+    own body and not outside the subquery that defines it (there Spark reads a real table)."""
+    assert check_query("WITH orders AS (SELECT * FROM {object}) SELECT count(*) FROM orders", {"object"}) == \
+        "WITH `orders` AS (SELECT * FROM {object}) SELECT count(*) FROM `orders`"
+    for query in ("WITH orders AS (SELECT * FROM orders) SELECT count(*) FROM orders",
+                  "SELECT (SELECT count(*) FROM (WITH o AS (SELECT 1) SELECT * FROM o)) + (SELECT count(*) FROM o)",
+                  "WITH a AS (SELECT * FROM b), b AS (SELECT * FROM {object}) SELECT count(*) FROM a"):
+        with pytest.raises(ValueError, match="is not allowed: a query reads"):
+            check_query(query, {"object"})
+
+
+def test_accepted_query_is_rendered_with_its_placeholders():
     assert check_query("  WITH x AS (SELECT v FROM {object}) SELECT count(*) FROM x;  ", {"object"}) == \
-        "WITH x AS (SELECT v FROM {object}) SELECT count(*) FROM x"
+        "WITH `x` AS (SELECT `v` FROM {object}) SELECT count(*) FROM `x`"
+    # a placeholder inside a string is text, not a table
+    assert check_query("SELECT count(*) FROM {object} WHERE {property} = '{object}'", {"object", "property"}) == \
+        "SELECT count(*) FROM {object} WHERE {property} = '{object}'"
+    with pytest.raises(ValueError, match="is a column, not a table"):
+        check_query("SELECT count(*) FROM {property}", {"object", "property"})
 
 
 def test_determinism():
     assert is_deterministic("a > 0 AND b = 'rand()'")
     assert not is_deterministic("a > rand()")
     assert not is_deterministic("d <= current_date")
+    assert not is_deterministic("d <= now()")

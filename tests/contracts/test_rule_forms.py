@@ -186,22 +186,22 @@ def test_sql_rule_keeps_placeholders_and_is_not_a_row_rule():
     on_property = rule(plan, "v.sql")
     assert (on_property["kind"], on_property["scope"], on_property["query"]) == ("sql", "query", "SELECT max({property}) FROM {object}")
     assert on_property["threshold"] == {"operator": "mustBeLessThan", "value": 100, "unit": "rows"}
-    assert rule(plan, "no_future")["query"] == "SELECT count(*) FROM {object} WHERE v > 3"
+    assert rule(plan, "no_future")["query"] == "SELECT count(*) FROM {object} WHERE `v` > 3"
     assert issues_of(contract(column("v", "int", "integer"), "- type: sql\n  query: SELECT max({property}) FROM {object}\n  mustBe: 0")) == [
-        ("schema[0].quality[0].query", "unsafe or invalid query: unknown placeholder(s) {property}; allowed: {object}")]
+        ("schema[0].quality[0].query", "unsafe or invalid query: unknown placeholder {property}; allowed: {object}")]
 
 
 def test_custom_spark_sql_expression():
     text = contract(column("a", "int", "integer") + column("b", "int", "integer",
                     quality="- type: custom\n  engine: spark-sql\n  name: b_above_a\n  implementation: b >= a"))
     r = rule(compile_text(text), "b_above_a")
-    assert (r["kind"], r["scope"], r["predicate"], r["columns"], r["enforceable"]) == ("custom_sql", "row", "(b >= a)", ["b", "a"], True)
+    assert (r["kind"], r["scope"], r["predicate"], r["columns"], r["enforceable"]) == ("custom_sql", "row", "(`b` >= `a`)", ["b", "a"], True)
 
 
 def test_custom_expression_that_changes_over_time_is_not_a_check_constraint():
     r = rule(quality_plan("- type: custom\n  engine: spark-sql\n  implementation: v <= current_date()", "date", "date"),
              "v.custom_sql")
-    assert r["predicate"] == "(v <= current_date())"
+    assert r["predicate"] == "(`v` <= current_date())"
     assert r["enforceable"] is False
 
 
@@ -231,9 +231,9 @@ def dqx_rule(check: str, physical="string", logical="string", column_name="v") -
      "(`v` IS NULL OR `v` <= (current_timestamp()))"),
     ("check: {function: regex_match, arguments: {regex: '^[A-Z]+$'}}", "string", "(`v` IS NULL OR `v` RLIKE '^[A-Z]+$')"),
     ("check: {function: regex_match, arguments: {regex: x, negate: true}}", "string", "(`v` IS NULL OR NOT `v` RLIKE 'x')"),
-    ("check: {function: sql_expression, arguments: {expression: v <> 'x'}}", "string", "coalesce((v <> 'x'), TRUE)"),
+    ("check: {function: sql_expression, arguments: {expression: v <> 'x'}}", "string", "coalesce((`v` <> 'x'), TRUE)"),
     ("check: {function: sql_expression, arguments: {expression: v = 'x', negate: true}}", "string",
-     "coalesce(NOT (v = 'x'), TRUE)"),
+     "coalesce(NOT (`v` = 'x'), TRUE)"),
     ("check: {function: is_valid_date}", "string", "(`v` IS NULL OR try_to_timestamp(`v`) IS NOT NULL)"),
     ("check: {function: is_valid_date, arguments: {date_format: yyyy-MM-dd}}", "string",
      "(`v` IS NULL OR try_to_timestamp(`v`, 'yyyy-MM-dd') IS NOT NULL)"),
@@ -268,7 +268,7 @@ def test_dqx_is_unique_keeps_nulls_distinct():
 
 def test_dqx_name_filter_and_criticality():
     r = dqx_rule("criticality: warn\nfilter: \"country = 'NL'\"\ncheck: {function: is_not_null}")
-    assert (r["id"], r["severity"], r["filter"], r["enforceable"]) == ("r", "warning", "(country = 'NL')", False)
+    assert (r["id"], r["severity"], r["filter"], r["enforceable"]) == ("r", "warning", "(`country` = 'NL')", False)
 
 
 def test_dqx_check_as_yaml_text_like_a_dqx_checks_file():

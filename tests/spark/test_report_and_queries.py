@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from _spark_plans import D, cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
 from spark_jobs.engine import run_validation
+from spark_jobs.plan import PlanError
+from spark_jobs.sql_allowlist import check_query
 from spark_jobs.report import write_report
 
 ROWS = [
@@ -68,18 +71,67 @@ def test_sql_rules_see_the_candidate_and_the_property(spark):
     assert not [t for t in spark.catalog.listTables() if t.name.startswith("contract_gate_candidate_")]
 
 
-def test_a_sql_rule_cannot_run_a_statement(spark, tmp_path):
+def test_a_plan_with_a_statement_for_a_query_is_refused_before_anything_runs(spark, tmp_path):
     target = str(tmp_path / "victim")
     spark.range(1).write.format("delta").save(target)
+    for query in (f"DROP TABLE delta.`{target}`",
+                  f"SELECT 1) AS q; DELETE FROM delta.`{target}`; SELECT * FROM (SELECT 1"):
+        plan = with_rules(cases_plan(), rule("ddl", "sql", [], query=query))
+        with pytest.raises(PlanError, match="rule 'ddl'.query is refused"):
+            run_validation(spark, plan, cases_df(spark, ROWS))
+    assert spark.read.format("delta").load(target).count() == 1
+
+
+def test_a_non_numeric_query_result_is_reported_by_its_type_never_its_value(spark, tmp_path):
     plan = with_rules(
         cases_plan(),
-        rule("ddl", "sql", [], query=f"DROP TABLE delta.`{target}`"),
-        rule("two", "sql", [], query=f"SELECT 1) AS q; DELETE FROM delta.`{target}`; SELECT * FROM (SELECT 1"),
+        rule("org_name", "sql", [], query="SELECT max(reporting_org) FROM {object}"),
+        rule("org_of_region", "sql", ["region_code"], query="SELECT min(reporting_org) FROM {object} WHERE {property} = 'NL'"),
+        rule("nothing", "sql", [], query="SELECT case_count FROM {object} WHERE case_count > 1000"),
     )
     report = run_validation(spark, plan, cases_df(spark, ROWS))
-    assert {r["id"]: r["status"] for r in report["rules"]} == {"ddl": "not_evaluated", "two": "not_evaluated"}
+    write_report(report, tmp_path / "r.json")
+    text = (tmp_path / "r.json").read_text()
+    assert "secret-org" not in text and "GGD" not in text
+    assert {r["id"]: (r["passed"], r["reason"]) for r in report["rules"] if r["kind"] == "sql"} == {
+        "org_name": (False, "the query returned a string value, not a number"),
+        "org_of_region": (False, "the query returned a string value, not a number"),
+        "nothing": (False, "the query returned no row, not a number"),
+    }
+
+
+def test_a_failing_query_is_reported_by_its_error_condition_never_by_sparks_message(spark, tmp_path, caplog):
+    plan = with_rules(
+        cases_plan(),
+        # under ANSI mode the cast fails, and Spark's message quotes the value it could not cast
+        rule("cast", "sql", [], query="SELECT sum(CAST(reporting_org AS INT)) FROM {object}"),
+        rule("ok", "sql", [], query="SELECT count(*) FROM {object} WHERE case_count < 0"),
+    )
+    report = run_validation(spark, plan, cases_df(spark, ROWS))
+    write_report(report, tmp_path / "r.json")
+    text = (tmp_path / "r.json").read_text()
+    assert "secret-org" not in text and "secret-org" not in caplog.text
+    assert rule_entry(report, "cast")["status"] == "not_evaluated"
+    assert rule_entry(report, "cast")["reason"] == "query failed: CAST_INVALID_INPUT"
+    assert (rule_entry(report, "ok")["measured"], rule_entry(report, "ok")["passed"]) == (2, False)
     assert report["outcome"] == "fail"
-    assert spark.read.format("delta").load(target).count() == 1
+
+
+def test_a_query_reads_a_reference_table_listed_by_the_gate_only(spark, tmp_path):
+    regions = str(tmp_path / "regions")
+    spark.createDataFrame([("NL",), ("BE",)], "code string").write.format("delta").save(regions)
+    plan = with_rules(
+        cases_plan(tables={"references": {"regions": {"kind": "path", "path": regions, "format": "delta"}}}),
+        rule("unknown_region", "sql", [], query=check_query(
+            "SELECT count(*) FROM {object} AS c WHERE NOT EXISTS (SELECT 1 FROM {regions} AS r WHERE r.code = c.region_code)",
+            {"object", "regions"})),
+    )
+    report = run_validation(spark, plan, cases_df(spark, ROWS))
+    assert (rule_entry(report, "unknown_region")["measured"], rule_entry(report, "unknown_region")["passed"]) == (2, False)
+    assert not [t for t in spark.catalog.listTables() if t.name.startswith("contract_gate_")]
+    unlisted = with_rules(cases_plan(), rule("unlisted", "sql", [], query="SELECT count(*) FROM {regions}"))
+    with pytest.raises(PlanError, match="unknown placeholder {regions}"):
+        run_validation(spark, unlisted, cases_df(spark, ROWS))
 
 
 def test_text_rules_are_reported_not_executed(spark):

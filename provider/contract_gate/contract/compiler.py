@@ -116,6 +116,7 @@ class _Compiler:
         self.columns: dict[str, str] = {}  # name -> Spark type, contract order
         self.options: dict[str, dict] = {}  # column -> {option: (customProperties index, value)}
         self.key: list[str] = []
+        self.settings: GateSettings | None = None
 
     # -- helpers -------------------------------------------------------------------------
     def error(self, path: str, message: str) -> None:
@@ -169,9 +170,9 @@ class _Compiler:
         obj = objects[0]
         columns = self.compile_columns(obj)
         self.key = self.compile_key(obj)
+        settings = self.settings = self.gate_settings()  # before the rules: queries may use its references
         self.compile_property_rules(obj)
         self.compile_quality(obj.quality or [], "schema[0]", column=None)
-        settings = self.gate_settings()
         server = self.pick_server()
         freshness = self.freshness(obj.name)
         tables = self.table_addresses(settings, server, obj.name) if settings else None
@@ -464,7 +465,9 @@ class _Compiler:
             raise rules.RuleError(f"unsupported custom engine {entry.get('engine')!r}; supported: spark-sql, dqx", "engine")
 
     def compile_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
-        placeholders = {"object", "property"} if column else {"object"}
+        # A query reads its batch ({object}) and the tables the gate settings list as references.
+        references = set(self.settings.references) if self.settings else set()
+        placeholders = {"object", *references, *(["property"] if column else [])}
         try:
             query = check_query(entry["query"], placeholders)
         except ValueError as exc:

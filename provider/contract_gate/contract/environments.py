@@ -69,6 +69,8 @@ def resolve_tables(settings: GateSettings, server, object_name: str) -> dict:
         "target": table(settings.target, object_name),
         "quarantine": table(settings.quarantine, f"{object_name}_quarantine"),
         "decisions": table(settings.decisions, "contract_gate_decisions"),
+        **({"references": {alias: _address(ref, server) for alias, ref in sorted(settings.references.items())}}
+           if settings.references else {}),
     }
 
 

@@ -147,12 +147,12 @@ def threshold_from(entry: dict, percent_allowed: bool = True) -> dict:
 
 
 def custom_expression(text, key="implementation") -> str:
-    """A contract-supplied boolean row expression, refused unless it is one expression."""
+    """A contract-supplied boolean row expression, refused unless the allow-list accepts it; the
+    plan gets the text rendered from the checked tree, never the contract's own."""
     try:
-        check_expression(text)
+        return f"({check_expression(text)})"
     except ValueError as exc:
         raise RuleError(f"unsafe or invalid expression: {exc}", key) from exc
-    return f"({text.strip()})"
 
 
 def referenced_columns(expression: str, columns: list[str]) -> list[str]:

@@ -3,12 +3,14 @@ ODCS has no word for. Unknown keys are errors, never silently dropped."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pydantic as pyd
 from pydantic.alias_generators import to_camel
 
 GATE_PROPERTY = "contractGate"
+_ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class _Model(pyd.BaseModel):
@@ -88,6 +90,23 @@ class GateSettings(_Model):
     execution: ExecutionSettings = ExecutionSettings()
     alerts: AlertSettings = AlertSettings()
     retention: RetentionSettings = RetentionSettings()
+    # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
+    # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
+    references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
+
+    @pyd.field_validator("references")
+    @classmethod
+    def _lakehouse_tables(cls, references: dict) -> dict:
+        """A reference is a Delta table of the lakehouse, by name: never a path or a file."""
+        for alias, ref in references.items():
+            if not _ALIAS.fullmatch(alias) or alias in ("object", "property"):
+                raise ValueError(f"reference alias {alias!r} must be a plain identifier "
+                                 "([A-Za-z_][A-Za-z0-9_]*) other than object and property")
+            if ref.table is None or ref.format != "delta" or ref.options \
+                    or not all(_ALIAS.fullmatch(part) for part in ref.table.split(".")):
+                raise ValueError(f"reference {alias!r} must be a Delta table given by name "
+                                 "(table: name or schema.name, plain identifiers; no path, format or options)")
+        return references
 
 
 def settings_errors(exc: pyd.ValidationError) -> list[tuple[list, str]]:
