@@ -22,6 +22,7 @@ from spark_jobs.rules import (
     failing,
     key_columns,
     keys_not_null,
+    nulls_distinct,
     triage,
 )
 from spark_jobs.schema_check import check_schema
@@ -39,13 +40,13 @@ def message(rule: dict[str, Any]) -> str:
 def duplicated(rule: dict[str, Any]) -> Column:
     """TRUE for an evaluated row sharing its key with another evaluated row.
 
-    NULL key parts compare equal (group-by semantics) unless the rule says
-    ``nulls_distinct``, in which case a row with a NULL key part is never a duplicate.
+    As in SQL, a row with a NULL key part is never a duplicate, unless the rule says
+    ``nulls_distinct: false``: then NULL key parts compare equal (group-by semantics).
     """
     keys = key_columns(rule)
     group_size = F.count_if(evaluated(rule)).over(Window.partitionBy(*map(column, keys)))
     condition = evaluated(rule) & (group_size > 1)
-    if rule.get("nulls_distinct"):
+    if nulls_distinct(rule):
         condition = condition & keys_not_null(keys)
     return condition
 

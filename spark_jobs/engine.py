@@ -23,10 +23,12 @@ Semantics, the same as the Delta CHECK constraints built from the same predicate
   reject NaN says so with its own rule (``NOT isnan(x)``);
 * a percent threshold divides by the rows the rule evaluated (its ``filter``); with none
   evaluated the percentage is 0;
-* uniqueness counts every row of a group of 2+ evaluated rows; NULL key parts compare equal
-  unless the rule has ``nulls_distinct``, which exempts any row with a NULL key part;
+* uniqueness counts every row of a group of 2+ evaluated rows; as in SQL, a row with a NULL
+  key part is never a duplicate, unless the rule says ``nulls_distinct: false`` (then NULL key
+  parts compare equal);
 * ``rows.invalid`` counts rows failing at least one error-level row or uniqueness rule;
-  dataset, metric and query rules judge the batch and mark no row.
+  dataset rules (row counts, metrics with a real tolerance) and query rules judge the batch and
+  mark no row. A metric with zero tolerance (``mustBe: 0``...) is compiled as a row rule.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from spark_jobs.rules import (
     key_columns,
     key_set_id,
     keys_not_null,
+    nulls_distinct,
     triage,
 )
 from spark_jobs.schema_check import check_schema
@@ -262,7 +265,7 @@ def _group_pass(
     for index, rule in enumerate(rules):
         size = F.col(f"size{index}" if rule.get("filter") else "size")
         duplicate[index] = size > 1
-        if rule.get("nulls_distinct"):
+        if nulls_distinct(rule):
             duplicate[index] = duplicate[index] & keys_not_null(keys)
         totals += [
             F.sum(F.when(duplicate[index], size).otherwise(0)).alias(f"failed{index}"),

@@ -174,7 +174,8 @@ def _check_rule(index: int, rule: Any) -> str:
     kind, scope = rule.get("kind"), rule.get("scope")
     if kind not in SCOPE_OF_KIND:
         raise PlanError(f"{where} has unknown kind {kind!r} (a newer compiler?)")
-    if scope != SCOPE_OF_KIND[kind]:
+    # a metric with zero tolerance is a row rule (each counted row is invalid), else a batch verdict
+    if scope != SCOPE_OF_KIND[kind] and not (kind == "metric" and scope == "row"):
         raise PlanError(f"{where}: kind {kind!r} must have scope {SCOPE_OF_KIND[kind]!r}")
     if rule.get("severity") not in ("error", "warning"):
         raise PlanError(f"{where}.severity must be error or warning")

@@ -47,6 +47,12 @@ def key_columns(rule: dict[str, Any]) -> tuple[str, ...]:
     return tuple(rule["columns"])
 
 
+def nulls_distinct(rule: dict[str, Any]) -> bool:
+    """Whether a uniqueness rule exempts rows with a NULL key part, as SQL UNIQUE does (the
+    default); ``nulls_distinct: false`` makes NULL key parts compare equal (group-by semantics)."""
+    return rule.get("nulls_distinct", True) is not False
+
+
 def keys_not_null(keys: tuple[str, ...]) -> Column:
     condition = F.lit(True)
     for name in keys:

@@ -20,9 +20,10 @@ def test_required_is_not_null_and_not_nullable():
     assert plan["columns"][0]["nullable"] is False
 
 
-def test_unique_is_a_group_rule_where_nulls_compare_equal():
+def test_unique_is_a_group_rule_where_nulls_are_distinct():
+    # NULLs are distinct, as in SQL UNIQUE, DQX and datacontract-cli (issue 15; they compared equal before)
     r = rule(one_column("string", "string", unique="true"), "v.unique")
-    assert (r["kind"], r["scope"], r["columns"], r["nulls_distinct"], r["predicate"]) == ("unique", "group", ["v"], False, None)
+    assert (r["kind"], r["scope"], r["columns"], r["nulls_distinct"], r["predicate"]) == ("unique", "group", ["v"], True, None)
     assert r["enforceable"] is False
 
 
@@ -31,7 +32,7 @@ def test_primary_key_makes_required_and_one_key_rule():
     assert plan["key"] == ["v"]
     assert [r["id"] for r in plan["rules"]] == ["v.required", "key.unique"]  # unique is the key rule
     assert rule(plan, "v.required")["source"] == "schema[0].properties[0].primaryKey"
-    assert rule(plan, "key.unique")["nulls_distinct"] is False
+    assert rule(plan, "key.unique")["nulls_distinct"] is True  # a NULL key part is rejected by required
 
 
 def test_composite_key_follows_primary_key_position():
@@ -106,8 +107,9 @@ def test_string_lengths_and_pattern():
     plan = one_column("string", "string", logicalTypeOptions="{minLength: 2, maxLength: 10, pattern: '^[A-Z]{2}-\\d+$'}")
     assert rule(plan, "v.min_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) >= 2)"
     assert rule(plan, "v.max_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) <= 10)"
-    # Spark rlike semantics (a find, not a full match; anchors are the author's); backslash escaped.
-    assert rule(plan, "v.pattern")["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[A-Z]{2}-\\\\d+$')"
+    # a search, not a full match (anchors are the author's); the ECMA-262 $ (end of input) is Java's \z
+    # (issue 15: it was passed on as $, which also matches before a final line break); backslashes escaped
+    assert rule(plan, "v.pattern")["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[A-Z]{2}-\\\\d+\\\\z')"
 
 
 def test_not_blank_whitespace_and_spaces():
@@ -137,7 +139,8 @@ def test_missing_values_metric_with_arguments():
     r = rule(quality_plan("- metric: missingValues\n  arguments: {missingValues: [null, '', N/A]}\n  mustBe: 0"),
              "v.missingValues")
     assert r["predicate"] == "(`v` IS NOT NULL AND NOT `v` IN ('', 'N/A'))"
-    assert r["threshold"] == {"operator": "mustBe", "value": 0, "unit": "rows"}
+    # mustBe: 0 tolerates no missing value: a row rule, enforced by a CHECK constraint (issue 15)
+    assert (r["scope"], r["threshold"], r["enforceable"]) == ("row", None, True)
     assert rule(quality_plan("- metric: missingValues\n  mustBe: 0"), "v.missingValues")["predicate"] == "`v` IS NOT NULL"
 
 
@@ -146,18 +149,29 @@ def test_invalid_values_metric_valid_values_and_pattern():
                               "int", "integer"), "v.invalidValues")
     assert valid["predicate"] == "(`v` IS NULL OR `v` IN (1, 2))"
     pattern = rule(quality_plan("- metric: invalidValues\n  arguments: {pattern: '^[a-z]+$'}\n  mustBe: 0"), "v.invalidValues")
-    assert pattern["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[a-z]+$')"
+    assert pattern["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[a-z]+\\\\z')"
 
 
 def test_duplicate_values_on_a_property_and_on_the_schema():
     on_property = rule(quality_plan("- metric: duplicateValues\n  mustBe: 0"), "v.duplicateValues")
     assert (on_property["kind"], on_property["scope"], on_property["columns"], on_property["nulls_distinct"]) == \
-        ("unique", "group", ["v"], False)
+        ("unique", "group", ["v"], True)
     text = contract(column("a", "string", "string") + column("b", "int", "integer"),
                     "- metric: duplicateValues\n  arguments: {properties: [b, a]}\n  mustBeLessThan: 1\n  unit: percent")
     on_schema = rule(compile_text(text), "dataset.duplicateValues")
     assert on_schema["columns"] == ["b", "a"]
     assert on_schema["threshold"] == {"operator": "mustBeLessThan", "value": 1, "unit": "percent"}
+    assert on_schema["nulls_distinct"] is True
+
+
+def test_duplicate_values_says_when_nulls_are_equal():
+    r = rule(quality_plan("- metric: duplicateValues\n  arguments: {nullsDistinct: false}\n  mustBe: 0"), "v.duplicateValues")
+    assert r["nulls_distinct"] is False
+    text = contract(column("a", "string", "string"),
+                    "- metric: duplicateValues\n  arguments: {properties: [a], nullsDistinct: false}\n  mustBe: 0")
+    assert rule(compile_text(text), "dataset.duplicateValues")["nulls_distinct"] is False
+    assert issues_of(contract(column("v", "string", "string", quality="- metric: duplicateValues\n  arguments: {nullsDistinct: 'no'}\n  mustBe: 0"))) == [
+        ("schema[0].properties[0].quality[0].arguments.nullsDistinct", "nullsDistinct must be true or false")]
 
 
 def test_row_count():
@@ -175,7 +189,31 @@ def test_row_count():
 def test_every_operator_and_unit(operator, value, unit):
     yaml_value = f"[{value[0]}, {value[1]}]" if isinstance(value, list) else value
     r = rule(quality_plan(f"- metric: nullValues\n  {operator}: {yaml_value}\n  unit: {unit}"), "v.nullValues")
-    assert r["threshold"] == {"operator": operator, "value": value, "unit": unit}
+    if operator == "mustBe":  # mustBe: 0 is a zero tolerance: a row rule without a threshold
+        assert (r["scope"], r["threshold"]) == ("row", None)
+    else:
+        assert (r["scope"], r["threshold"]) == ("dataset", {"operator": operator, "value": value, "unit": unit})
+
+
+@pytest.mark.parametrize("threshold, unit, row_rule", [
+    ("mustBe: 0", "rows", True), ("mustBe: 0", "percent", True),
+    ("mustBeLessThan: 1", "rows", True), ("mustBeLessThan: 0.5", "rows", True),
+    ("mustBeLessOrEqualTo: 0", "rows", True), ("mustBeLessOrEqualTo: 0", "percent", True),
+    ("mustBeLessOrEqualTo: 0.9", "rows", True), ("mustBeBetween: [0, 0.5]", "rows", True),
+    # real tolerances: a percentage can be as small as one row in a big batch
+    ("mustBeLessThan: 1", "percent", False), ("mustBeLessOrEqualTo: 0.5", "percent", False),
+    ("mustBeBetween: [0, 0.5]", "percent", False),
+    ("mustBeLessOrEqualTo: 1", "rows", False), ("mustBeLessThan: 2", "rows", False),
+    ("mustBe: 1", "rows", False), ("mustBeLessThan: 0", "rows", False), ("mustNotBe: 1", "rows", False),
+])
+@pytest.mark.parametrize("metric, arguments", [
+    ("nullValues", ""), ("missingValues", "\n  arguments: {missingValues: ['']}"),
+    ("invalidValues", "\n  arguments: {validValues: [a]}"),
+])
+def test_a_zero_tolerance_metric_is_a_row_rule(metric, arguments, threshold, unit, row_rule):
+    r = rule(quality_plan(f"- metric: {metric}{arguments}\n  {threshold}\n  unit: {unit}"), f"v.{metric}")
+    assert (r["kind"], r["metric"], r["scope"] == "row", r["threshold"] is None, r["enforceable"]) == \
+        ("metric", metric, row_rule, row_rule, row_rule)
 
 
 def test_sql_rule_keeps_placeholders_and_is_not_a_row_rule():
@@ -229,7 +267,8 @@ def dqx_rule(check: str, physical="string", logical="string", column_name="v") -
     ("check: {function: is_not_less_than, arguments: {limit: 0}}", "double", "(`v` IS NULL OR `v` >= 0)"),
     ("check: {function: is_not_greater_than, arguments: {limit: 'current_timestamp()'}}", "timestamp",
      "(`v` IS NULL OR `v` <= (current_timestamp()))"),
-    ("check: {function: regex_match, arguments: {regex: '^[A-Z]+$'}}", "string", "(`v` IS NULL OR `v` RLIKE '^[A-Z]+$')"),
+    # read as ECMA-262 like an ODCS pattern: $ is the end of the input (issue 15)
+    ("check: {function: regex_match, arguments: {regex: '^[A-Z]+$'}}", "string", "(`v` IS NULL OR `v` RLIKE '^[A-Z]+\\\\z')"),
     ("check: {function: regex_match, arguments: {regex: x, negate: true}}", "string", "(`v` IS NULL OR NOT `v` RLIKE 'x')"),
     ("check: {function: sql_expression, arguments: {expression: v <> 'x'}}", "string", "coalesce((`v` <> 'x'), TRUE)"),
     ("check: {function: sql_expression, arguments: {expression: v = 'x', negate: true}}", "string",
@@ -264,6 +303,46 @@ def test_dqx_is_unique_keeps_nulls_distinct():
     assert (first["kind"], first["scope"], first["columns"], first["nulls_distinct"], first["severity"]) == \
         ("unique", "group", ["a", "b"], True, "warning")
     assert second["nulls_distinct"] is False
+
+
+@pytest.mark.parametrize("check, physical, key, message", [
+    ("{function: is_in_range, arguments: {min_limit: 0}}", "int", "",
+     "DQX function is_in_range needs argument(s): max_limit; with only a lower limit use is_not_less_than "
+     "(limit: your min_limit)"),
+    ("{function: is_in_range, arguments: {max_limit: 9}}", "int", "",
+     "DQX function is_in_range needs argument(s): min_limit; with only an upper limit use is_not_greater_than "
+     "(limit: your max_limit)"),
+    ("{function: is_not_in_range, arguments: {min_limit: 0}}", "int", "",
+     "DQX function is_not_in_range needs argument(s): max_limit; for values that must lie below min_limit use "
+     "sql_expression (expression: <column> < <min_limit>)"),
+    ("{function: is_not_less_than}", "int", "",
+     "DQX function is_not_less_than needs argument(s): limit (the inclusive lower bound; for two bounds use is_in_range)"),
+    ("{function: is_in_list, arguments: {allowed: USD}}", "string", ".allowed",
+     "'allowed' must be a non-empty list, as DQX requires (write allowed: [USD])"),
+    ("{function: is_in_list, arguments: {allowed: []}}", "string", ".allowed",
+     "'allowed' must be a non-empty list, as DQX requires; to allow only NULL use sql_expression with "
+     "expression: <column> IS NULL"),
+    ("{function: is_unique, arguments: {columns: v}}", "string", ".columns",
+     "is_unique needs 'columns': a list of column names (write columns: [v])"),
+])
+def test_dqx_refusals_name_the_check_to_write_instead(check, physical, key, message):
+    """Where DQX itself would refuse a check, the contract error says what to write instead (issue 15)."""
+    logical = {"string": "string", "int": "integer"}[physical]
+    quality = f"- type: custom\n  engine: dqx\n  implementation:\n    check: {check}"
+    base = "schema[0].properties[0].quality[0].implementation.check.arguments"
+    assert issues_of(contract(column("v", physical, logical, quality=quality))) == [(base + key, message)]
+
+
+@pytest.mark.parametrize("function, hint", [
+    ("is_not_in_list", "write sql_expression (expression: <column> NOT IN (...)); "),
+    ("is_aggr_not_greater_than", "dataset checks are ODCS library metrics (rowCount, nullValues...) or type: sql entries; "),
+    ("is_in_ranges", "did you mean 'is_in_range'? "),
+])
+def test_an_unsupported_dqx_function_points_to_what_the_gate_runs(function, hint):
+    quality = f"- type: custom\n  engine: dqx\n  implementation:\n    check: {{function: {function}}}"
+    [(path, message)] = issues_of(contract(column("v", "string", "string", quality=quality)))
+    assert path == "schema[0].properties[0].quality[0].implementation.check.function"
+    assert message.startswith(f"unknown DQX function {function!r}; {hint}supported: is_in_list, ")
 
 
 def test_dqx_name_filter_and_criticality():

@@ -82,7 +82,7 @@ def cases_plan(**overrides: Any) -> dict[str, Any]:
             _rule("case_count.minimum", "minimum", ["case_count"], "case_count >= 0"),
             _rule("status.enum", "enum", ["status"],
                   "(status IS NULL OR status IN ('confirmed', 'provisional', 'revised'))"),
-            _rule("key.unique", "unique", ["region_code", "report_date"], nulls_distinct=False),
+            _rule("key.unique", "unique", ["region_code", "report_date"], nulls_distinct=True),
             _rule("dataset.row_count", "row_count", [],
                   threshold={"operator": "mustBeGreaterThan", "value": 0, "unit": "rows"}),
         ],

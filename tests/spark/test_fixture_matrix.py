@@ -67,26 +67,30 @@ def test_duplicate_keys_in_groups_of_two_and_three_and_null_in_key(spark, as_del
         good_row(region="B", day=2),  # group of 3
         good_row(region="C", day=3),  # unique
         (None, D, "GGD", 1, None),
-        (None, D, "GGD", 2, None),  # NULL key parts compare equal: a group of 2
+        (None, D, "GGD", 2, None),  # NULL key parts are distinct, as in SQL: not duplicates
         ("D", None, "GGD", 1, None),  # alone: not a duplicate
     ]
     report = validate(spark, as_delta(cases_df(spark, rows)))
+    # Issue 15: key.unique was 7 in 3 groups while NULL key parts compared equal; the NULL rows are
+    # still invalid, through required.
     assert failed(report) == {
-        "key.unique": 7,
+        "key.unique": 5,
         "region_code.required": 2,
         "region_code.not_blank": 2,
         "report_date.required": 1,
     }
-    assert rule_entry(report, "key.unique")["duplicate_groups"] == 3
+    assert rule_entry(report, "key.unique")["duplicate_groups"] == 2
     assert report["rows"] == {"valid": 1, "invalid": 8}
 
 
-def test_nulls_distinct_key_never_duplicates_rows_with_a_null_part(spark, as_delta):
+def test_nulls_equal_key_makes_rows_with_the_same_null_part_duplicates(spark, as_delta):
+    """``nulls_distinct: false`` (ODCS ``duplicateValues`` with ``nullsDistinct: false``, DQX
+    ``is_unique`` with ``nulls_distinct: false``): NULL key parts compare equal."""
     plan = cases_plan()
-    plan["rules"][7]["nulls_distinct"] = True
+    plan["rules"][7]["nulls_distinct"] = False
     rows = [good_row(region="A"), good_row(region="A"), (None, D, "GGD", 1, None), (None, D, "GGD", 1, None)]
     report = validate(spark, as_delta(cases_df(spark, rows)), plan)
-    assert rule_entry(report, "key.unique")["failed_rows"] == 2
+    assert rule_entry(report, "key.unique")["failed_rows"] == 4
 
 
 def test_blank_identifiers(spark, as_delta):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pydantic
 
-from contract_gate.contract import dqx, rules
+from contract_gate.contract import dqx, patterns, rules
 from contract_gate.contract.environments import freshness_sla, resolve_tables, select_server
 from contract_gate.contract.errors import ContractError, ContractIssue, yaml_path
 from contract_gate.contract.loader import LoadedContract, load_contract
@@ -301,8 +301,9 @@ class _Compiler:
                 self.add_rule(source, f"{name}.required", kind="required", scope="row", columns=[name],
                               predicate=f"{quote_identifier(name)} IS NOT NULL")
             if prop.unique and self.key != [name]:  # a one-column key already is this rule
+                # NULLs are distinct, as in SQL UNIQUE: duplicateValues with nullsDistinct: false says otherwise
                 self.add_rule(f"{base}.unique", f"{name}.unique", kind="unique", scope="group",
-                              columns=[name], nulls_distinct=False)
+                              columns=[name], nulls_distinct=True)
             self.compile_type_options(prop.logicalTypeOptions or {}, f"{base}.logicalTypeOptions", name, column_type)
             if prop.enum:
                 self.compile_enum(prop, base, name, column_type)
@@ -312,7 +313,7 @@ class _Compiler:
         if self.key:
             index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
             self.add_rule(f"schema[0].properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
-                          scope="group", columns=list(self.key), nulls_distinct=False)
+                          scope="group", columns=list(self.key), nulls_distinct=True)
 
     def compile_not_blank(self, base: str, name: str, column_type: str) -> None:
         j, mode = self.options[name]["notBlank"]
@@ -419,11 +420,14 @@ class _Compiler:
     def compile_pattern(self, pattern, path: str, name: str, column_type: str) -> None:
         if column_type != "string":
             self.error(path, f"pattern applies to string columns, not {column_type}")
-        elif not isinstance(pattern, str) or not pattern:
-            self.error(path, "pattern must be a non-empty string")
         else:
+            try:
+                match = patterns.rlike(quote_identifier(name), pattern)
+            except patterns.PatternError as exc:
+                self.error(path, str(exc))
+                return
             self.add_rule(path, f"{name}.pattern", kind="pattern", scope="row", columns=[name],
-                          predicate=rules.nullable_check(name, f"{quote_identifier(name)} RLIKE {rules.string_literal(pattern)}"))
+                          predicate=rules.nullable_check(name, match))
 
     def compile_enum(self, prop, base: str, name: str, column_type: str) -> None:
         literals = []
@@ -497,22 +501,30 @@ class _Compiler:
                           threshold=rules.threshold_from(entry, percent_allowed=False), metric=metric, **common)
         elif metric == "duplicateValues":
             key = self.duplicate_key(arguments, column)
+            nulls_distinct = arguments.get("nullsDistinct", True)
+            if not isinstance(nulls_distinct, bool):
+                raise rules.RuleError("nullsDistinct must be true or false", ["arguments", "nullsDistinct"])
             self.add_rule(path, rule_id, id_path, kind="unique", scope="group", columns=key,
-                          nulls_distinct=False, threshold=rules.threshold_from(entry), metric=metric, **common)
+                          nulls_distinct=nulls_distinct, threshold=rules.threshold_from(entry), metric=metric, **common)
         elif metric in _LIBRARY_ROW_METRICS:
             if column is None:
                 raise rules.RuleError(f"{metric} belongs on a property, not on the schema object", "metric")
             predicate = self.metric_predicate(metric, arguments, column)
-            self.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
-                          predicate=predicate, threshold=rules.threshold_from(entry), **common)
+            threshold = rules.threshold_from(entry)
+            if _zero_tolerance(threshold):  # every counted row breaks it: a row rule, like DQX's mustBe: 0
+                self.add_rule(path, rule_id, id_path, kind="metric", scope="row", columns=[column], metric=metric,
+                              predicate=predicate, **common)
+            else:
+                self.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
+                              predicate=predicate, threshold=threshold, **common)
         else:
             raise rules.RuleError(f"unknown metric {metric!r}", "metric")
 
     def duplicate_key(self, arguments: dict, column: str | None) -> list[str]:
         if column is not None:
-            _only(arguments, set())
+            _only(arguments, {"nullsDistinct"})
             return [column]
-        _only(arguments, {"properties"})
+        _only(arguments, {"properties", "nullsDistinct"})
         key = arguments.get("properties")
         if not isinstance(key, list) or not key:
             raise rules.RuleError("schema-level duplicateValues needs arguments.properties: a list of columns", "arguments")
@@ -545,12 +557,12 @@ class _Compiler:
                 raise rules.RuleError("validValues must be a non-empty list", ["arguments", "validValues"])
             literals = [rules.literal_for(v, column_type, ["arguments", "validValues", k]) for k, v in enumerate(valid)]
             return rules.nullable_check(column, rules.in_list(column, literals))
-        pattern = arguments["pattern"]
-        if not isinstance(pattern, str) or not pattern:
-            raise rules.RuleError("pattern must be a non-empty string", ["arguments", "pattern"])
         if column_type != "string":
             raise rules.RuleError(f"pattern applies to string columns, not {column_type}", ["arguments", "pattern"])
-        return rules.nullable_check(column, f"{col} RLIKE {rules.string_literal(pattern)}")
+        try:
+            return rules.nullable_check(column, patterns.rlike(col, arguments["pattern"]))
+        except patterns.PatternError as exc:
+            raise rules.RuleError(str(exc), ["arguments", "pattern"]) from exc
 
     def compile_dqx(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         check = dqx.parse_implementation(entry.get("implementation"))
@@ -640,6 +652,23 @@ def _severity(value) -> str:
     if value in ("warning", "warn", "info"):
         return "warning"
     raise rules.RuleError(f"severity must be error, warning, warn or info, got {value!r}", "severity")
+
+
+def _zero_tolerance(threshold: dict) -> bool:
+    """Whether a metric threshold admits no counted row at all: 0 passes, any count above fails.
+    Row counts are whole numbers, so ``mustBeLessThan: 1`` (rows) allows none; a percentage can be
+    arbitrarily small, so ``mustBeLessThan: 1`` with ``unit: percent`` is a real tolerance."""
+    operator, value, rows = threshold["operator"], threshold["value"], threshold["unit"] == "rows"
+    if operator == "mustBe":
+        return value == 0
+    if operator == "mustBeLessThan":
+        return rows and 0 < value <= 1
+    if operator == "mustBeLessOrEqualTo":
+        return 0 <= value < 1 if rows else value == 0
+    if operator == "mustBeBetween":
+        low, high = value
+        return low <= 0 and (0 <= high < 1 if rows else high == 0)
+    return False
 
 
 def _only(arguments, allowed: set[str]) -> None:

@@ -11,18 +11,23 @@ DQX's own argument semantics are kept so a DQX user's checks run unchanged:
   expression (for example another column), as in DQX, checked like every contract expression;
 - ``is_valid_date`` / ``is_valid_timestamp`` use ``try_to_timestamp`` like DQX;
 - ``sql_expression`` passes where the expression is TRUE or NULL (``negate: true`` flips it);
-- ``is_unique`` keeps DQX's default ``nulls_distinct: true``;
+- ``is_unique`` keeps DQX's default ``nulls_distinct: true`` (as ODCS ``unique`` does here);
+- ``regex_match`` reads its regex as ECMA-262, like an ODCS pattern (``contract_gate.contract.patterns``):
+  ``$`` is the end of the input, Java-only syntax is refused with what to write instead;
 - ``criticality: warn`` is a warning; ``name`` becomes the rule id; ``filter`` limits the rows.
 Type mismatches DQX would only hit at run time (a number in the allowed list of a string column,
-which fails under Spark's ANSI mode) are contract errors here.
+which fails under Spark's ANSI mode) are contract errors here. Where DQX itself would refuse a
+check (``is_in_range`` without ``max_limit``), the error names the check to write instead.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 
 import yaml
 
+from contract_gate.contract.patterns import PatternError, rlike
 from contract_gate.contract.rules import RuleError, custom_expression, referenced_columns
 from contract_gate.contract.spark_types import is_numeric
 from contract_gate.contract.sqltext import number_literal, quote_identifier, string_literal
@@ -45,6 +50,36 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
     "is_valid_timestamp": (("column",), {"timestamp_format": None}),
 }
 _CHECK_KEYS = {"criticality", "name", "check", "filter", "user_metadata"}
+# DQX itself refuses these checks ("Limit is not provided."); the message says what to write instead.
+_MISSING_HINTS = {
+    ("is_in_range", ("max_limit",)): "; with only a lower limit use is_not_less_than (limit: your min_limit)",
+    ("is_in_range", ("min_limit",)): "; with only an upper limit use is_not_greater_than (limit: your max_limit)",
+    ("is_not_in_range", ("max_limit",)): "; for values that must lie below min_limit use sql_expression "
+                                         "(expression: <column> < <min_limit>)",
+    ("is_not_in_range", ("min_limit",)): "; for values that must lie above max_limit use sql_expression "
+                                         "(expression: <column> > <max_limit>)",
+    ("is_not_less_than", ("limit",)): " (the inclusive lower bound; for two bounds use is_in_range)",
+    ("is_not_greater_than", ("limit",)): " (the inclusive upper bound; for two bounds use is_in_range)",
+}
+# DQX functions the gate does not run, and how to say the same with what it does run.
+_UNSUPPORTED_HINTS = {
+    "is_not_in_list": "write sql_expression (expression: <column> NOT IN (...)); ",
+    "is_equal_to": "write sql_expression (expression: <column> = <value>); ",
+    "is_not_equal_to": "write sql_expression (expression: <column> <> <value>); ",
+    "is_null": "write sql_expression (expression: <column> IS NULL); ",
+}
+
+
+def _function_hint(function) -> str:
+    """What to write instead of an unknown DQX function: the gate's equivalent, or a near name."""
+    if not isinstance(function, str):
+        return ""
+    if function in _UNSUPPORTED_HINTS:
+        return _UNSUPPORTED_HINTS[function]
+    if function.startswith("is_aggr_"):
+        return "dataset checks are ODCS library metrics (rowCount, nullValues...) or type: sql entries; "
+    close = difflib.get_close_matches(function, FUNCTIONS, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def parse_implementation(implementation) -> dict:
@@ -70,8 +105,8 @@ def parse_implementation(implementation) -> dict:
                         ["implementation", "check", unknown[0]])
     function = check["function"]
     if not isinstance(function, str) or function not in FUNCTIONS:
-        raise RuleError(f"unknown DQX function {function!r}; supported: {', '.join(sorted(FUNCTIONS))}",
-                        ["implementation", "check", "function"])
+        raise RuleError(f"unknown DQX function {function!r}; {_function_hint(function)}supported: "
+                        f"{', '.join(sorted(FUNCTIONS))}", ["implementation", "check", "function"])
     if check.get("arguments") is not None and not isinstance(check["arguments"], dict):
         raise RuleError("DQX arguments must be a mapping", ["implementation", "check", "arguments"])
     return implementation
@@ -95,7 +130,8 @@ def compile_check(implementation: dict, columns: dict[str, str], default_column:
                         f"it takes {', '.join([*required, *optional])}", [*where, unknown[0]])
     missing = [name for name in required if name not in arguments]
     if missing:
-        raise RuleError(f"DQX function {function} needs argument(s): {', '.join(missing)}", where)
+        hint = _MISSING_HINTS.get((function, tuple(missing)), "")
+        raise RuleError(f"DQX function {function} needs argument(s): {', '.join(missing)}{hint}", where)
     args = {**optional, **arguments}
 
     criticality = implementation.get("criticality", "error")
@@ -130,7 +166,8 @@ def _filter(text) -> str | None:
 def _unique(args: dict, columns: dict, where: list) -> dict:
     key = args["columns"]
     if not isinstance(key, list) or not key or not all(isinstance(c, str) for c in key):
-        raise RuleError("is_unique needs 'columns': a list of column names", [*where, "columns"])
+        hint = f" (write columns: [{key}])" if isinstance(key, str) and key else ""
+        raise RuleError(f"is_unique needs 'columns': a list of column names{hint}", [*where, "columns"])
     for index, name in enumerate(key):
         _known_column(name, columns, [*where, "columns", index])
     if not isinstance(args["nulls_distinct"], bool):
@@ -193,7 +230,9 @@ def _list_item(item, column_type: str, where) -> str:
 def _allowed(col: str, column_type: str, args: dict, where) -> str:
     allowed = args["allowed"]
     if not isinstance(allowed, list) or not allowed:
-        raise RuleError("'allowed' must be a non-empty list", [*where, "allowed"])
+        hint = (f" (write allowed: [{allowed}])" if isinstance(allowed, (str, int, float)) and allowed != ""
+                else "; to allow only NULL use sql_expression with expression: <column> IS NULL" if allowed == [] else "")
+        raise RuleError(f"'allowed' must be a non-empty list, as DQX requires{hint}", [*where, "allowed"])
     items = [_list_item(item, column_type, [*where, "allowed", i]) for i, item in enumerate(allowed)]
     if _flag(args, "case_sensitive", where):
         return f"{col} IN ({', '.join(items)})"
@@ -222,9 +261,10 @@ def _limit(value, column_type: str, where) -> str:
 
 
 def _regex(col, _type, args, where):
-    if not isinstance(args["regex"], str) or not args["regex"]:
-        raise RuleError("'regex' must be a non-empty string", [*where, "regex"])
-    match = f"{col} RLIKE {string_literal(args['regex'])}"
+    try:
+        match = rlike(col, args["regex"])
+    except PatternError as exc:
+        raise RuleError(f"'regex': {exc}", [*where, "regex"]) from exc
     return f"({col} IS NULL OR {'NOT ' if _flag(args, 'negate', where) else ''}{match})"
 
 
