@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from contract_gate.decisions.record import Decision
-from contract_gate.decisions.store import FINAL_MATCH, SUPERSEDE
+from contract_gate.decisions.store import FAILED_MATCH, FINAL_MATCH, SUPERSEDE
 from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore, UnityCatalogHistory
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
@@ -45,15 +45,30 @@ def schema(spark, tmp_path):
 
 def test_merge_text_quotes_every_value_and_keeps_types():
     store = UnityCatalogDecisionStore("main.gate.decisions", runner=None)
-    sql = store.merge_sql(_decision("it's; DROP TABLE x", rule_failures={"a'b": 2}, failed_rules=["a'b"]),
-                          FINAL_MATCH, SUPERSEDE)
+    decision = _decision("it's; DROP TABLE x", rule_failures={"a'b": 2}, failed_rules=["a'b"])
+    sql = store.merge_sql(decision, store.match(FINAL_MATCH, decision), SUPERSEDE)
 
     assert sql.startswith("MERGE INTO `main`.`gate`.`decisions` AS t\nUSING (SELECT")
     assert "'it\\'s; DROP TABLE x' AS `submission_id`" in sql
     assert "CAST(MAP('a\\'b', CAST(2 AS BIGINT)) AS MAP<STRING,BIGINT>) AS `rule_failures`" in sql
     assert "CAST(NULL AS BIGINT) AS `target_version_after`" in sql
     assert f"TIMESTAMP_MICROS({int(T0.timestamp() * 1_000_000)}) AS `decided_at`" in sql
-    assert f"ON {FINAL_MATCH}\nWHEN MATCHED AND {SUPERSEDE} THEN UPDATE SET *\nWHEN NOT MATCHED THEN INSERT *" in sql
+    assert ("ON t.contract_id = 'orders' AND t.submission_id = 'it\\'s; DROP TABLE x' AND t.final\n"
+            f"WHEN MATCHED AND {SUPERSEDE} THEN UPDATE SET *\nWHEN NOT MATCHED THEN INSERT *") in sql
+
+
+def test_the_catalog_table_is_clustered_by_contract_and_each_merge_names_its_submission():
+    store = UnityCatalogDecisionStore("main.gate.decisions", runner=None, properties={"team.owner": "ops"})
+    failed = _decision(outcome="failed", run_id="r1")
+
+    create = store.create_sql()
+    assert "USING DELTA\nCLUSTER BY (`contract_id`)\nTBLPROPERTIES (" in create
+    for key, value in (("delta.enableDeletionVectors", "true"), ("delta.logRetentionDuration", "interval 2 days"),
+                       ("team.owner", "ops"), ("contract_gate.role", "decisions")):
+        assert f"'{key}' = '{value}'" in create
+    assert store.match(FAILED_MATCH, failed) == (
+        "t.contract_id = 'orders' AND t.submission_id = 's1' AND (t.final OR t.run_id IS NOT DISTINCT FROM s.run_id)")
+    assert store.upkeep_sql() == "OPTIMIZE `main`.`gate`.`decisions`"
 
 
 def test_the_runner_names_result_columns_from_the_hooks_description():
@@ -85,6 +100,28 @@ def test_the_statements_run_on_spark_and_keep_one_final_record(spark, schema):
                                                    failed_rules=["x"], latest_business_date="2024-03-01")
     assert runner.statements[0].startswith(f"CREATE TABLE IF NOT EXISTS `spark_catalog`.")
     assert sum(s.startswith("CREATE") for s in runner.statements) == 1
+    merges = [s for s in runner.statements if s.startswith("MERGE")]
+    assert merges and all("ON t.contract_id = 'orders' AND t.submission_id = 's1' AND" in s for s in merges)
+    detail = spark.sql(f"DESCRIBE DETAIL {schema}.decisions").first()
+    assert list(detail["clusteringColumns"]) == ["contract_id"]
+    assert detail["properties"]["delta.logRetentionDuration"] == "interval 2 days"
+
+
+def test_the_upkeep_statement_runs_on_spark_and_keeps_every_record(spark, schema):
+    runner = LocalSparkSql(spark)
+    store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+    for n in range(4):
+        store.record(_decision(f"s{n}"))
+    store.record(Decision(submission_id="s0", contract_id="other", contract_version="1", outcome="quarantined",
+                          decided_at=T0))
+
+    done = store.upkeep("orders")
+
+    assert done["statements"] == [f"OPTIMIZE {store.table}"] and runner.statements[-1] == f"OPTIMIZE {store.table}"
+    [operation] = [row["operation"] for row in spark.sql(f"DESCRIBE HISTORY {schema}.decisions LIMIT 1").collect()]
+    assert operation == "OPTIMIZE"
+    assert sorted(d.submission_id for d in store.records(contract_id="orders")) == ["s0", "s1", "s2", "s3"]
+    assert [d.outcome for d in store.records(submission_id="s0", contract_id="other")] == ["quarantined"]
 
 
 def test_catalog_history_finds_tagged_commits(spark, schema):

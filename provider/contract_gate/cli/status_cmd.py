@@ -3,7 +3,8 @@ the latest decisions per contract, without Spark.
 
 Freshness is evaluated now, read-only (no alert is sent, nothing is written), from the same
 sources as the freshness DAG; "last check" is the status record that DAG wrote, with its alert
-state. Decisions come from the decision table's Delta log and parquet files.
+state. Decisions come from the decision table's Delta log and parquet files: each decision table
+is read once for all the contracts shown, and only their partitions are opened.
 Exit 0 when every contract with an SLA is fresh, 1 when one is stale, 2 when one could not be read.
 """
 
@@ -18,9 +19,9 @@ from pathlib import Path
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
 from contract_gate.freshness.business_time import render, render_duration
-from contract_gate.freshness.decision_log import STATUS_COLUMNS, contract_decisions
+from contract_gate.freshness.decision_log import STATUS_COLUMNS, read_decisions
 from contract_gate.freshness.latest import latest_accepted
-from contract_gate.freshness.locations import status_dir
+from contract_gate.freshness.locations import status_dir, table_location
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
 
 CONTRACTS_DIR_ENV = "CONTRACT_GATE_CONTRACTS"
@@ -44,7 +45,9 @@ def run(args) -> int:
         print(f"contract-gate status: {exc}", file=sys.stderr)
         return 2
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    entries = [_entry(file, args.env, now, args.decisions) for file in files]
+    compiled = [(file, *_compile(file, args.env)) for file in files]
+    decisions = _decisions([plan for _, plan, _ in compiled if plan is not None and plan["tables"] is not None])
+    entries = [_entry(file, plan, error, now, args.decisions, decisions) for file, plan, error in compiled]
     if args.json:
         print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
     else:
@@ -74,13 +77,35 @@ def _select(contract: str | None, folder: Path, env: str | None) -> list[Path]:
     raise LookupError(f"no contract {contract!r} in {folder}")
 
 
-def _entry(file: Path, env: str | None, now: datetime, decisions_shown: int) -> dict:
-    entry = {"file": str(file), "contract_id": None, "freshness": None, "last_check": None,
-             "decisions": None, "decisions_table": None, "error": None}
+def _compile(file: Path, env: str | None) -> tuple[dict | None, str | None]:
     try:
-        plan = compile_plan(file, env=env)
+        return compile_plan(file, env=env), None
     except ContractError as exc:
-        entry["error"] = str(exc)
+        return None, str(exc)
+
+
+def _decisions(plans: list[dict]) -> dict[str, dict[str, list[dict]] | Exception]:
+    """Per path decision table: the shown contracts' decisions, read in one pass (or the error
+    that table raised, shown on each of its contracts)."""
+    wanted: dict[str, set[str]] = {}
+    for plan in plans:
+        address = plan["tables"]["decisions"]
+        if address["kind"] == "path":
+            wanted.setdefault(table_location(address), set()).add(plan["contract"]["id"])
+    found: dict[str, dict[str, list[dict]] | Exception] = {}
+    for location, contract_ids in wanted.items():
+        try:
+            found[location] = read_decisions(location, contract_ids, STATUS_COLUMNS)
+        except Exception as exc:  # one unreadable table must not hide the other contracts
+            found[location] = exc
+    return found
+
+
+def _entry(file: Path, plan: dict | None, error: str | None, now: datetime, decisions_shown: int,
+           decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict:
+    entry = {"file": str(file), "contract_id": None, "freshness": None, "last_check": None,
+             "decisions": None, "decisions_table": None, "error": error}
+    if plan is None:
         return entry
     entry.update(contract_id=plan["contract"]["id"], contract_version=plan["contract"]["version"],
                  environment=plan["environment"])
@@ -92,8 +117,11 @@ def _entry(file: Path, env: str | None, now: datetime, decisions_shown: int) -> 
         if plan["freshness"] is not None:
             entry["freshness"] = evaluate(plan, latest_accepted(plan), now)
             entry["last_check"] = StatusStore(status_dir(plan)).read(plan["contract"]["id"])
-        decisions = contract_decisions(plan, STATUS_COLUMNS)
-        entry["decisions"] = None if decisions is None else decisions[:decisions_shown]
+        if decisions_address["kind"] == "path":
+            table = decisions[table_location(decisions_address)]
+            if isinstance(table, Exception):
+                raise table
+            entry["decisions"] = table[plan["contract"]["id"]][:decisions_shown]
     except Exception as exc:  # one unreadable table must not hide the other contracts
         entry["error"] = f"{type(exc).__name__}: {exc}"
     return entry

@@ -6,6 +6,8 @@
   commit histories that have no final decision and records them.
 * ``store_for(plan)`` / ``history_for(plan)``: a path-based Delta table (``deltalake``) or a
   Unity Catalog table (Databricks SQL hook), chosen by the plan's ``tables`` addresses.
+* ``upkeep_decisions(plan)``: the retention DAG's daily care of the table for the plan's
+  contract (compaction, checkpoint, log retention; see ``DecisionStore.upkeep``).
 
 Importing this package imports neither pyspark nor Airflow; the store modules are imported
 when a store is built.
@@ -36,6 +38,7 @@ __all__ = [
     "record_decision",
     "recover_missing_decisions",
     "store_for",
+    "upkeep_decisions",
 ]
 
 
@@ -78,7 +81,7 @@ def record_decision(plan: dict[str, Any], record: dict[str, Any] | Decision,
 def final_decision(plan: dict[str, Any], submission_id: str,
                    store: DecisionStore | None = None) -> dict[str, Any] | None:
     """The submission's final record as a dict, or None."""
-    found = (store or store_for(plan)).final(submission_id)
+    found = (store or store_for(plan)).final(submission_id, plan["contract"]["id"])
     return None if found is None else found.as_dict()
 
 
@@ -98,3 +101,8 @@ def recover_missing_decisions(
         min_age=recovery.DEFAULT_MIN_AGE if min_age is None else min_age,
     )
     return [decision.as_dict() for decision in recovered]
+
+
+def upkeep_decisions(plan: dict[str, Any], store: DecisionStore | None = None) -> dict[str, Any]:
+    """Keep the decision table small for ``plan``'s contract; returns what was done."""
+    return (store or store_for(plan)).upkeep(plan["contract"]["id"])

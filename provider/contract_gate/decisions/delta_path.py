@@ -1,22 +1,48 @@
 """The decision store for path-based Delta tables, written and read with ``deltalake``
 (delta-rs): no JVM, so recording a decision costs milliseconds and works after Spark died.
 
+Layout (issue 18): the table is partitioned by ``contract_id`` and keeps statistics on
+``submission_id`` only. A record is one MERGE whose condition names its contract and submission
+as literals (``store.SCOPE``); delta-rs (1.6) turns it into the commit's read predicate
+(``contract_id = 'c' AND submission_id = 's' AND final``) and uses it twice: the MERGE skips
+every file outside the partition or outside the file statistics, and the conflict check only
+looks at the files a concurrent commit added that match it (partition value, then the
+``submission_id`` min/max of each added file). Concurrent gates recording different
+submissions therefore never conflict; two writers of the *same* submission do, and the loser's
+retry finds the winner's final record. Chosen over the other candidate, an append-only log
+with a read-side rule: blind appends never conflict either, but N racing writers leave N
+"final" rows, so the one-final-record promise would live in every reader (status, recovery,
+auditors' own queries) instead of in the table (benchmarks/decisions/README.md).
+
+A record is written in its own commit; a checkpoint follows every ``checkpointInterval`` commits
+(the post-commit hook of the writer that reaches it). Log cleanup and compaction are the retention
+DAG's job (``upkeep``), so a gate's record never pays for them.
+
+A table of the earlier, unpartitioned layout keeps working unchanged: the same literal MERGE
+condition is pruned by the ``contract_id``/``submission_id`` statistics its files carry.
+``migrate_layout`` rewrites it partitioned, in one commit (README "Operations").
+
 Also reads gated path tables' commit history and file statistics for recovery.
 """
 
 from __future__ import annotations
 
+import logging
+import random
 import time
 from datetime import date, datetime, timezone
 from typing import Any
 
 import pyarrow as pa
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
+from deltalake.transaction import PostCommitHookProperties
 
 from contract_gate.decisions.record import COLUMNS, Decision
 from contract_gate.decisions.store import (
+    LAYOUT_COLUMN,
     MAX_ATTEMPTS,
+    RETENTION_WINDOW,
     DecisionStore,
     TableHistory,
 )
@@ -34,52 +60,131 @@ ARROW_TYPES = {
     "ARRAY<STRING>": pa.list_(pa.string()),
 }
 SCHEMA = pa.schema([pa.field(name, ARROW_TYPES[type_], nullable) for name, type_, nullable in COLUMNS])
+LAYOUT_PROPERTIES = {
+    # a checkpoint every 100 commits: a writer replays at most 100 small JSON commits
+    "delta.checkpointInterval": "100",
+    # time travel over the window; older log entries and removed files may go
+    "delta.logRetentionDuration": RETENTION_WINDOW,
+    "delta.deletedFileRetentionDuration": RETENTION_WINDOW,
+    # the one column the MERGE and the readers prune on besides the partition: small checkpoints
+    "delta.dataSkippingStatsColumns": "submission_id",
+}
+# Writers checkpoint when due but leave log cleanup to the retention DAG's upkeep.
+WRITER_HOOKS = PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=False)
+LOGGER = logging.getLogger("contract_gate.decisions")
 
 
 class DeltaPathDecisionStore(DecisionStore):
     """Decisions in a path-based Delta table (plan ``tables.decisions`` of kind ``path``;
-    relative paths resolve like every other address, see ``spark_jobs.address``)."""
+    relative paths resolve like every other address, see ``spark_jobs.address``).
 
-    def __init__(self, address: dict[str, Any], storage_options: dict[str, str] | None = None):
+    ``properties``: extra table properties set when this store creates the table (e.g. the
+    ownership properties every gate table carries), on top of ``LAYOUT_PROPERTIES``."""
+
+    def __init__(self, address: dict[str, Any], storage_options: dict[str, str] | None = None,
+                 properties: dict[str, str] | None = None):
         self.uri = location(resolve(address))
         self.storage_options = storage_options
+        self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
+
+    def string_literal(self, value: str) -> str:
+        """DataFusion (delta-rs) SQL: a quote is doubled; a backslash is an ordinary character."""
+        return "'" + value.replace("'", "''") + "'"
 
     def records(
         self, submission_id: str | None = None, contract_id: str | None = None
     ) -> list[Decision]:
         if not DeltaTable.is_deltatable(self.uri, self.storage_options):
             return []
-        filters = [(column, "=", value) for column, value in
-                   (("submission_id", submission_id), ("contract_id", contract_id)) if value is not None]
+        conditions = [f"{column} = {self.string_literal(value)}" for column, value in
+                      ((LAYOUT_COLUMN, contract_id), ("submission_id", submission_id)) if value is not None]
+        # DataFusion (in delta-rs) picks the files by partition value and statistics, then the
+        # rows. (Not pyarrow.dataset: its scan threads call back into delta-rs' Python file
+        # system and now and then abort the process at interpreter exit.)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
-        rows = table.to_pyarrow_table(filters=filters or None).to_pylist()
+        rows = _select(table, " AND ".join(conditions)).to_pylist()
         return sorted(map(Decision.from_row, rows), key=lambda d: d.decided_at, reverse=True)
 
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         source = pa.Table.from_pylist([_arrow_row(decision)], schema=SCHEMA)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                merger = self._table().merge(source, match, source_alias="s", target_alias="t")
+                merger = self._table().merge(source, match, source_alias="s", target_alias="t",
+                                             post_commithook_properties=WRITER_HOOKS)
                 if replace_when is not None:
                     merger = merger.when_matched_update_all(predicate=replace_when)
                 merger.when_not_matched_insert_all().execute()
                 return
-            except CommitFailedError:  # a concurrent record won; the retry sees it
+            except CommitFailedError:  # a concurrent record of this submission won; the retry sees it
                 if attempt == MAX_ATTEMPTS:
                     raise
-                time.sleep(0.05 * attempt)
+                _back_off(attempt)
 
     def _table(self) -> DeltaTable:
         """The table, created on first use; a concurrent creation is fine either way. Only a
         table whose ownership properties say it is the decision table is written."""
         try:
-            table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", name="contract_gate_decisions",
+            table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", partition_by=[LAYOUT_COLUMN],
+                                      name="contract_gate_decisions", configuration=self.properties,
                                       storage_options=self.storage_options)
         except DeltaError:
             if not DeltaTable.is_deltatable(self.uri, self.storage_options):
                 raise
             table = DeltaTable(self.uri, storage_options=self.storage_options)
         return _owned(table, self.uri, self.storage_options)
+
+    def upkeep(self, contract_id: str) -> dict:
+        """Compact ``contract_id``'s partition (the whole table when it has the earlier,
+        unpartitioned layout), write a checkpoint, delete log entries older than the window.
+
+        Compaction rewrites small files into one per partition in a ``dataChange: false``
+        commit: concurrent records do not conflict with it unless they replace a row in a file
+        it rewrites, and then one of the two retries. Older tables get any missing layout
+        property first (never overriding one an operator set)."""
+        if not DeltaTable.is_deltatable(self.uri, self.storage_options):
+            return {"table": self.uri, "exists": False}
+        table = _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
+        missing = {k: v for k, v in self.properties.items() if k not in table.metadata().configuration}
+        if missing:
+            table.alter.set_table_properties(missing, raise_if_not_exists=False)
+        partitioned = LAYOUT_COLUMN in table.metadata().partition_columns
+        scope = [(LAYOUT_COLUMN, "=", contract_id)] if partitioned else None
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                metrics = table.optimize.compact(partition_filters=scope)
+                break
+            except CommitFailedError:
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                _back_off(attempt)
+                table = DeltaTable(self.uri, storage_options=self.storage_options)
+        table = DeltaTable(self.uri, storage_options=self.storage_options)
+        table.create_checkpoint()
+        table.cleanup_metadata()
+        return {"table": self.uri, "exists": True, "partitioned": partitioned, "version": table.version(),
+                "files_removed": metrics["numFilesRemoved"], "files_added": metrics["numFilesAdded"],
+                "properties_set": sorted(missing)}
+
+
+def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | None = None,
+                   properties: dict[str, str] | None = None) -> dict:
+    """Rewrite a decision table of the earlier, unpartitioned layout partitioned by
+    ``contract_id``, in one overwrite commit (the previous version stays readable by time travel
+    for the retention window). Run it once with the gates paused: a record committed after the
+    read would not be carried over. Returns ``{rows, version}``; a table already partitioned
+    is left alone."""
+    store = DeltaPathDecisionStore(address, storage_options, properties)
+    table = DeltaTable(store.uri, storage_options=storage_options)
+    if LAYOUT_COLUMN in table.metadata().partition_columns:
+        return {"rows": None, "version": table.version(), "migrated": False}
+    rows = _select(table).cast(SCHEMA)
+    write_deltalake(store.uri, rows, mode="overwrite", schema_mode="overwrite", partition_by=[LAYOUT_COLUMN],
+                    configuration=store.properties, storage_options=storage_options)
+    table = DeltaTable(store.uri, storage_options=storage_options)
+    table.create_checkpoint()
+    LOGGER.info("decision table %s: %d records rewritten partitioned by %s (version %d)",
+                store.uri, rows.num_rows, LAYOUT_COLUMN, table.version())
+    return {"rows": rows.num_rows, "version": table.version(), "migrated": True}
 
 
 def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) -> DeltaTable:
@@ -95,6 +200,17 @@ def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) 
         return DeltaTable(uri, storage_options=storage_options)
     check_owner(properties, {"kind": "path", "path": uri}, None, "decisions")
     return table
+
+
+def _select(table: DeltaTable, where: str = "") -> pa.Table:
+    """The rows of ``table`` where ``where`` (SQL) holds, read by DataFusion inside delta-rs."""
+    sql = "SELECT * FROM decisions" + (f" WHERE {where}" if where else "")
+    return pa.RecordBatchReader.from_stream(QueryBuilder().register("decisions", table).execute(sql)).read_all()
+
+
+def _back_off(attempt: int) -> None:
+    """Randomised so that writers that collided do not collide again in step."""
+    time.sleep(random.uniform(0.01, 0.05) * attempt)
 
 
 def _arrow_row(decision: Decision) -> dict[str, Any]:

@@ -11,6 +11,17 @@ the ``deltalake`` engine (DataFusion) and Databricks SQL run unchanged:
   there is still one record;
 * a ``failed`` record is inserted unless the submission already has a final record or a
   failed record of the same Airflow run (a cleared record task writes nothing twice).
+
+Conflicts are scoped to one submission (issue 18). Every condition starts with the record's
+contract and submission as *literals* (``SCOPE``), rendered by the store's own literal quoting.
+The table is laid out by ``contract_id`` (a partition of the path table, a clustering key of a
+catalog table), so the literal contract selects one partition, and the literal submission
+selects the files whose ``submission_id`` statistics can hold it. The engine keeps that
+condition as the commit's read predicate; the conflict check compares only the files a
+concurrent commit added that match it, so two gates recording different submissions, of the
+same contract or not, do not conflict. Written as ``t.submission_id = s.submission_id`` instead,
+the engine could not narrow it down and recorded ``predicate: final``: every pair of decisions
+conflicted.
 """
 
 from __future__ import annotations
@@ -20,31 +31,48 @@ from abc import ABC, abstractmethod
 from contract_gate.decisions.record import Decision
 from spark_jobs.tagged_commit import TaggedCommit
 
-FINAL_MATCH = "t.submission_id = s.submission_id AND t.final"
-FAILED_MATCH = (
-    "t.submission_id = s.submission_id AND (t.final OR t.run_id IS NOT DISTINCT FROM s.run_id)"
-)
+LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
+SCOPE = "t.contract_id = {contract_id} AND t.submission_id = {submission_id}"
+FINAL_MATCH = SCOPE + " AND t.final"
+FAILED_MATCH = SCOPE + " AND (t.final OR t.run_id IS NOT DISTINCT FROM s.run_id)"
 SUPERSEDE = "t.source = 'recovery' AND s.source = 'gate'"
 MAX_ATTEMPTS = 10
 
+# How long the decision table's log and removed files are kept: time travel works over this
+# window; older log entries are deleted by the retention DAG's upkeep. The log holds every
+# commit of the window plus its checkpoints, so its size grows with the window times the
+# decision rate (benchmarks/decisions); two days bounds it near 50 MB at 4,800 decisions a day.
+RETENTION_WINDOW = "interval 2 days"
+
 
 class DecisionStore(ABC):
-    """A decision table. Subclasses say how to MERGE one record and how to read records."""
+    """A decision table. Subclasses say how to quote a string, how to MERGE one record, how to
+    read records and how to keep the table small."""
 
     def record(self, decision: Decision) -> Decision:
         """Store ``decision``; return the record that now stands for the submission: the
         submission's final record when there is one (possibly an earlier one: writing the same
         final decision twice keeps the first), else ``decision`` itself."""
         if decision.final:
-            self._merge(decision, FINAL_MATCH, SUPERSEDE)
+            self._merge(decision, self.match(FINAL_MATCH, decision), SUPERSEDE)
         else:
-            self._merge(decision, FAILED_MATCH, None)
-        return self.final(decision.submission_id) or decision
+            self._merge(decision, self.match(FAILED_MATCH, decision), None)
+        return self.final(decision.submission_id, decision.contract_id) or decision
 
-    def final(self, submission_id: str) -> Decision | None:
-        """The submission's final record, or None."""
-        finals = [d for d in self.records(submission_id=submission_id) if d.final]
+    def match(self, condition: str, decision: Decision) -> str:
+        """``condition`` with the decision's contract and submission filled in as literals."""
+        return condition.format(contract_id=self.string_literal(decision.contract_id),
+                                submission_id=self.string_literal(decision.submission_id))
+
+    def final(self, submission_id: str, contract_id: str | None = None) -> Decision | None:
+        """The submission's final record, or None. Give ``contract_id`` whenever it is known:
+        only that contract's part of the table is read."""
+        finals = [d for d in self.records(submission_id=submission_id, contract_id=contract_id) if d.final]
         return finals[0] if finals else None
+
+    @abstractmethod
+    def string_literal(self, value: str) -> str:
+        """``value`` as a string literal of the store's SQL dialect."""
 
     @abstractmethod
     def records(
@@ -56,6 +84,11 @@ class DecisionStore(ABC):
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         """MERGE ``decision`` as source ``s`` into the table as ``t`` ON ``match``: insert when
         nothing matches, replace the match when ``replace_when`` holds."""
+
+    @abstractmethod
+    def upkeep(self, contract_id: str) -> dict:
+        """The retention DAG's daily care of the table for one contract: compact its small
+        files, checkpoint, drop log entries older than ``RETENTION_WINDOW``. Returns metrics."""
 
 
 class TableHistory(ABC):

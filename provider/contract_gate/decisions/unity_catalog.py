@@ -2,8 +2,19 @@
 
 Every statement is plain Databricks SQL built here as text: ``CREATE TABLE IF NOT EXISTS``,
 one ``MERGE INTO`` per record (the match conditions of ``store``), ``SELECT`` and ``DESCRIBE
-HISTORY`` for reading. Values are rendered as escaped literals (``spark_jobs.sql_text``), so a
-submission id or rule id cannot change a statement.
+HISTORY`` for reading, ``OPTIMIZE`` for the retention DAG's upkeep. Values are rendered as
+escaped literals (``spark_jobs.sql_text``), so a submission id or rule id cannot change a
+statement.
+
+Layout (issue 18): ``CLUSTER BY (contract_id)`` with deletion vectors, and every MERGE names its
+contract and submission as literals. On Databricks that gives row-level concurrency: two MERGEs
+conflict only when they touch the same rows, i.e. the same submission (a partitioned table
+would still conflict on two submissions of one contract). A ``WHERE contract_id = ...`` read
+skips other contracts' files by their clustering statistics. Databricks writes checkpoints and
+cleans the log by itself, following the table's ``delta.logRetentionDuration``; the daily upkeep
+runs ``OPTIMIZE``, which compacts and clusters the files written since the last one. A table
+created before this layout keeps working (same statements); ``ALTER TABLE <name> CLUSTER BY
+(contract_id)`` moves it to the new one (README "Operations").
 
 Tested without a workspace: the unit tests check the SQL text, and run the very same
 statements through local Spark SQL against a local Delta table (Spark SQL is the dialect
@@ -18,7 +29,9 @@ from typing import Any
 
 from contract_gate.decisions.record import COLUMNS, Decision
 from contract_gate.decisions.store import (
+    LAYOUT_COLUMN,
     MAX_ATTEMPTS,
+    RETENTION_WINDOW,
     DecisionStore,
     TableHistory,
 )
@@ -28,6 +41,11 @@ from spark_jobs.tagged_commit import TaggedCommit
 
 NAMES = [name for name, _, _ in COLUMNS]
 TYPES = {name: type_ for name, type_, _ in COLUMNS}
+LAYOUT_PROPERTIES = {
+    "delta.enableDeletionVectors": "true",  # with clustering: row-level concurrency on Databricks
+    "delta.logRetentionDuration": RETENTION_WINDOW,
+    "delta.deletedFileRetentionDuration": RETENTION_WINDOW,
+}
 
 
 class SqlRunner:
@@ -62,19 +80,37 @@ class SqlRunner:
 class UnityCatalogDecisionStore(DecisionStore):
     """Decisions in the catalog table ``name`` (``catalog.schema.table``)."""
 
-    def __init__(self, name: str, runner: SqlRunner | None = None):
+    def __init__(self, name: str, runner: SqlRunner | None = None, properties: dict[str, str] | None = None):
         self.name = name
         self.table = quote_qualified(name)
         self.runner = runner or SqlRunner()
+        self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}  # on top of the ownership ones
         self._created = False
+
+    def string_literal(self, value: str) -> str:
+        return string_literal(value)
 
     def create_sql(self) -> str:
         columns = ",\n  ".join(
             f"{quote_identifier(name)} {type_}{'' if nullable else ' NOT NULL'}"
             for name, type_, nullable in COLUMNS
         )
+        properties = {**self.properties, **owner_properties(None, 'decisions')}
         return (f"CREATE TABLE IF NOT EXISTS {self.table} (\n  {columns}\n) USING DELTA\n"
-                f"TBLPROPERTIES ({properties_clause(owner_properties(None, 'decisions'))})")
+                f"CLUSTER BY ({quote_identifier(LAYOUT_COLUMN)})\n"
+                f"TBLPROPERTIES ({properties_clause(properties)})")
+
+    def upkeep_sql(self) -> str:
+        return f"OPTIMIZE {self.table}"
+
+    def upkeep(self, contract_id: str) -> dict:
+        """``OPTIMIZE`` the table: the files written since the last run are compacted and
+        clustered, every contract's at once (a clustered table's OPTIMIZE takes no WHERE).
+        Databricks writes the checkpoints and deletes expired log entries itself."""
+        self._ensure_table()
+        statement = self.upkeep_sql()
+        self.runner.execute(statement)
+        return {"table": self.name, "exists": True, "statements": [statement]}
 
     def merge_sql(self, decision: Decision, match: str, replace_when: str | None) -> str:
         row = decision.as_row()

@@ -1,7 +1,12 @@
 """Apply a contract's retention: drop candidates older than ``retention.candidateDays`` and
 delete (then vacuum) quarantined rows older than ``retention.quarantineDays``
 (``spark_jobs.retention``). Candidates and quarantined rows hold data consumers must not see,
-possibly classified, so they are kept no longer than the contract says."""
+possibly classified, so they are kept no longer than the contract says.
+
+Then, without Spark, the upkeep of the shared decision table for this contract
+(:func:`contract_gate.decisions.upkeep_decisions`): its small files are compacted, a checkpoint
+is written and log entries older than the table's retention window are deleted, so reading and
+recording decisions stays fast and ``_delta_log`` stays bounded after a year of gating."""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ if TYPE_CHECKING:
 class GateRetentionOperator(SparkGateOperator):
     """Run the ``cleanup`` gate job for one contract through its execution mode.
 
-    Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n}``.
+    Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n, "decisions": {...}}``
+    (``decisions``: what the decision table's upkeep did).
 
     :param contract: path of the ODCS contract file. (templated)
     """
@@ -31,6 +37,10 @@ class GateRetentionOperator(SparkGateOperator):
                        name=f"contract-gate {plan['contract']['id']} retention")
 
     def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+        from contract_gate import decisions
+
+        result = {**result, "decisions": decisions.upkeep_decisions(plan)}
+        self.log.info("decision table upkeep for %s: %s", plan["contract"]["id"], result["decisions"])
         self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",
                       plan["contract"]["id"], len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
         return result

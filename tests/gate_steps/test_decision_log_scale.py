@@ -1,0 +1,218 @@
+"""The decision log at scale (issue 18): concurrent gates in separate OS processes lose no
+decision and never fail to record; the table is laid out by contract so that conflicts,
+writes and reads stay with one submission or one contract; the retention DAG's upkeep keeps
+the log bounded while time travel over the retention window keeps working."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+
+import pytest
+from deltalake import DeltaTable
+
+from _decision_writers import decision, record_one, record_submissions, run_at_once, store
+from contract_gate import decisions
+from contract_gate.decisions.delta_path import SCHEMA, DeltaPathDecisionStore, migrate_layout
+from contract_gate.freshness import delta_log
+from contract_gate.freshness.decision_log import contract_decisions, read_decisions
+from spark_jobs.ownership import owner_properties
+
+
+def _table_path(tmp_path) -> str:
+    return str(tmp_path / "decisions")
+
+
+def _plan(path: str, contract_id: str = "c0") -> dict:
+    return {"contract": {"id": contract_id, "version": "1.0.0"}, "freshness": None,
+            "tables": {"decisions": {"kind": "path", "path": path, "format": "delta"}}}
+
+
+def _commit_infos(path: str) -> list[dict]:
+    log = os.path.join(path, "_delta_log")
+    infos = []
+    for name in sorted(n for n in os.listdir(log) if n.endswith(".json")):
+        with open(os.path.join(log, name)) as commit:
+            infos += [json.loads(line)["commitInfo"] for line in commit if '"commitInfo"' in line]
+    return infos
+
+
+@pytest.mark.slow
+def test_sixteen_processes_record_different_submissions_and_none_fails(tmp_path):
+    path = _table_path(tmp_path)
+    store(path).record(decision("setup", "c0"))  # the table exists before the gates start
+    contracts = [f"c{i}" for i in range(4)]  # four workers per contract: conflicts within one too
+    work = {worker: [(contracts[worker % 4], f"w{worker:02d}-{n:02d}") for n in range(25)] for worker in range(16)}
+
+    results = run_at_once(record_submissions, [(path, worker, submissions) for worker, submissions in work.items()])
+
+    outcomes = [outcome for _, worker_outcomes in results for outcome in worker_outcomes]
+    assert [o for o in outcomes if o[0] != "ok"] == []
+    assert sorted(o[2] for o in outcomes) == sorted(s for subs in work.values() for _, s in subs)
+    stored = store(path).records()
+    counts = Counter((d.contract_id, d.submission_id) for d in stored)
+    assert len(stored) == 16 * 25 + 1 and max(counts.values()) == 1
+    assert set(counts) == {("c0", "setup"), *((c, s) for subs in work.values() for c, s in subs)}
+    assert all(d.final and d.outcome == "published" for d in stored)
+
+
+def test_eight_processes_racing_one_submission_leave_one_final_record_and_all_are_told(tmp_path):
+    path = _table_path(tmp_path)
+    store(path).record(decision("other", "orders"))
+    racers = [(path, worker, decision("twin", "orders", "published" if worker % 2 else "quarantined",
+                                      run_id=f"run-{worker}", rows_published=worker))
+              for worker in range(8)]
+
+    results = run_at_once(record_one, racers)
+
+    assert [r for r in results if r[1] != "ok"] == []
+    told = {json.dumps(r[2], sort_keys=True) for r in results}
+    assert len(told) == 1
+    [final] = [d for d in store(path).records(submission_id="twin") if d.final]
+    assert len(store(path).records(submission_id="twin")) == 1
+    assert final.as_dict() == results[0][2]
+    assert final.run_id in {f"run-{w}" for w in range(8)}
+
+
+def test_the_table_is_partitioned_by_contract_and_each_merge_names_its_submission(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    decisions_store.record(decision("s1", "orders"))
+    decisions_store.record(decision("s2", "orders", "failed", run_id="r1"))
+
+    table = DeltaTable(path)
+    assert table.metadata().partition_columns == ["contract_id"]
+    configuration = table.metadata().configuration
+    assert configuration["delta.dataSkippingStatsColumns"] == "submission_id"
+    assert configuration["delta.logRetentionDuration"] == configuration["delta.deletedFileRetentionDuration"]
+    predicates = [info["operationParameters"]["predicate"] for info in _commit_infos(path)
+                  if info.get("operation") == "MERGE"]
+    assert predicates == ["contract_id = 'orders' AND submission_id = 's1' AND final",
+                          "contract_id = 'orders' AND submission_id = 's2'"]
+    assert [f.split("/")[-2] for f in table.file_uris()] == ["contract_id=orders"] * 2
+
+
+def test_quotes_in_contract_and_submission_ids_stay_literals(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    hostile = "x' OR true OR 'y"
+    decisions_store.record(decision("s1", "orders"))
+    stored = decisions_store.record(decision("s1", hostile, "quarantined"))
+    decisions_store.record(decision("s1' OR '1'='1", "orders", "quarantined"))
+
+    assert (stored.contract_id, stored.outcome) == (hostile, "quarantined")
+    assert decisions_store.final("s1", "orders").outcome == "published"
+    assert sorted(d.submission_id for d in decisions_store.records(contract_id="orders")) == ["s1", "s1' OR '1'='1"]
+    assert [r["contract_id"] for r in contract_decisions(_plan(path, hostile))] == [hostile]
+
+
+def test_a_recovered_record_is_still_replaced_by_the_gate_inside_a_compacted_file(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    decisions_store.record(decision("early", "orders"))
+    decisions_store.record(decision("s1", "orders", source="recovery"))
+    decisions_store.upkeep("orders")  # both rows now share one file
+
+    stored = decisions_store.record(decision("s1", "orders", "split", rule_failures={"r": 1}, failed_rules=["r"]))
+
+    assert (stored.outcome, stored.source) == ("split", "gate")
+    assert sorted((d.submission_id, d.outcome, d.source) for d in decisions_store.records(contract_id="orders")) == [
+        ("early", "published", "gate"), ("s1", "split", "gate")]
+
+
+def test_upkeep_compacts_one_contract_and_keeps_time_travel_over_the_window(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    for n in range(12):
+        decisions_store.record(decision(f"s{n}", f"c{n % 3}"))
+    before = DeltaTable(path)
+    rows_before = sorted(before.to_pyarrow_table().column("submission_id").to_pylist())
+
+    done = decisions.upkeep_decisions(_plan(path, "c0"))
+
+    after = DeltaTable(path)
+    by_partition = Counter(f.split("/")[-2] for f in after.file_uris())
+    assert by_partition == {"contract_id=c0": 1, "contract_id=c1": 4, "contract_id=c2": 4}
+    assert (done["files_removed"], done["files_added"]) == (4, 1)
+    assert os.path.exists(os.path.join(path, "_delta_log", f"{after.version():020d}.checkpoint.parquet"))
+    assert sorted(after.to_pyarrow_table().column("submission_id").to_pylist()) == rows_before
+    old = DeltaTable(path, version=before.version())  # time travel to before the compaction
+    assert sorted(old.to_pyarrow_table().column("submission_id").to_pylist()) == rows_before
+    assert len(old.file_uris()) == 12
+
+
+def test_upkeep_deletes_log_entries_older_than_the_window_and_nothing_newer(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    for n in range(6):
+        decisions_store.record(decision(f"s{n}", "c0"))
+    aged = DeltaTable(path).version()
+    three_days_ago = time.time() - 3 * 24 * 3600  # the window is two days
+    log = os.path.join(path, "_delta_log")
+    for name in os.listdir(log):
+        os.utime(os.path.join(log, name), (three_days_ago, three_days_ago))
+    decisions_store.upkeep("c0")  # compacts (a commit) and checkpoints now: the aged log may go
+    recent = DeltaTable(path).version()
+    decisions_store.record(decision("s6", "c0"))
+
+    decisions_store.upkeep("c0")
+
+    kept = sorted(int(n[:20]) for n in os.listdir(log) if n.endswith(".json"))
+    assert kept[0] > aged and kept[-1] == DeltaTable(path).version()
+    with pytest.raises(Exception):  # noqa: B017 - deltalake's error type for a version aged out
+        DeltaTable(path, version=aged - 1).to_pyarrow_table()
+    assert len(DeltaTable(path, version=recent).to_pyarrow_table()) == 6  # inside the window
+    assert sorted(d.submission_id for d in decisions_store.records(contract_id="c0")) == [f"s{n}" for n in range(7)]
+
+
+def test_readers_open_only_the_files_of_the_contracts_asked_for(tmp_path, monkeypatch):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    for n in range(9):
+        decisions_store.record(decision(f"s{n}", f"c{n % 3}"))
+    opened = []
+    original = delta_log.DeltaLog.read_parquet
+    monkeypatch.setattr(delta_log.DeltaLog, "read_parquet",
+                        lambda self, file, columns: opened.append(file) or original(self, file, columns))
+
+    rows = contract_decisions(_plan(path, "c1"))
+    one = len(opened)
+    both = read_decisions(path, ["c0", "c2"])
+
+    assert sorted(r["submission_id"] for r in rows) == ["s1", "s4", "s7"]
+    assert {r["contract_id"] for r in rows} == {"c1"}
+    assert one == 3 and all("contract_id=c1" in file for file in opened[:one])
+    assert {c: sorted(r["submission_id"] for r in found) for c, found in both.items()} == {
+        "c0": ["s0", "s3", "s6"], "c2": ["s2", "s5", "s8"]}
+    assert len(opened) == 9 and not any("contract_id=c1" in file for file in opened[one:])
+
+
+def test_a_table_of_the_earlier_layout_keeps_working_and_migrates_in_one_commit(tmp_path, monkeypatch):
+    path = _table_path(tmp_path)
+    old = DeltaTable.create(path, SCHEMA, name="contract_gate_decisions")  # unpartitioned, as before
+    old.alter.set_table_properties(owner_properties(None, "decisions"), raise_if_not_exists=False)
+    decisions_store = DeltaPathDecisionStore({"kind": "path", "path": path})
+    for n in range(6):
+        decisions_store.record(decision(f"s{n}", f"c{n % 2}"))
+    assert decisions_store.record(decision("s1", "c1", "quarantined")).outcome == "published"
+    opened = []
+    original = delta_log.DeltaLog.read_parquet
+    monkeypatch.setattr(delta_log.DeltaLog, "read_parquet",
+                        lambda self, file, columns: opened.append(file) or original(self, file, columns))
+    assert sorted(r["submission_id"] for r in contract_decisions(_plan(path, "c1"))) == ["s1", "s3", "s5"]
+    assert len(opened) == 3  # the files' contract_id statistics pruned the other three
+    decisions_store.upkeep("c1")
+    unpartitioned = DeltaTable(path).version()
+
+    migrated = migrate_layout({"kind": "path", "path": path})
+
+    table = DeltaTable(path)
+    assert migrated == {"rows": 6, "version": unpartitioned + 1, "migrated": True}
+    assert table.metadata().partition_columns == ["contract_id"]
+    assert table.metadata().configuration["contract_gate.role"] == "decisions"
+    assert sorted(d.submission_id for d in decisions_store.records()) == [f"s{n}" for n in range(6)]
+    assert len(DeltaTable(path, version=unpartitioned).to_pyarrow_table()) == 6
+    assert migrate_layout({"kind": "path", "path": path})["migrated"] is False
+    assert decisions_store.record(decision("s6", "c0")).submission_id == "s6"
