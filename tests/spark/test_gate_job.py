@@ -14,7 +14,7 @@ import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
 from spark_jobs import gate_job
-from spark_jobs.plan import load_plan
+from spark_jobs.plan import fingerprint, load_plan
 from spark_jobs.session import submit_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,3 +85,27 @@ def test_runs_under_spark_submit(failing_candidate, tmp_path):
     assert start >= 0, done.stdout[-3000:]
     summary, _ = json.JSONDecoder().raw_decode(done.stdout[start:])
     assert [r["id"] for r in summary["failing_rules"]] == ["case_count.minimum"]
+
+
+def test_the_spark_side_refuses_a_hand_edited_plan_file(failing_candidate, tmp_path, caplog):
+    """Plans travel through storage: an edit with a stale fingerprint, and an edit that
+    recomputes the fingerprint but brings in java_method, are both refused before any rule
+    runs, through the real ``gate_job.py validate`` path."""
+    path, plan_path = failing_candidate
+    compiled = json.loads(plan_path.read_text())
+    java = f"java_method('java.io.File', 'createTempFile', 'cg', '', {json.dumps(str(tmp_path))}) IS NOT NULL"
+
+    stale = json.loads(json.dumps(compiled))
+    stale["rules"][0]["predicate"] = "`region_code` IS NOT NULL OR TRUE"
+    refit = json.loads(json.dumps(compiled))
+    refit["rules"][0]["predicate"] = java
+    refit["fingerprint"] = fingerprint(refit)
+    for edited, message in ((stale, "changed after it was compiled"), (refit, "function java_method() is not allowed")):
+        plan_path.write_text(json.dumps(edited))
+        report_path = tmp_path / "r.json"
+        caplog.clear()
+        argv = ["validate", "--plan", str(plan_path), "--candidate", path, "--report", str(report_path)]
+        assert gate_job.main(argv) == 1
+        assert message in caplog.text
+        assert not report_path.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("cg")]  # java_method never ran
