@@ -136,7 +136,6 @@ def test_upkeep_compacts_one_contract_and_keeps_time_travel_over_the_window(tmp_
     by_partition = Counter(f.split("/")[-2] for f in after.file_uris())
     assert by_partition == {"contract_id=c0": 1, "contract_id=c1": 4, "contract_id=c2": 4}
     assert (done["files_removed"], done["files_added"]) == (4, 1)
-    assert os.path.exists(os.path.join(path, "_delta_log", f"{after.version():020d}.checkpoint.parquet"))
     assert sorted(after.to_pyarrow_table().column("submission_id").to_pylist()) == rows_before
     old = DeltaTable(path, version=before.version())  # time travel to before the compaction
     assert sorted(old.to_pyarrow_table().column("submission_id").to_pylist()) == rows_before
@@ -145,7 +144,7 @@ def test_upkeep_compacts_one_contract_and_keeps_time_travel_over_the_window(tmp_
 
 def test_upkeep_deletes_log_entries_older_than_the_window_and_nothing_newer(tmp_path):
     path = _table_path(tmp_path)
-    decisions_store = store(path)
+    decisions_store = DeltaPathDecisionStore({"kind": "path", "path": path}, properties={"delta.checkpointInterval": "4"})
     for n in range(6):
         decisions_store.record(decision(f"s{n}", "c0"))
     aged = DeltaTable(path).version()
@@ -153,18 +152,20 @@ def test_upkeep_deletes_log_entries_older_than_the_window_and_nothing_newer(tmp_
     log = os.path.join(path, "_delta_log")
     for name in os.listdir(log):
         os.utime(os.path.join(log, name), (three_days_ago, three_days_ago))
-    decisions_store.upkeep("c0")  # compacts (a commit) and checkpoints now: the aged log may go
-    recent = DeltaTable(path).version()
-    decisions_store.record(decision("s6", "c0"))
+    for n in range(6, 9):  # recent commits, one of them reaches a checkpoint
+        decisions_store.record(decision(f"s{n}", "c0"))
+    recent = aged + 1
 
     decisions_store.upkeep("c0")
 
     kept = sorted(int(n[:20]) for n in os.listdir(log) if n.endswith(".json"))
-    assert kept[0] > aged and kept[-1] == DeltaTable(path).version()
+    checkpoints = sorted(int(n[:20]) for n in os.listdir(log) if ".checkpoint." in n)
+    # the log now starts at the checkpoint the window's oldest commit builds on
+    assert 0 < kept[0] == checkpoints[0] <= aged and kept[-1] == DeltaTable(path).version()
     with pytest.raises(Exception):  # noqa: B017 - deltalake's error type for a version aged out
-        DeltaTable(path, version=aged - 1).to_pyarrow_table()
-    assert len(DeltaTable(path, version=recent).to_pyarrow_table()) == 6  # inside the window
-    assert sorted(d.submission_id for d in decisions_store.records(contract_id="c0")) == [f"s{n}" for n in range(7)]
+        DeltaTable(path, version=kept[0] - 1).to_pyarrow_table()
+    assert len(DeltaTable(path, version=recent).to_pyarrow_table()) == 7  # inside the window
+    assert sorted(d.submission_id for d in decisions_store.records(contract_id="c0")) == [f"s{n}" for n in range(9)]
 
 
 def test_readers_open_only_the_files_of_the_contracts_asked_for(tmp_path, monkeypatch):

@@ -135,12 +135,16 @@ class DeltaPathDecisionStore(DecisionStore):
 
     def upkeep(self, contract_id: str) -> dict:
         """Compact ``contract_id``'s partition (the whole table when it has the earlier,
-        unpartitioned layout), write a checkpoint, delete log entries older than the window.
+        unpartitioned layout) and delete log entries older than the retention window.
 
-        Compaction rewrites small files into one per partition in a ``dataChange: false``
-        commit: concurrent records do not conflict with it unless they replace a row in a file
-        it rewrites, and then one of the two retries. Older tables get any missing layout
-        property first (never overriding one an operator set)."""
+        Compaction rewrites the partition's small files into one in a ``dataChange: false``
+        commit: concurrent records do not conflict with it unless they read a file it rewrites,
+        and then the record retries. Checkpoints stay with the ``checkpointInterval`` post-commit
+        hook (the compaction's commit included): one per contract and day on top would add 200
+        full checkpoints a day to a log that keeps every checkpoint of its window. Cleanup deletes
+        the JSON commits and checkpoints older than ``delta.logRetentionDuration`` that precede a
+        newer checkpoint, so every version of the window can still be read. Older tables get any
+        missing layout property first (never overriding one an operator set)."""
         if not DeltaTable.is_deltatable(self.uri, self.storage_options):
             return {"table": self.uri, "exists": False}
         table = _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
@@ -151,7 +155,7 @@ class DeltaPathDecisionStore(DecisionStore):
         scope = [(LAYOUT_COLUMN, "=", contract_id)] if partitioned else None
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                metrics = table.optimize.compact(partition_filters=scope)
+                metrics = table.optimize.compact(partition_filters=scope, post_commithook_properties=WRITER_HOOKS)
                 break
             except CommitFailedError:
                 if attempt == MAX_ATTEMPTS:
@@ -159,7 +163,6 @@ class DeltaPathDecisionStore(DecisionStore):
                 _back_off(attempt)
                 table = DeltaTable(self.uri, storage_options=self.storage_options)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
-        table.create_checkpoint()
         table.cleanup_metadata()
         return {"table": self.uri, "exists": True, "partitioned": partitioned, "version": table.version(),
                 "files_removed": metrics["numFilesRemoved"], "files_added": metrics["numFilesAdded"],
