@@ -8,7 +8,7 @@ store, target creation) reads them first and refuses a table that another contra
 that this contract owns in another role: a contract whose quarantine is set to another
 contract's target must never write a row there.
 
-A table without the properties was not created by the gate (or by a gate before 0.2): it is
+A table without the properties was not created by the gate (or by an earlier version): it is
 refused too, with the ``ALTER TABLE ... SET TBLPROPERTIES`` statement that claims it, so taking
 over an existing table is a deliberate act of whoever may alter it, never a contract's choice.
 
