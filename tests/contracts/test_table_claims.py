@@ -100,6 +100,19 @@ def test_the_landing_stays_under_the_root_or_a_listed_landing_root(tmp_path, mon
     assert compile_plan(path)["tables"]["landing"]["path"] == "/srv/drops/orders"
 
 
+def test_a_landing_linked_out_of_the_root_must_land_in_a_listed_landing_root(tmp_path, monkeypatch):
+    home, drops = tmp_path / "home", tmp_path / "drops"
+    (home / "lakehouse").mkdir(parents=True)
+    (drops / "orders").mkdir(parents=True)
+    os.symlink(drops, home / "lakehouse" / "landing")
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(home))
+    path = _contract(tmp_path, "c", {})
+
+    assert [where for where, _ in _errors(path)] == ["customProperties[0].value.landing.path"]
+    monkeypatch.setenv("CONTRACT_GATE_LANDING_ROOTS", str(drops))
+    assert compile_plan(path)["tables"]["landing"]["path"] == "lakehouse/landing/orders"
+
+
 def test_a_contracts_own_tables_may_not_overlap(tmp_path):
     path = _contract(tmp_path, "c", _gate("      quarantine: {path: orders/rejected}"))
 

@@ -137,7 +137,8 @@ def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
     if given is not None and ".." in _segments(given):
         return f"the landing path {given!r} must not contain '..'"
     roots = [root, *[r.strip() for r in os.environ.get(LANDING_ROOTS_ENV, "").split(",") if r.strip()]]
-    if not any(_under(path, root) and not _leaves_through_link(path, root) for root in roots):
+    # a link from one allowed root into another (lakehouse/landing -> /mnt/drops, listed) is fine
+    if not any(_under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
         allowed = " or ".join(repr(root) for root in roots)
         return (f"the landing path {given or path!r} is outside {allowed}: the gate only reads batches under the "
                 f"server's root or a folder the deployment lists in {LANDING_ROOTS_ENV}")
