@@ -8,7 +8,7 @@ CREATE TABLE IF NOT EXISTS delta.`lakehouse/meter_readings` (
 ) USING DELTA
 TBLPROPERTIES ('contract_gate.contract' = 'meter_readings', 'contract_gate.role' = 'target');
 
-ALTER TABLE delta.`lakehouse/meter_readings` ADD CONSTRAINT `cg_meter_id_pattern` CHECK ((`meter_id` IS NULL OR `meter_id` RLIKE '^M[0-9]{6}$'));
+ALTER TABLE delta.`lakehouse/meter_readings` ADD CONSTRAINT `cg_meter_id_pattern` CHECK ((`meter_id` IS NULL OR `meter_id` RLIKE '^M[0-9]{6}\\z'));
 
 ALTER TABLE delta.`lakehouse/meter_readings` ADD CONSTRAINT `cg_channel_minimum` CHECK ((`channel` IS NULL OR `channel` >= 1));
 

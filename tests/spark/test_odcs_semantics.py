@@ -315,3 +315,21 @@ def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_
         f"SHOW TBLPROPERTIES delta.`{plan['tables']['target']['path']}`").collect()}
     assert "delta.constraints.cg_currency_invalidvalues" in properties  # the target enforces it too
     assert "delta.constraints.cg_note_missingvalues" not in properties  # a tolerance is no constraint
+
+
+# -- a hostile pattern stays a pattern ------------------------------------------------------------
+
+def test_a_hostile_pattern_stays_a_pattern_on_spark(spark, as_delta):
+    """tests/contracts_hostile/pattern_quote_breakout.yaml: its quotes and parentheses are
+    characters of the regex, escaped inside one SQL literal; java_method never runs."""
+    from pathlib import Path
+
+    plan = compile_plan(Path(__file__).resolve().parents[1] / "contracts_hostile" / "pattern_quote_breakout.yaml")
+    text = "x') OR java_method('java.lang.System', 'exit', 0) = 0 OR ('"
+    df = spark.createDataFrame([(text,), ("SKU-1",), (None,)], "sku string")
+
+    report = run_validation(spark, plan, as_delta(df))
+
+    assert failed(report) == {"sku.pattern": 1}  # only the row that is not exactly the pattern's text
+    assert report["rows"] == {"valid": 2, "invalid": 1}
+    assert spark.range(1).count() == 1  # the JVM is still there
