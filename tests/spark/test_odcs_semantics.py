@@ -167,6 +167,10 @@ schema:
             implementation:
               name: badge_dqx_nulls_equal
               check: {function: is_unique, arguments: {columns: [badge, tenant], nulls_distinct: false}}
+    quality:
+      - metric: duplicateValues
+        arguments: {properties: [tenant, email]}
+        mustBe: 0
 """
 
 PEOPLE = [
@@ -193,6 +197,7 @@ def test_nulls_are_distinct_in_uniqueness_unless_the_contract_says_otherwise(spa
         "badge_nulls_equal": 4,  # B1 twice and NULL twice
         "badge_dqx_unique": 2,  # (B1, t1) twice
         "badge_dqx_nulls_equal": 4,  # and (NULL, t1) twice
+        "dataset.duplicateValues": 2,  # (t1, a@x) twice; (t1, NULL) twice is not a duplicate
     }
     assert entry(report, "key.unique")["failed_rows"] == 0  # (NULL, 5) twice is not a duplicate key
     # rows 1 and 2 (NULL badges, nulls equal), 3 and 4 (duplicates), 6 and 7 (NULL tenant)
@@ -212,9 +217,9 @@ def test_rows_with_a_null_key_part_carry_only_required_in_errors(spark):
         ("t1", 1): ["badge_dqx_nulls_equal", "badge_nulls_equal"],
         ("t1", 2): ["badge_dqx_nulls_equal", "badge_nulls_equal"],
         ("t1", 3): ["badge.duplicateValues", "badge_dqx_nulls_equal", "badge_dqx_unique", "badge_nulls_equal",
-                    "email.unique"],
+                    "dataset.duplicateValues", "email.unique"],
         ("t1", 4): ["badge.duplicateValues", "badge_dqx_nulls_equal", "badge_dqx_unique", "badge_nulls_equal",
-                    "email.unique"],
+                    "dataset.duplicateValues", "email.unique"],
         ("t1", 5): [],
         (None, 5): ["tenant.required"],
     }
