@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from _contract_texts import column, compile_text, contract, issues_of, rule
-from contract_gate.contract.patterns import MAX_REPEAT, PatternError, to_java
+from contract_gate.contract.patterns import MAX_LENGTH, MAX_NESTING, MAX_REPEAT, PatternError, to_java
 
 SPACES = r"\t\n\x{B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}"
 
@@ -85,6 +85,9 @@ def test_translation(ecma, java):
     ("ab\\", "a pattern cannot end with a single \\"),
     ("\ud800", "a lone surrogate U+D800"),
     ("", "pattern must be a non-empty string"),
+    # a hostile contract must get a contract error, not crash lint or an executor's stack
+    ("(" * (MAX_NESTING + 1) + ")" * (MAX_NESTING + 1), f"groups nested more than {MAX_NESTING} deep"),
+    ("(" * 100000, f"a pattern longer than {MAX_LENGTH} characters"),
 ])
 def test_refused_constructs_are_named(ecma, message):
     with pytest.raises(PatternError) as refused:

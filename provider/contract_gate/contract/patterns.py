@@ -68,6 +68,9 @@ _FOREIGN_ESCAPES = {
     "a": "a Java escape; write \\x07",
 }
 MAX_REPEAT = 10000
+# Java compiles and matches nested groups recursively (a deep nest overflows an executor's stack).
+MAX_NESTING = 50
+MAX_LENGTH = 10000
 
 
 class PatternError(ValueError):
@@ -83,6 +86,8 @@ def to_java(pattern: str) -> str:
     """The Java regex that searches like the ECMA-262 ``pattern`` does. Raises PatternError."""
     if not isinstance(pattern, str) or not pattern:
         raise PatternError("pattern must be a non-empty string")
+    if len(pattern) > MAX_LENGTH:
+        raise PatternError(f"a pattern longer than {MAX_LENGTH} characters")
     return _Translator(pattern).translate()
 
 
@@ -109,6 +114,7 @@ class _Translator:
         self.pos = 0
         self.out: list[str] = []
         self.lookbehind = 0  # nesting depth of look-behinds (Java needs them bounded)
+        self.depth = 0  # nesting depth of groups
         self.group_names: set[str] = set()
 
     # -- reading ---------------------------------------------------------------------------
@@ -191,9 +197,13 @@ class _Translator:
         else:
             opener = java = "("
         self.emit(java, len(opener))
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.refuse(f"groups nested more than {MAX_NESTING} deep", start)
         self.lookbehind += lookbehind
         self.disjunction()
         self.lookbehind -= lookbehind
+        self.depth -= 1
         if self.peek() != ")":
             raise self.refuse("a group that is never closed", start)
         self.emit(")", 1)
