@@ -134,6 +134,8 @@ _SCALAR_FUNCTIONS = (
     exp.TimestampTrunc, exp.DateTrunc, exp.StrToTime, exp.Year, exp.Quarter, exp.Month,
     exp.WeekOfYear, exp.Day, exp.DayOfMonth, exp.DayOfWeek, exp.DayOfYear, exp.Hour, exp.Minute,
     exp.Second, exp.LastDay, exp.NextDay, exp.MonthsBetween,  # date_add, date_sub, datediff, date_format, ...
+    exp.TsOrDsToDate, exp.TimeStrToTime,  # what sqlglot reads into year(d), date_format(ts, f), to_date
+    exp.BitwiseLeftShift, exp.BitwiseRightShift,
     exp.Extract, exp.ToNumber, exp.ArraySize, exp.ArrayContains, exp.Rand, exp.Randn, exp.Uuid,
     exp.Lambda, exp.ArrayFilter, exp.Transform,  # filter(a, x -> ...), transform(a, x -> ...)
 )
