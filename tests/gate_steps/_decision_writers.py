@@ -15,7 +15,7 @@ T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 def decision(submission_id: str, contract_id: str, outcome: str = "published", **extra) -> Decision:
     return Decision(submission_id=submission_id, contract_id=contract_id, contract_version="1.0.0",
-                    outcome=outcome, decided_at=T0, **extra)
+                    outcome=outcome, **{"decided_at": T0, **extra})
 
 
 def store(path: str) -> DeltaPathDecisionStore:

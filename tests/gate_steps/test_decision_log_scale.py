@@ -9,11 +9,12 @@ import json
 import os
 import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from deltalake import DeltaTable
 
-from _decision_writers import decision, record_one, record_submissions, run_at_once, store
+from _decision_writers import T0, decision, record_one, record_submissions, run_at_once, store
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.freshness import delta_log
@@ -188,6 +189,20 @@ def test_readers_open_only_the_files_of_the_contracts_asked_for(tmp_path, monkey
     assert {c: sorted(r["submission_id"] for r in found) for c, found in both.items()} == {
         "c0": ["s0", "s3", "s6"], "c2": ["s2", "s5", "s8"]}
     assert len(opened) == 9 and not any("contract_id=c1" in file for file in opened[one:])
+
+
+def test_status_reads_the_newest_decisions_of_each_contract_across_compacted_and_new_files(tmp_path):
+    path = _table_path(tmp_path)
+    decisions_store = store(path)
+    for n in range(8):
+        decisions_store.record(decision(f"s{n}", f"c{n % 2}", decided_at=T0 + timedelta(minutes=n)))
+    decisions_store.upkeep("c0")  # c0: one compacted file; c1: four small ones
+    decisions_store.record(decision("s8", "c0", decided_at=T0 + timedelta(minutes=8)))
+
+    latest = read_decisions(path, ["c0", "c1"], limit=2)
+
+    assert {c: [r["submission_id"] for r in rows] for c, rows in latest.items()} == {
+        "c0": ["s8", "s6"], "c1": ["s7", "s5"]}
 
 
 def test_a_table_of_the_earlier_layout_keeps_working_and_migrates_in_one_commit(tmp_path, monkeypatch):

@@ -46,7 +46,8 @@ def run(args) -> int:
         return 2
     now = datetime.now(timezone.utc).replace(microsecond=0)
     compiled = [(file, *_compile(file, args.env)) for file in files]
-    decisions = _decisions([plan for _, plan, _ in compiled if plan is not None and plan["tables"] is not None])
+    decisions = _decisions([plan for _, plan, _ in compiled if plan is not None and plan["tables"] is not None],
+                           args.decisions)
     entries = [_entry(file, plan, error, now, args.decisions, decisions) for file, plan, error in compiled]
     if args.json:
         print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
@@ -84,9 +85,9 @@ def _compile(file: Path, env: str | None) -> tuple[dict | None, str | None]:
         return None, str(exc)
 
 
-def _decisions(plans: list[dict]) -> dict[str, dict[str, list[dict]] | Exception]:
-    """Per path decision table: the shown contracts' decisions, read in one pass (or the error
-    that table raised, shown on each of its contracts)."""
+def _decisions(plans: list[dict], limit: int) -> dict[str, dict[str, list[dict]] | Exception]:
+    """Per path decision table: the shown contracts' ``limit`` newest decisions, read in one
+    pass (or the error that table raised, shown on each of its contracts)."""
     wanted: dict[str, set[str]] = {}
     for plan in plans:
         address = plan["tables"]["decisions"]
@@ -95,7 +96,7 @@ def _decisions(plans: list[dict]) -> dict[str, dict[str, list[dict]] | Exception
     found: dict[str, dict[str, list[dict]] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
-            found[location] = read_decisions(location, contract_ids, STATUS_COLUMNS)
+            found[location] = read_decisions(location, contract_ids, STATUS_COLUMNS, limit)
         except Exception as exc:  # one unreadable table must not hide the other contracts
             found[location] = exc
     return found

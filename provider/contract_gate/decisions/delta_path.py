@@ -35,7 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
-from deltalake.exceptions import CommitFailedError, DeltaError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import PostCommitHookProperties
 
 from contract_gate.decisions.record import COLUMNS, Decision
@@ -94,14 +94,15 @@ class DeltaPathDecisionStore(DecisionStore):
     def records(
         self, submission_id: str | None = None, contract_id: str | None = None
     ) -> list[Decision]:
-        if not DeltaTable.is_deltatable(self.uri, self.storage_options):
+        try:
+            table = DeltaTable(self.uri, storage_options=self.storage_options)
+        except TableNotFoundError:
             return []
         conditions = [f"{column} = {self.string_literal(value)}" for column, value in
                       ((LAYOUT_COLUMN, contract_id), ("submission_id", submission_id)) if value is not None]
         # DataFusion (in delta-rs) picks the files by partition value and statistics, then the
         # rows. (Not pyarrow.dataset: its scan threads call back into delta-rs' Python file
         # system and now and then abort the process at interpreter exit.)
-        table = DeltaTable(self.uri, storage_options=self.storage_options)
         rows = _select(table, " AND ".join(conditions)).to_pylist()
         return sorted(map(Decision.from_row, rows), key=lambda d: d.decided_at, reverse=True)
 
@@ -123,6 +124,10 @@ class DeltaPathDecisionStore(DecisionStore):
     def _table(self) -> DeltaTable:
         """The table, created on first use; a concurrent creation is fine either way. Only a
         table whose ownership properties say it is the decision table is written."""
+        try:  # loading costs less than create(mode="ignore"), which probes the log first
+            return _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
+        except TableNotFoundError:
+            pass
         try:
             table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", partition_by=[LAYOUT_COLUMN],
                                       name="contract_gate_decisions", configuration=self.properties,

@@ -21,18 +21,19 @@ STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "reru
 FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
 
 
-def read_decisions(location: str, contract_ids: Iterable[str],
-                   columns: tuple[str, ...] = STATUS_COLUMNS) -> dict[str, list[dict]]:
+def read_decisions(location: str, contract_ids: Iterable[str], columns: tuple[str, ...] = STATUS_COLUMNS,
+                   limit: int | None = None) -> dict[str, list[dict]]:
     """The decision records of ``contract_ids`` in the path table at ``location``, per contract
-    and newest first, read in one pass over the log (``contract-gate status`` of every contract
-    reads each decision table once)."""
+    and newest first (the ``limit`` newest), read in one pass over the log (``contract-gate
+    status`` of every contract reads each decision table once)."""
     wanted = list(dict.fromkeys([*columns, "contract_id", "decided_at"]))
     ids = set(contract_ids)
     found: dict[str, list[dict]] = {contract_id: [] for contract_id in ids}
-    rows = read_rows(location, wanted, where=("contract_id", ids)) if ids else []
+    newest = ("decided_at", limit) if limit is not None else None
+    rows = read_rows(location, wanted, where=("contract_id", ids), newest=newest) if ids else []
     for row in sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True):
         found[row["contract_id"]].append(row)
-    return found
+    return found if limit is None else {key: found_rows[:limit] for key, found_rows in found.items()}
 
 
 def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:

@@ -26,9 +26,12 @@ from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError, LiveFile,
 TRUNCATED_STRING_STATS = 32
 
 
-def read_rows(location: str, columns: list[str], where: tuple[str, set[str]] | None = None) -> list[dict]:
+def read_rows(location: str, columns: list[str], where: tuple[str, set[str]] | None = None,
+              newest: tuple[str, int] | None = None) -> list[dict]:
     """The rows of the table at ``location`` (``[]`` when it does not exist yet), optionally only
-    those whose column ``where[0]`` holds one of the values ``where[1]``."""
+    those whose column ``where[0]`` holds one of the values ``where[1]``. With ``where``,
+    ``newest`` = (column, n) keeps of each file at most the n rows with the largest ``column``
+    per ``where[0]`` value: a superset of each value's n newest rows, which the caller picks."""
     log = DeltaLog(location)
     if not log.exists():
         return []
@@ -51,8 +54,22 @@ def read_rows(location: str, columns: list[str], where: tuple[str, set[str]] | N
             if where[0] not in table.column_names:
                 continue  # a file written before the column existed: no row can match
             table = table.filter(pc.is_in(table[where[0]], value_set=pa.array(sorted(where[1]), pa.string())))
+            if newest is not None:
+                table = _newest_per_value(table, where[0], *newest)
         rows += [{column: row.get(column) for column in columns} for row in table.to_pylist()]
     return rows
+
+
+def _newest_per_value(table: pa.Table, key: str, order: str, count: int) -> pa.Table:
+    """At most ``count`` rows per ``key`` value, those with the largest ``order``: a status
+    shows a contract's latest decisions, not the ten thousand before them."""
+    parts = []
+    for value in pc.unique(table[key]).to_pylist():
+        part = table.filter(pc.equal(table[key], value))
+        if part.num_rows > count:
+            part = part.take(pc.sort_indices(part, sort_keys=[(order, "descending")])[:count])
+        parts.append(part)
+    return pa.concat_tables(parts) if parts else table
 
 
 def _check_partitions(location: str, snapshot: Snapshot) -> None:
