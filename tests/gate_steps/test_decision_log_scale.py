@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections import Counter
 from datetime import timedelta
@@ -143,29 +144,34 @@ def test_upkeep_compacts_one_contract_and_keeps_time_travel_over_the_window(tmp_
     assert len(old.file_uris()) == 12
 
 
-def test_upkeep_deletes_log_entries_older_than_the_window_and_nothing_newer(tmp_path):
+def test_upkeep_deletes_log_entries_and_files_older_than_the_window_and_nothing_newer(tmp_path):
     path = _table_path(tmp_path)
     decisions_store = DeltaPathDecisionStore({"kind": "path", "path": path}, properties={"delta.checkpointInterval": "4"})
     for n in range(6):
         decisions_store.record(decision(f"s{n}", "c0"))
     aged = DeltaTable(path).version()
+    partition = os.path.join(path, "contract_id=c0")
+    orphan = os.path.join(partition, "part-00000-left-by-a-crashed-writer.parquet")
+    shutil.copy(os.path.join(partition, sorted(os.listdir(partition))[0]), orphan)
     three_days_ago = time.time() - 3 * 24 * 3600  # the window is two days
-    log = os.path.join(path, "_delta_log")
-    for name in os.listdir(log):
-        os.utime(os.path.join(log, name), (three_days_ago, three_days_ago))
+    for folder in (os.path.join(path, "_delta_log"), partition):
+        for name in os.listdir(folder):
+            os.utime(os.path.join(folder, name), (three_days_ago, three_days_ago))
     for n in range(6, 9):  # recent commits, one of them reaches a checkpoint
         decisions_store.record(decision(f"s{n}", "c0"))
     recent = aged + 1
 
-    decisions_store.upkeep("c0")
+    done = decisions_store.upkeep("c0")  # compacts: the six aged files are removed only now
 
+    log = os.path.join(path, "_delta_log")
     kept = sorted(int(n[:20]) for n in os.listdir(log) if n.endswith(".json"))
     checkpoints = sorted(int(n[:20]) for n in os.listdir(log) if ".checkpoint." in n)
     # the log now starts at the checkpoint the window's oldest commit builds on
     assert 0 < kept[0] == checkpoints[0] <= aged and kept[-1] == DeltaTable(path).version()
     with pytest.raises(Exception):  # noqa: B017 - deltalake's error type for a version aged out
         DeltaTable(path, version=kept[0] - 1).to_pyarrow_table()
-    assert len(DeltaTable(path, version=recent).to_pyarrow_table()) == 7  # inside the window
+    assert not os.path.exists(orphan) and done["files_vacuumed"] == 1
+    assert len(DeltaTable(path, version=recent).to_pyarrow_table()) == 7  # inside the window, files kept
     assert sorted(d.submission_id for d in decisions_store.records(contract_id="c0")) == [f"s{n}" for n in range(9)]
 
 

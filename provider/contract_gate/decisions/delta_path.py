@@ -140,7 +140,7 @@ class DeltaPathDecisionStore(DecisionStore):
 
     def upkeep(self, contract_id: str) -> dict:
         """Compact ``contract_id``'s partition (the whole table when it has the earlier,
-        unpartitioned layout) and delete log entries older than the retention window.
+        unpartitioned layout), delete the files and log entries older than the retention window.
 
         Compaction rewrites the partition's small files into one in a ``dataChange: false``
         commit: concurrent records do not conflict with it unless they read a file it rewrites,
@@ -148,8 +148,12 @@ class DeltaPathDecisionStore(DecisionStore):
         hook (the compaction's commit included): one per contract and day on top would add 200
         full checkpoints a day to a log that keeps every checkpoint of its window. Cleanup deletes
         the JSON commits and checkpoints older than ``delta.logRetentionDuration`` that precede a
-        newer checkpoint, so every version of the window can still be read. Older tables get any
-        missing layout property first (never overriding one an operator set)."""
+        newer checkpoint, so every version of the window can still be read; the vacuum deletes
+        data files removed longer ago than ``delta.deletedFileRetentionDuration`` (the same
+        window: files a version of the window reads stay), so the folder holds about one window
+        of small files rather than every decision ever written (it commits only when it deletes,
+        so of the 200 daily runs the first does the work). Older tables get any missing layout
+        property first (never overriding one an operator set)."""
         if not DeltaTable.is_deltatable(self.uri, self.storage_options):
             return {"table": self.uri, "exists": False}
         table = _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
@@ -168,10 +172,12 @@ class DeltaPathDecisionStore(DecisionStore):
                 _back_off(attempt)
                 table = DeltaTable(self.uri, storage_options=self.storage_options)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
+        vacuumed = table.vacuum(dry_run=False, full=True, post_commithook_properties=WRITER_HOOKS)
+        table = DeltaTable(self.uri, storage_options=self.storage_options)
         table.cleanup_metadata()
         return {"table": self.uri, "exists": True, "partitioned": partitioned, "version": table.version(),
                 "files_removed": metrics["numFilesRemoved"], "files_added": metrics["numFilesAdded"],
-                "properties_set": sorted(missing)}
+                "files_vacuumed": len(vacuumed), "properties_set": sorted(missing)}
 
 
 def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | None = None,
