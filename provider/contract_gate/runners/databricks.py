@@ -28,6 +28,7 @@ import base64
 import json
 import posixpath
 import time
+from importlib.metadata import version
 from pathlib import Path
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
 
@@ -117,6 +118,8 @@ class DatabricksRunner(GateRunner):
             "run_name": job.name,
             "tasks": [{"task_key": "contract_gate",
                        "spark_python_task": {"python_file": self.python_file, "parameters": parameters},
+                       # the allow-list of contract SQL (spark_jobs.sql_allowlist) needs sqlglot
+                       "libraries": [{"pypi": {"package": f"sqlglot=={version('sqlglot')}"}}],
                        **self.cluster}],
         }
         self._run_id = hook.submit_run(run)

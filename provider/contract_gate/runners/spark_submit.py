@@ -1,8 +1,8 @@
 """``spark_submit``: any Spark cluster (standalone, YARN, Kubernetes) through the apache-spark
 provider's ``SparkSubmitHook`` and its connection (default ``spark_default``).
 
-The Spark side is shipped as a zip of the ``spark_jobs`` package (``--py-files``), so the
-cluster needs nothing of ours installed. Delta comes from ``--packages`` unless the cluster
+The Spark side is shipped as a zip of the ``spark_jobs`` package and sqlglot (``--py-files``),
+so the cluster needs nothing of ours installed. Delta comes from ``--packages`` unless the cluster
 configuration already provides it (pass ``packages=None``). The result JSON is written by the
 driver: in client deploy mode (the default) that is this worker; in cluster deploy mode,
 ``work_dir`` must be storage both the driver and the worker can read.
@@ -21,12 +21,15 @@ DEFAULT_CONN_ID = "spark_default"
 
 
 def package_spark_jobs(folder: Path) -> Path:
-    """A zip of the ``spark_jobs`` package for ``--py-files`` (sources only)."""
-    package = gate_job_script().parent
+    """A zip of the ``spark_jobs`` package for ``--py-files`` (sources only), with sqlglot, its
+    one dependency beyond pyspark and delta-spark (pure Python: the allow-list of contract SQL)."""
+    import sqlglot
+
     archive = folder / "spark_jobs.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(package.rglob("*.py")):
-            zf.write(path, Path("spark_jobs") / path.relative_to(package))
+        for package in (gate_job_script().parent, Path(sqlglot.__file__).parent):
+            for path in sorted(package.rglob("*.py")):
+                zf.write(path, Path(package.name) / path.relative_to(package))
     return archive
 
 
