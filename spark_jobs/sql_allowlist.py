@@ -349,6 +349,9 @@ def _cte_in_scope(table: exp.Table, name: str) -> bool:
 def _checked(text: str, check) -> str:
     """Parse, check, render; then require the rendering to parse, check and render to itself."""
     rendered = _render(check(_parse(text)))
+    if "${" in rendered:  # even inside a string: Spark substitutes before it parses
+        raise SqlRefused("'${' is not allowed: Spark would replace ${...} with a variable "
+                         "(${env:NAME} is an environment variable) before reading the SQL")
     if _render(check(_parse(rendered))) != rendered:
         raise SqlRefused("the SQL does not render to a stable text; write it more plainly")
     return rendered

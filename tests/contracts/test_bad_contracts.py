@@ -30,7 +30,7 @@ EXPECTED = [
     ('09_unknown_dqx_function.yaml', 'schema[0].properties[1].quality[0].implementation.check.function', 25, "unknown DQX function 'is_positive'; supported: is_in_list, is_in_range, is_not_empty, is_not_greater_than, is_not_in_range, is_not_less_than, is_not_null, is_not_null_and_is_in_list, is_not_null_and_not_empty, is_unique, is_valid_date, is_valid_timestamp, regex_match, sql_expression"),
     ('10_unknown_dqx_argument.yaml', 'schema[0].properties[1].quality[0].implementation.check.arguments.min', 28, 'unknown argument(s) for DQX function is_not_less_than: min; it takes column, limit'),
     ('11_enum_wrong_type.yaml', 'schema[0].properties[1].enum[1].value', 21, "enum value of the wrong type: expected a number (column type bigint), got 'one'"),
-    ('12_unsafe_identifier.yaml', 'schema[0].properties[1].name', 16, "unsafe column name 'amount\\tusd': it must be non-empty, with no control characters and no leading or trailing spaces"),
+    ('12_unsafe_identifier.yaml', 'schema[0].properties[1].name', 16, "unsafe column name 'amount\\tusd': it must be non-empty, with no control characters, no '${' and no leading or trailing spaces"),
     ('13_sql_query_drop_table.yaml', 'schema[0].quality[0].query', 18, 'unsafe or invalid query: exactly one statement is allowed'),
     ('14_sql_query_insert.yaml', 'schema[0].quality[0].query', 18, 'unsafe or invalid query: a query must be one SELECT (or WITH ... SELECT)'),
     ('15_sql_query_comment.yaml', 'schema[0].quality[0].query', 18, 'unsafe or invalid query: comments are not allowed'),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from _spark_plans import cases_plan, rule, with_rules
@@ -60,3 +61,34 @@ def test_thresholds(measured, operator, value, expected):
 
 def test_with_rules_keeps_plans_valid():
     assert load_plan(with_rules(cases_plan(), rule("doc", "text", [])))["rules"][0]["id"] == "doc"
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "message"),
+    [
+        ("predicate", "java_method('java.lang.System', 'exit', 0) = 0", "function java_method() is not allowed"),
+        ("predicate", "`case_count` >= 0 -- and more", "comments are not allowed"),
+        ("predicate", "case_count >= 0", "not in the form the compiler renders it"),
+        ("predicate", "`region_code` <> '${env:HOME}'", "'${' is not allowed"),
+        ("filter", "`case_count` > (SELECT max(x) FROM t)", "a subquery is not allowed in a row expression"),
+    ],
+)
+def test_every_sql_text_of_a_plan_is_checked_again(key, text, message):
+    """The Spark side trusts no SQL of a plan, even one whose fingerprint was recomputed."""
+    plan = load_plan(cases_plan())
+    plan["rules"][5][key] = text
+    plan["fingerprint"] = fingerprint(plan)
+    with pytest.raises(PlanError, match=re.escape(f"rule 'case_count.minimum'.{key} is refused: ") + ".*" + re.escape(message)):
+        load_plan(plan)
+
+
+def test_a_plan_query_reads_only_its_placeholders(tmp_path):
+    query = rule("q", "sql", [], query="SELECT count(*) FROM `orders`")
+    with pytest.raises(PlanError, match="rule 'q'.query is refused: table 'orders' is not allowed"):
+        load_plan(with_rules(cases_plan(), query))
+    path = tmp_path / "plan.json"
+    unsigned = load_plan(cases_plan())
+    del unsigned["fingerprint"]
+    path.write_text(json.dumps(unsigned))
+    with pytest.raises(PlanError, match="plan file has no fingerprint"):
+        load_plan(path)

@@ -219,9 +219,10 @@ class _Compiler:
     def column_type(self, prop, base: str) -> str | None:
         """The Spark type of a usable column, or None after reporting why it is not one."""
         name = prop.name
-        if not name or name != name.strip() or _CONTROL_CHARACTER.search(name):
+        if not name or name != name.strip() or _CONTROL_CHARACTER.search(name) or "${" in name:
+            # "${": Spark replaces ${...} in SQL text with a variable (${env:NAME}) before parsing it
             self.error(f"{base}.name", f"unsafe column name {name!r}: it must be non-empty, with no control "
-                                       "characters and no leading or trailing spaces")
+                                       "characters, no '${' and no leading or trailing spaces")
             return None
         if name in self.columns:
             self.error(f"{base}.name", f"duplicate property name {name!r}")
