@@ -144,6 +144,9 @@ def test_a_table_of_another_contract_is_refused_by_every_write_step(spark, tmp_p
         ensure_target(spark, plan)
     with pytest.raises(OwnershipError, match="belongs to contract 'other' as its target"):
         publish(spark, plan, "s1", staged["candidate"], staged["version"])
+    corrections = plan_for("regional_daily_cases", tmp_path, publication={"mode": "replace_keys"})
+    with pytest.raises(OwnershipError, match="belongs to contract 'other' as its target"):
+        publish(spark, corrections, "s1", staged["candidate"], staged["version"])  # the key MERGE
     with pytest.raises(OwnershipError, match="belongs to contract 'other' as its quarantine"):
         quarantine(spark, plan, "s1", staged["candidate"], staged["version"], report=None)
     with pytest.raises(OwnershipError, match="belongs to contract 'other' as its quarantine"):

@@ -137,3 +137,18 @@ def test_catalog_history_finds_tagged_commits(spark, schema):
     assert (commit.version, commit.submission_id, commit.rows_written()) == (1, "s1", 2)
     assert history.max_value({"kind": "table", "name": table}, 1, "k") == "b"
     assert history.tagged_commits({"kind": "table", "name": f"{schema}.missing"}) == []
+
+
+def test_a_catalog_table_that_is_not_the_decision_table_is_not_written(spark, schema):
+    """The store checks the table's ownership properties once, before its first record."""
+    from spark_jobs.ownership import OwnershipError
+
+    table = f"{schema}.decisions"
+    spark.sql(f"CREATE TABLE {table} (submission_id STRING) USING DELTA "
+              "TBLPROPERTIES ('contract_gate.contract' = 'orders', 'contract_gate.role' = 'target')")
+    runner = LocalSparkSql(spark)
+
+    with pytest.raises(OwnershipError, match="belongs to contract 'orders' as its target"):
+        UnityCatalogDecisionStore(table, runner).record(_decision())
+    assert not any(statement.startswith("MERGE") for statement in runner.statements)
+    assert spark.table(table).count() == 0
