@@ -60,9 +60,9 @@ def stage_candidate(
         columns=plan["columns"],
     ).df
     wrote = _write_once(batch, plan, target)
-    if wrote and resolve(target)["kind"] == "path":
-        return {"candidate": target, "version": 0, "row_count": _rows_created(spark, resolve(target)["path"]),
-                "status": "staged"}
+    rows = _rows_created(spark, resolve(target)) if wrote else None
+    if rows is not None:
+        return {"candidate": target, "version": 0, "row_count": rows, "status": "staged"}
     if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
         require_owner(spark, plan, target, "candidate")
     commit = find_submission(spark, target, submission_id)
@@ -119,13 +119,19 @@ def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) 
     return True
 
 
-def _rows_created(spark: SparkSession, path: str) -> int:
-    """The rows the CREATE TABLE AS SELECT wrote, from its commit (version 0) in the Delta log:
-    one small file read through Hadoop's FileSystem (object stores too), no Spark job. (Spark
-    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT, and DESCRIBE HISTORY
-    runs a job.)"""
-    jvm = spark.sparkContext._jvm
-    commit = jvm.org.apache.hadoop.fs.Path(posixpath.join(path, "_delta_log", f"{0:020d}.json"))
+def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
+    """The rows the CREATE TABLE AS SELECT of a path candidate wrote, from its commit (version 0)
+    in the Delta log: one small file read through Hadoop's FileSystem (object stores too), no
+    Spark job. (Spark 4.2 cannot hand back an observation of a CREATE TABLE AS SELECT, and
+    DESCRIBE HISTORY runs a job.) None where there is no such file at hand (a catalog table, a
+    Spark Connect session without a JVM): the caller then reads the table's history."""
+    if target["kind"] != "path":
+        return None
+    try:
+        jvm = spark.sparkContext._jvm
+    except Exception:  # noqa: BLE001 - Spark Connect raises its own not-implemented error
+        return None
+    commit = jvm.org.apache.hadoop.fs.Path(posixpath.join(target["path"], "_delta_log", f"{0:020d}.json"))
     stream = commit.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).open(commit)
     try:
         text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
@@ -135,4 +141,4 @@ def _rows_created(spark: SparkSession, path: str) -> int:
         action = json.loads(line)
         if "commitInfo" in action:
             return int(action["commitInfo"]["operationMetrics"]["numOutputRows"])
-    raise RuntimeError(f"candidate {path}: its first commit records no row count")
+    raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")
