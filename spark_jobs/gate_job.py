@@ -96,4 +96,7 @@ def _run(args: argparse.Namespace, context: dict) -> int:
 
 
 if __name__ == "__main__":
+    # What the job writes itself (reports, step results) is owner-only, whatever umask it was
+    # started with; Hadoop sets the modes of the tables' files itself (spark_jobs.restricted).
+    os.umask(0o077)
     sys.exit(main())

@@ -35,6 +35,7 @@ from spark_jobs.history import exists, find_submission
 from spark_jobs.ownership import owner_properties, properties_clause, require_owner
 from spark_jobs.plan import load_plan
 from spark_jobs.publish import read_pinned
+from spark_jobs.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
 from spark_jobs.rules import quote, triage
 from spark_jobs.schema_check import check_schema
 from spark_jobs.table_ddl import table_properties
@@ -75,13 +76,20 @@ def quarantine(
         shaped = _shape(plan, rejected, submission_id)
         _create_if_missing(spark, plan, table, shaped.schema)
         require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
+        _keep_statistics_private(spark, plan, table, shaped.schema)
         _append(shaped, table)
         done = find_submission(spark, table, submission_id)
         if done is None:
             raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
         return {"status": "quarantined", "rows": done.rows_written(), "version": done.version}
 
-    return retry_conflicts(attempt, f"quarantining {submission_id}")
+    private = local_folder(table)
+    if private:  # owner-only before its first file exists (spark_jobs.restricted)
+        make_private_folder(private)
+    result = retry_conflicts(attempt, f"quarantining {submission_id}")
+    if private:
+        restrict_tree(private)
+    return result
 
 
 def _all_rows(plan: dict[str, Any], df: DataFrame, report: dict[str, Any] | None) -> DataFrame:
@@ -162,7 +170,8 @@ def _create_if_missing(
     if exists(spark, table):
         return
     columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
-    properties = {**owner_properties(plan["contract"]["id"], "quarantine"), **table_properties(plan)}
+    properties = {**owner_properties(plan["contract"]["id"], "quarantine"), **table_properties(plan),
+                  **_statistics(plan, schema)}
     statement = (f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
                  f" TBLPROPERTIES ({properties_clause(properties)})")
     try:
@@ -170,6 +179,23 @@ def _create_if_missing(
     except AnalysisException as exc:
         if "ALREADY_EXISTS" not in str(exc):  # a concurrent quarantine created it first
             raise
+
+
+def _statistics(plan: dict[str, Any], schema: StructType) -> dict[str, str]:
+    """Delta statistics only for unclassified columns (``spark_jobs.restricted``)."""
+    fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
+    return statistics_properties(plan, fields, (SUBMISSION, CONTRACT_VERSION, QUARANTINED_AT))
+
+
+def _keep_statistics_private(spark: SparkSession, plan: dict[str, Any], table: dict[str, Any],
+                             schema: StructType) -> None:
+    """A quarantine created before, or by a contract version that classified fewer columns,
+    gets the statistics setting of this one before rows are added (files already written keep
+    theirs until retention deletes them)."""
+    wanted = _statistics(plan, schema)
+    found = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {sql_name(table)}").collect()}
+    if any(found.get(key) != value for key, value in wanted.items()):
+        spark.sql(f"ALTER TABLE {sql_name(table)} SET TBLPROPERTIES ({properties_clause(wanted)})")
 
 
 def _append(df: DataFrame, table: dict[str, Any]) -> None:

@@ -27,6 +27,7 @@ from spark_jobs.history import exists
 from spark_jobs.ownership import CONTRACT, ROLE, ownership_problem, read_properties, require_owner
 from spark_jobs.plan import load_plan
 from spark_jobs.quarantine import QUARANTINED_AT
+from spark_jobs.restricted import local_folder, restrict_tree
 from spark_jobs.rules import quote
 from spark_jobs.sql_text import quote_qualified
 
@@ -95,6 +96,9 @@ def delete_old_quarantine(spark: SparkSession, plan: dict[str, Any], cutoff: dat
     deleted = int(metrics[0]) if metrics is not None else 0
     if deleted:
         _vacuum(spark, table)
+    private = local_folder(table)
+    if private:  # the DELETE's new files, owner-only like the rest (spark_jobs.restricted)
+        restrict_tree(private)
     return deleted
 
 

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType
 
+from spark_jobs.empty_batch import empty_batch_rules
 from spark_jobs.schema_check import SchemaResult
 from spark_jobs.unfit import type_rules
 
@@ -78,14 +79,15 @@ class Triage:
 
 
 def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str) -> Triage:
-    """Split the plan's rules (and the type rules of a CSV/JSON candidate, ``spark_jobs.unfit``)
-    into runnable ones and skipped ones with a reason.
+    """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``spark_jobs.unfit``,
+    and ``submission.not_empty``, ``spark_jobs.empty_batch``) into runnable ones and skipped
+    ones with a reason.
 
     Runs no Spark action: expressions are only analysed, so a rule naming a missing column,
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
     instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
     """
-    rules = [*plan["rules"], *type_rules(plan, df.columns)]
+    rules = [*plan["rules"], *type_rules(plan, df.schema), *empty_batch_rules(plan)]
     result = Triage(considered=rules)
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}

@@ -30,6 +30,7 @@ from spark_jobs.commits import tagged_session
 from spark_jobs.history import find_submission
 from spark_jobs.ownership import owner_properties, require_owner
 from spark_jobs.plan import load_plan
+from spark_jobs.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
 from spark_jobs.table_ddl import table_properties
 
 
@@ -59,7 +60,13 @@ def stage_candidate(
         options=source.get("options"),
         columns=plan["columns"],
     ).df
+    private = local_folder(target)
+    if private:  # owner-only before its first file exists (spark_jobs.restricted)
+        make_private_folder(local_folder(plan["tables"]["candidate_schema"]))
+        make_private_folder(private)
     wrote = _write_once(batch, plan, target)
+    if private:
+        restrict_tree(private)
     rows = _rows_created(spark, resolve(target)) if wrote else None
     if rows is not None:
         return {"candidate": target, "version": 0, "row_count": rows, "status": "staged"}
@@ -106,7 +113,8 @@ def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) 
     a new Delta table at ``target``, carrying this contract's ownership properties from its
     first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
     properties); False when that table already exists."""
-    properties = {**owner_properties(plan["contract"]["id"], "candidate"), **table_properties(plan)}
+    properties = {**owner_properties(plan["contract"]["id"], "candidate"), **table_properties(plan),
+                  **statistics_properties(plan, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
     writer = batch.writeTo(sql_name(target)).using("delta")
     for key, value in properties.items():
         writer = writer.tableProperty(key, value)

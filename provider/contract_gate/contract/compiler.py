@@ -24,16 +24,25 @@ from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, setting
 from contract_gate.contract.spark_types import TypeSyntaxError, is_numeric, spark_type
 from contract_gate.contract.table_locations import location_problems
 from contract_gate.contract.sqltext import check_query, is_deterministic, quote_identifier
+from spark_jobs.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
 
 PLAN_VERSION = 1
 # Characters Delta refuses in column names unless column mapping is on.
 _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")
 # Our property-level customProperties.
-_PROPERTY_OPTIONS = ("notBlank", "sampleAllowed")
+_PROPERTY_OPTIONS = ("notBlank", "sampleAllowed", "allowNonFinite")
+_BOOLEAN_PROPERTY_OPTIONS = ("sampleAllowed", "allowNonFinite")
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
 # logicalTypeOptions keys that only document (the gate checks the physical Spark type).
 _DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone"}
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+# A contract id names the gate's Airflow DAGs (``<id>``, ``<id>__retention``, ``<id>__freshness``:
+# Airflow allows 250 characters), its work folder and its status file, so it must be all three.
+_CONTRACT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+CONTRACT_ID_FORM = "1 to 200 ASCII letters, digits, '_', '.' or '-', starting with a letter or a digit"
+# Rule ids of the Spark side's own checks of a landing (spark_jobs.unfit, spark_jobs.empty_batch),
+# besides ``<column>.type``.
+_GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
 
 
@@ -151,6 +160,10 @@ class _Compiler:
             elif rule["id"] in generated:
                 self.error(id_path, f"rule id {rule['id']!r} is the generated id of the rule from "
                                     f"{generated[rule['id']]}; choose another")
+            elif rule["id"] in _GATE_RULE_IDS or rule["id"] in {f"{name}.type" for name in self.columns}:
+                # the Spark side adds these for every landing; a contract rule must not stand in for one
+                self.error(id_path, f"rule id {rule['id']!r} is reserved for the gate's own checks of "
+                                    "the landed data; choose another")
             taken[rule["id"]] = rule["source"]
         pending = sorted((e for e in self.rules if e["id_path"] is None), key=lambda e: not e["first"])
         for rule in (e["rule"] for e in pending):
@@ -163,6 +176,8 @@ class _Compiler:
     # -- the compile ---------------------------------------------------------------------
     def compile(self) -> dict:
         model = self.loaded.model
+        if not _CONTRACT_ID.fullmatch(model.id):
+            self.error("id", f"contract id {model.id!r} cannot become a DAG id: use {CONTRACT_ID_FORM}")
         objects = model.schema_ or []
         if len(objects) != 1:
             self.error("schema", f"the gate guards exactly one dataset; found {len(objects)} schema objects")
@@ -209,11 +224,18 @@ class _Compiler:
             self.columns[prop.name] = column_type
             options = self.options[prop.name] = self.property_options(prop, base)
             sample_allowed = options.get("sampleAllowed", (None, False))[1]
-            result.append({
+            column = {
                 "name": prop.name, "type": column_type, "nullable": not (prop.required or prop.primaryKey),
                 "classification": prop.classification, "description": prop.description,
                 "sample_allowed": sample_allowed is True and prop.classification is None,
-            })
+            }
+            index, allow_non_finite = options.get("allowNonFinite", (None, False))
+            if allow_non_finite is True and column_type not in ("float", "double"):
+                self.error(f"{base}.customProperties[{index}].property",
+                           f"allowNonFinite applies to float and double columns, not {column_type}")
+            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.unfit)
+                column["allow_non_finite"] = True
+            result.append(column)
         return result
 
     def column_type(self, prop, base: str) -> str | None:
@@ -253,8 +275,9 @@ class _Compiler:
                 if custom.property in options:
                     self.error(f"{path}.property", f"{custom.property} is given more than once")
                 options[custom.property] = (j, custom.value)
-        if not isinstance(options.get("sampleAllowed", (0, False))[1], bool):
-            self.error(f"{base}.customProperties[{options['sampleAllowed'][0]}].value", "sampleAllowed must be true or false")
+        for name in _BOOLEAN_PROPERTY_OPTIONS:
+            if not isinstance(options.get(name, (0, False))[1], bool):
+                self.error(f"{base}.customProperties[{options[name][0]}].value", f"{name} must be true or false")
         return options
 
     def compile_key(self, obj) -> list[str]:

@@ -3,6 +3,9 @@
 The raw document is checked against the JSON schema that ``open-data-contract-standard``
 ships *before* the pydantic model is built, because the model silently drops unknown nested
 keys. Every error is collected with its YAML path and line.
+
+A contract is untrusted input: a file larger than :data:`MAX_CONTRACT_BYTES` is refused before
+it is parsed, and parsing itself is bounded (``contract_gate.contract.yaml_source``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from contract_gate.contract.schema_check import SchemaChecker
 from contract_gate.contract.yaml_source import YamlDocument, YamlSyntaxError, parse_yaml
 
 SUPPORTED_API_VERSIONS = ("v3.0.0", "v3.0.1", "v3.0.2", "v3.1.0", "v3.2.0")
+MAX_CONTRACT_BYTES = 1024 * 1024
+"""The largest contract file read (1 MiB); the contract benchmark's largest is about 15 KiB."""
 
 
 @dataclass
@@ -55,17 +60,28 @@ def load_contract(path: str | Path) -> LoadedContract:
     """Read and check one contract file; raise :class:`ContractError` with every issue found."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES + 1)  # never more: the file may be endless
+        _check_size(len(data), file)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ContractError(file, [ContractIssue(file, None, "", f"cannot read file: {exc}")]) from exc
     return load_contract_text(text, file)
 
 
+def _check_size(size: int, file: str) -> None:
+    if size > MAX_CONTRACT_BYTES:
+        raise ContractError(file, [ContractIssue(file, None, "", f"the file is larger than {MAX_CONTRACT_BYTES:,} "
+                                                                 "bytes, the limit for a contract")])
+
+
 def load_contract_text(text: str, file: str = "<string>") -> LoadedContract:
+    if len(text) > MAX_CONTRACT_BYTES // 4:  # a str of n characters is at most 4n UTF-8 bytes
+        _check_size(len(text.encode("utf-8")), file)
     try:
         source = parse_yaml(text)
     except YamlSyntaxError as exc:
-        raise ContractError(file, [ContractIssue(file, exc.line, "", str(exc))]) from exc
+        raise ContractError(file, [ContractIssue(file, exc.line, exc.path, str(exc))]) from exc
     issues = [ContractIssue(file, line, path, "duplicate key") for path, line in source.duplicates]
     if not isinstance(source.data, dict):
         issues.append(ContractIssue(file, 1, "", "a contract must be a YAML mapping"))

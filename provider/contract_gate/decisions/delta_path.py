@@ -48,6 +48,7 @@ from contract_gate.decisions.store import (
 )
 from spark_jobs.address import location, resolve
 from spark_jobs.ownership import CONTRACT, ROLE, check_owner, owner_properties
+from spark_jobs.restricted import local_path, make_private_folder, restrict_tree
 from spark_jobs.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
@@ -86,6 +87,7 @@ class DeltaPathDecisionStore(DecisionStore):
         self.uri = location(resolve(address))
         self.storage_options = storage_options
         self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
+        self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (spark_jobs.restricted)
 
     def string_literal(self, value: str) -> str:
         """DataFusion (delta-rs) SQL: a quote is doubled; a backslash is an ordinary character."""
@@ -108,6 +110,8 @@ class DeltaPathDecisionStore(DecisionStore):
 
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         source = pa.Table.from_pylist([_arrow_row(decision)], schema=SCHEMA)
+        if self.local_folder:
+            make_private_folder(self.local_folder)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 merger = self._table().merge(source, match, source_alias="s", target_alias="t",
@@ -115,6 +119,7 @@ class DeltaPathDecisionStore(DecisionStore):
                 if replace_when is not None:
                     merger = merger.when_matched_update_all(predicate=replace_when)
                 merger.when_not_matched_insert_all().execute()
+                self.keep_private()
                 return
             except CommitFailedError:  # a concurrent record of this submission won; the retry sees it
                 if attempt == MAX_ATTEMPTS:
@@ -137,6 +142,11 @@ class DeltaPathDecisionStore(DecisionStore):
                 raise
             table = DeltaTable(self.uri, storage_options=self.storage_options)
         return _owned(table, self.uri, self.storage_options)
+
+    def keep_private(self) -> None:
+        """deltalake writes files with the process umask: make them owner-only again."""
+        if self.local_folder:
+            restrict_tree(self.local_folder)
 
     def upkeep(self, contract_id: str) -> dict:
         """Compact ``contract_id``'s partition (the whole table when it has the earlier,
@@ -175,6 +185,7 @@ class DeltaPathDecisionStore(DecisionStore):
         vacuumed = table.vacuum(dry_run=False, full=True, post_commithook_properties=WRITER_HOOKS)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
         table.cleanup_metadata()
+        self.keep_private()
         return {"table": self.uri, "exists": True, "partitioned": partitioned, "version": table.version(),
                 "files_removed": metrics["numFilesRemoved"], "files_added": metrics["numFilesAdded"],
                 "files_vacuumed": len(vacuumed), "properties_set": sorted(missing)}
@@ -196,6 +207,7 @@ def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | No
                     configuration=store.properties, storage_options=storage_options)
     table = DeltaTable(store.uri, storage_options=storage_options)
     table.create_checkpoint()
+    store.keep_private()
     LOGGER.info("decision table %s: %d records rewritten partitioned by %s (version %d)",
                 store.uri, rows.num_rows, LAYOUT_COLUMN, table.version())
     return {"rows": rows.num_rows, "version": table.version(), "migrated": True}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseOperator
 
 from contract_gate.submission import check_submission_id, gate_home
+from spark_jobs.restricted import make_private_folder, write_private_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -30,7 +31,8 @@ WORK_DIR_ENV = "CONTRACT_GATE_WORK_DIR"
 
 def work_root() -> Path:
     """Plans, reports and job results per submission: ``CONTRACT_GATE_WORK_DIR``, else
-    ``lakehouse/_runs`` under the gate home."""
+    ``lakehouse/_runs`` under the gate home. Owner-only, like everything below it
+    (``spark_jobs.restricted``): consumers read the target, never a run's files."""
     configured = os.environ.get(WORK_DIR_ENV)
     return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
 
@@ -79,8 +81,10 @@ class ContractGateBaseOperator(BaseOperator):
         return plan
 
     def workdir(self, plan: dict) -> Path:
-        folder = work_root() / plan["contract"]["id"] / check_submission_id(self.submission_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        root = work_root()
+        folder = root / plan["contract"]["id"] / check_submission_id(self.submission_id)
+        for level in (root, folder.parent, folder):  # each owner-only from its creation
+            make_private_folder(level)
         return folder
 
     @staticmethod
@@ -176,6 +180,6 @@ class SparkGateOperator(ContractGateBaseOperator):
         from contract_gate.contract.compiler import render_plan
 
         path = folder / "plan.json"
-        path.write_text(render_plan(plan), encoding="utf-8")
+        write_private_text(path, render_plan(plan))
         return path
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from contract_gate.runners import class_archive
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.process import StreamedProcess
+from spark_jobs.restricted import write_private_text
 
 SHORT_JOB_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """A gate job is a short-lived JVM on a small worker: the C2 compiler and parallel GC threads
@@ -97,7 +98,7 @@ class LocalRunner(GateRunner):
         from spark_jobs.session import DELTA_PACKAGE, local_defaults
 
         log_config = scratch / "log4j2.properties"
-        log_config.write_text(LOG4J2_PROPERTIES, encoding="utf-8")
+        write_private_text(log_config, LOG4J2_PROPERTIES)  # the work folder is owner-only
         archive = class_archive.java_options() if self.class_archive else ""
         java_options = " ".join(filter(None, (SHORT_JOB_JVM_OPTIONS, archive,
                                               f"-Dlog4j2.configurationFile=file:{log_config}")))
