@@ -69,6 +69,9 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
         "spark.databricks.delta.snapshotPartitions": str(max(2, cores)),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Spark replaces ${...} in SQL text (${env:NAME}, ${system:...}) before parsing it; the
+        # gate's SQL carries names, paths and literals from contracts: nothing is substituted.
+        "spark.sql.variable.substitute": "false",
         **DELTA_CONF,
     }
 

@@ -292,3 +292,8 @@ def test_every_example_plan_passes_the_spark_side_check():
              "(`s` IS NULL OR lower(CAST(`s` AS STRING)) IN (lower('x')))",
              "(`s` IS NULL OR try_to_timestamp(`s`, 'yyyy-MM-dd') IS NOT NULL)"]
     assert [check_expression(form) for form in forms] == forms
+
+
+def test_a_gate_session_substitutes_no_variables_into_sql(spark):
+    """Defence in depth for names and paths: contract SQL with '${' is refused anyway."""
+    assert spark.sql("SELECT '${env:HOME}' AS v").first()["v"] == "${env:HOME}"
