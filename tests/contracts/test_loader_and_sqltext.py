@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _contract_texts import HEADER, column, compile_text, contract, issues_of
+from _contract_texts import HEADER, column, compile_text, contract, issues_of, rule
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract.loader import SUPPORTED_API_VERSIONS, load_contract, load_contract_text
 from contract_gate.contract.sqltext import check_expression, check_query, is_deterministic, number_literal
@@ -166,3 +166,34 @@ def test_determinism():
     assert not is_deterministic("a > rand()")
     assert not is_deterministic("d <= current_date")
     assert not is_deterministic("d <= now()")
+
+
+def _with_references(references: str, query: str) -> str:
+    gate = f"customProperties:\n  - property: contractGate\n    value:\n      landing: {{path: in}}\n      references: {references}"
+    return contract(column("v", "string", "string"), quality=f"- id: q\n  type: sql\n  query: {query}\n  mustBe: 0",
+                    extra=gate)
+
+
+def test_a_query_reads_a_reference_the_gate_settings_list():
+    plan = compile_text(_with_references("{customers: {table: customers}}",
+                                         "SELECT count(*) FROM {object} WHERE v NOT IN (SELECT id FROM {customers})"))
+    assert rule(plan, "q")["query"] == "SELECT count(*) FROM {object} WHERE NOT `v` IN (SELECT `id` FROM {customers})"
+    assert plan["tables"]["references"] == {"customers": {"kind": "path", "path": "lakehouse/customers", "format": "delta"}}
+    assert "references" not in plan["gate"]
+
+
+@pytest.mark.parametrize("references, message", [
+    ("{customers: {path: /etc}}", "reference 'customers' must be a Delta table given by name"),
+    ("{customers: {table: customers, format: csv}}", "reference 'customers' must be a Delta table given by name"),
+    ("{customers: {table: \"a`b\"}}", "reference 'customers' must be a Delta table given by name"),
+    ("{object: {table: customers}}", "reference alias 'object' must be a plain identifier"),
+])
+def test_references_are_lakehouse_tables_by_name(references, message):
+    [(path, found)] = issues_of(_with_references(references, "SELECT count(*) FROM {object}"))
+    assert path.startswith("customProperties[0].value.references") and message in found
+
+
+def test_a_query_cannot_name_a_reference_the_gate_does_not_list():
+    assert issues_of(contract(column("v", "string", "string"),
+                              quality="- id: q\n  type: sql\n  query: SELECT count(*) FROM {customers}\n  mustBe: 0")) == [
+        ("schema[0].quality[0].query", "unsafe or invalid query: unknown placeholder {customers}; allowed: {object}")]
