@@ -36,6 +36,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a C
 TABLE_PLACEHOLDERS = ("object",)  # + the aliases of the gate's ``references``
 COLUMN_PLACEHOLDERS = ("property",)
 _SENTINEL = "__contract_gate_placeholder_"
+MAX_SQL_CHARACTERS = 100_000
 _NUMERIC_SUFFIXES = ("BD", "D", "L", "S", "Y", "F")
 
 
@@ -238,9 +239,11 @@ def _parse(text: str) -> exp.Expression:
 
 
 def _contract_text(text) -> str:
-    """The text as given, refused when it is no SQL at all or uses a reserved name."""
+    """The text as given, refused when it is no SQL at all, too long or uses a reserved name."""
     if not isinstance(text, str) or not text.strip():
         raise SqlRefused("SQL must be a non-empty string")
+    if len(text) > MAX_SQL_CHARACTERS:  # checking takes about a second per 10,000 characters
+        raise SqlRefused(f"SQL longer than {MAX_SQL_CHARACTERS} characters is not allowed")
     if _SENTINEL in text.lower():
         raise SqlRefused(f"names starting with {_SENTINEL!r} are reserved")
     return text.strip()
@@ -347,13 +350,21 @@ def _cte_in_scope(table: exp.Table, name: str) -> bool:
 
 
 def _checked(text: str, check) -> str:
-    """Parse, check, render; then require the rendering to parse, check and render to itself."""
-    rendered = _render(check(_parse(text)))
-    if "${" in rendered:  # even inside a string: Spark substitutes before it parses
-        raise SqlRefused("'${' is not allowed: Spark would replace ${...} with a variable "
-                         "(${env:NAME} is an environment variable) before reading the SQL")
-    if _render(check(_parse(rendered))) != rendered:
-        raise SqlRefused("the SQL does not render to a stable text; write it more plainly")
+    """Parse, check, render; then require the rendering to parse, check and render to itself.
+    Whatever else goes wrong in the parser is a refusal too (fail closed)."""
+    try:
+        rendered = _render(check(_parse(text)))
+        if "${" in rendered:  # even inside a string: Spark substitutes before it parses
+            raise SqlRefused("'${' is not allowed: Spark would replace ${...} with a variable "
+                             "(${env:NAME} is an environment variable) before reading the SQL")
+        if _render(check(_parse(rendered))) != rendered:
+            raise SqlRefused("the SQL does not render to a stable text; write it more plainly")
+    except SqlRefused:
+        raise
+    except RecursionError:
+        raise SqlRefused("the SQL is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        raise SqlRefused(f"the SQL cannot be checked ({type(exc).__name__})") from None
     return rendered
 
 

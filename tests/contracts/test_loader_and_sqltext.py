@@ -108,6 +108,10 @@ def test_accepted_expressions_run_as_rendered(expression, rendered):
     ("SELECT 1", "a query is not allowed here: give one boolean row expression"),
     ("", "SQL must be a non-empty string"),
     ("__contract_gate_placeholder_object > 0", "names starting with '__contract_gate_placeholder_' are reserved"),
+    ("s = '${env:HOME}'", "'${' is not allowed: Spark would replace ${...} with a variable (${env:NAME} is an "
+                          "environment variable) before reading the SQL"),
+    ("(" * 300 + "a > 0" + ")" * 300, "the SQL is nested too deeply"),
+    ("a > 0 AND " * 12_000 + "a > 0", "SQL longer than 100000 characters is not allowed"),
 ])
 def test_refused_expressions(expression, message):
     with pytest.raises(ValueError) as refused:
