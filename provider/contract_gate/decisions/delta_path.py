@@ -87,6 +87,7 @@ class DeltaPathDecisionStore(DecisionStore):
         self.uri = location(resolve(address))
         self.storage_options = storage_options
         self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
+        self._loaded: DeltaTable | None = None
         self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (spark_jobs.restricted)
 
     def string_literal(self, value: str) -> str:
@@ -96,9 +97,8 @@ class DeltaPathDecisionStore(DecisionStore):
     def records(
         self, submission_id: str | None = None, contract_id: str | None = None
     ) -> list[Decision]:
-        try:
-            table = DeltaTable(self.uri, storage_options=self.storage_options)
-        except TableNotFoundError:
+        table = self._current()
+        if table is None:
             return []
         conditions = [f"{column} = {self.string_literal(value)}" for column, value in
                       ((LAYOUT_COLUMN, contract_id), ("submission_id", submission_id)) if value is not None]
@@ -126,13 +126,25 @@ class DeltaPathDecisionStore(DecisionStore):
                     raise
                 _back_off(attempt)
 
+    def _current(self) -> DeltaTable | None:
+        """The table at its newest version (None: not created yet). Loaded once per store and
+        then brought up to date by reading only the commits since, so recording a decision and
+        reading the submission's final record back load the log once."""
+        if self._loaded is None:
+            try:
+                self._loaded = DeltaTable(self.uri, storage_options=self.storage_options)
+            except TableNotFoundError:
+                return None
+        else:
+            self._loaded.update_incremental()
+        return self._loaded
+
     def _table(self) -> DeltaTable:
         """The table, created on first use; a concurrent creation is fine either way. Only a
         table whose ownership properties say it is the decision table is written."""
-        try:  # loading costs less than create(mode="ignore"), which probes the log first
-            return _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
-        except TableNotFoundError:
-            pass
+        table = self._current()
+        if table is not None:
+            return _owned(table, self.uri, self.storage_options)
         try:
             table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", partition_by=[LAYOUT_COLUMN],
                                       name="contract_gate_decisions", configuration=self.properties,
