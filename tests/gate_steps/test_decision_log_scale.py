@@ -238,3 +238,25 @@ def test_a_table_of_the_earlier_layout_keeps_working_and_migrates_in_one_commit(
     assert len(DeltaTable(path, version=unpartitioned).to_pyarrow_table()) == 6
     assert migrate_layout({"kind": "path", "path": path})["migrated"] is False
     assert decisions_store.record(decision("s6", "c0")).submission_id == "s6"
+
+
+def test_records_and_upkeep_leave_every_file_owner_only_without_walking_the_table(tmp_path, monkeypatch):
+    import spark_jobs.restricted
+
+    path = _table_path(tmp_path)
+    walks = []
+    monkeypatch.setattr("contract_gate.decisions.delta_path.restrict_tree", lambda folder: walks.append(folder))
+    previous = os.umask(0)  # the most open umask: deltalake's files come out 0666
+    try:
+        decisions_store = DeltaPathDecisionStore({"kind": "path", "path": path}, properties={"delta.checkpointInterval": "3"})
+        for n in range(7):
+            decisions_store.record(decision(f"s{n}", f"c{n % 2}"))
+        decisions_store.upkeep("c0")
+    finally:
+        os.umask(previous)
+
+    modes = {(os.path.isdir(os.path.join(folder, name)), os.stat(os.path.join(folder, name)).st_mode & 0o777)
+             for folder, subfolders, files in os.walk(path) for name in [*subfolders, *files]}
+    assert modes == {(True, spark_jobs.restricted.FOLDER_MODE), (False, spark_jobs.restricted.FILE_MODE)}
+    assert any(".checkpoint." in name for name in os.listdir(os.path.join(path, "_delta_log")))
+    assert walks == []

@@ -27,11 +27,15 @@ Also reads gated path tables' commit history and file statistics for recovery.
 
 from __future__ import annotations
 
+import glob
+import json
 import logging
+import os
 import random
 import time
 from datetime import date, datetime, timezone
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
@@ -48,7 +52,7 @@ from contract_gate.decisions.store import (
 )
 from spark_jobs.address import location, resolve
 from spark_jobs.ownership import CONTRACT, ROLE, check_owner, owner_properties
-from spark_jobs.restricted import local_path, make_private_folder, restrict_tree
+from spark_jobs.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
 from spark_jobs.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
@@ -112,6 +116,8 @@ class DeltaPathDecisionStore(DecisionStore):
         source = pa.Table.from_pylist([_arrow_row(decision)], schema=SCHEMA)
         if self.local_folder:
             make_private_folder(self.local_folder)
+        loaded = self._current()
+        before = loaded.version() if loaded is not None else -1
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 merger = self._table().merge(source, match, source_alias="s", target_alias="t",
@@ -119,7 +125,7 @@ class DeltaPathDecisionStore(DecisionStore):
                 if replace_when is not None:
                     merger = merger.when_matched_update_all(predicate=replace_when)
                 merger.when_not_matched_insert_all().execute()
-                self.keep_private()
+                self.keep_private(since=before)
                 return
             except CommitFailedError:  # a concurrent record of this submission won; the retry sees it
                 if attempt == MAX_ATTEMPTS:
@@ -155,10 +161,17 @@ class DeltaPathDecisionStore(DecisionStore):
             table = DeltaTable(self.uri, storage_options=self.storage_options)
         return _owned(table, self.uri, self.storage_options)
 
-    def keep_private(self) -> None:
-        """deltalake writes files with the process umask: make them owner-only again."""
-        if self.local_folder:
+    def keep_private(self, since: int | None = None) -> None:
+        """deltalake writes files with the process umask: make them owner-only again. With
+        ``since``, what the commits after that version wrote (see ``_restrict_commits``): a
+        record then costs a few ``chmod`` calls instead of a walk over every file of the table,
+        which grows with every decision (issue 18); without, the whole tree."""
+        if not self.local_folder:
+            return
+        if since is None:
             restrict_tree(self.local_folder)
+        else:
+            _restrict_commits(self.local_folder, since)
 
     def upkeep(self, contract_id: str) -> dict:
         """Compact ``contract_id``'s partition (the whole table when it has the earlier,
@@ -179,6 +192,7 @@ class DeltaPathDecisionStore(DecisionStore):
         if not DeltaTable.is_deltatable(self.uri, self.storage_options):
             return {"table": self.uri, "exists": False}
         table = _owned(DeltaTable(self.uri, storage_options=self.storage_options), self.uri, self.storage_options)
+        start = table.version()
         missing = {k: v for k, v in self.properties.items() if k not in table.metadata().configuration}
         if missing:
             table.alter.set_table_properties(missing, raise_if_not_exists=False)
@@ -197,7 +211,7 @@ class DeltaPathDecisionStore(DecisionStore):
         vacuumed = table.vacuum(dry_run=False, full=True, post_commithook_properties=WRITER_HOOKS)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
         table.cleanup_metadata()
-        self.keep_private()
+        self.keep_private(since=start)
         return {"table": self.uri, "exists": True, "partitioned": partitioned, "version": table.version(),
                 "files_removed": metrics["numFilesRemoved"], "files_added": metrics["numFilesAdded"],
                 "files_vacuumed": len(vacuumed), "properties_set": sorted(missing)}
@@ -244,6 +258,32 @@ def _select(table: DeltaTable, where: str = "") -> pa.Table:
     """The rows of ``table`` where ``where`` (SQL) holds, read by DataFusion inside delta-rs."""
     sql = "SELECT * FROM decisions" + (f" WHERE {where}" if where else "")
     return pa.RecordBatchReader.from_stream(QueryBuilder().register("decisions", table).execute(sql)).read_all()
+
+
+def _restrict_commits(root: str, since: int) -> None:
+    """Owner-only modes for what the commits after version ``since`` wrote: their log entries
+    and checkpoints, ``_last_checkpoint``, the files they added and the folders holding those.
+    Everything older was restricted by the write that made it, and the table folder itself is
+    owner-only before anything is written into it (``make_private_folder``)."""
+    log = os.path.join(root, "_delta_log")
+    folders, files = {root, log}, [os.path.join(log, "_last_checkpoint")]
+    version = since + 1
+    while os.path.isfile(entry := os.path.join(log, f"{version:020d}.json")):
+        files += [entry, *glob.glob(os.path.join(log, f"{version:020d}.checkpoint*.parquet"))]
+        with open(entry, encoding="utf-8") as commit:
+            for line in commit:
+                action = json.loads(line) if '"add"' in line else {}
+                if "add" in action:
+                    added = os.path.join(root, unquote(action["add"]["path"]))
+                    files.append(added)
+                    folder = os.path.dirname(added)
+                    while len(folder) > len(root):
+                        folders.add(folder)
+                        folder = os.path.dirname(folder)
+        version += 1
+    for path, mode in [*((f, FOLDER_MODE) for f in folders), *((f, FILE_MODE) for f in files)]:
+        if os.path.exists(path) and not os.path.islink(path):
+            os.chmod(path, mode)
 
 
 def _back_off(attempt: int) -> None:
