@@ -75,11 +75,17 @@ def candidate_address(plan: dict[str, Any], submission_id: str) -> dict[str, Any
     qualifies its name like a table (``catalog.schema._contract_gate_candidates``), so a
     three-part name is read as catalog + schema (first and last part).
     """
-    schema = plan["tables"]["candidate_schema"]
+    schema = candidate_schema(plan["tables"]["candidate_schema"])
     table = f"{plan['object']}__{name_part(submission_id)}"
     if schema["kind"] == "path":
         return {"kind": "path", "path": posixpath.join(schema["path"], table), "format": "delta"}
-    parts = schema["name"].split(".")
-    if len(parts) > 2:
-        parts = [parts[0], parts[-1]]
-    return {"kind": "table", "name": ".".join([*parts, table]), "format": "delta"}
+    return {"kind": "table", "name": f"{schema['name']}.{table}", "format": "delta"}
+
+
+def candidate_schema(address: dict[str, Any]) -> dict[str, Any]:
+    """The plan's ``candidate_schema`` address as the folder or ``catalog.schema`` the candidates
+    go in (a three-part name is catalog + schema: its first and last part)."""
+    if address["kind"] == "path":
+        return dict(address)
+    parts = address["name"].split(".")
+    return {**address, "name": ".".join([parts[0], parts[-1]] if len(parts) > 2 else parts)}

@@ -130,6 +130,10 @@ def test_catalog_tables_stay_in_the_servers_catalog_and_names_are_identifiers(tm
     injected = _contract(tmp_path, "b", {**server, **_gate("      target: {table: \"orders` ; DROP TABLE t; --\"}")})
     [(where, message)] = _errors(injected)
     assert where == "customProperties[0].value.target.table" and "plain identifier" in message
+    candidates = _contract(tmp_path, "c", {**server, "        path: landing/orders\n        format: json":
+                                           "        table: main._contract_gate_candidates.orders__s1\n        format: delta"})
+    [(where, message)] = _errors(candidates)
+    assert where == "customProperties[0].value.landing.table" and "overlaps the contract's own candidate folder" in message
 
 
 def test_lint_of_a_folder_fails_both_contracts_that_claim_one_table_naming_each_other(tmp_path):

@@ -26,6 +26,7 @@ from typing import Any
 from contract_gate.contract.errors import ContractIssue
 from contract_gate.contract.loader import LoadedContract
 from contract_gate.contract.table_locations import canonical, display, table_sources
+from spark_jobs.address import candidate_schema
 
 OWN = ("target", "quarantine")
 SHARED = ("decisions", "candidate_schema")
@@ -54,9 +55,9 @@ def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
         return found
     sources = table_sources(loaded.raw)
     for role in ("landing", *OWN, *SHARED):
-        address = tables[role]
+        address = candidate_schema(tables[role]) if role == "candidate_schema" else tables[role]
         found.append(Claim(loaded, role, sources[role], address["kind"], canonical(address), display(address)))
-    folder = tables["candidate_schema"]
+    folder = candidate_schema(tables["candidate_schema"])
     found.append(Claim(loaded, "candidates", sources["candidate_schema"], "key",
                        f"{canonical(folder)}/{plan['object'].lower()}__", f"{display(folder)}/{plan['object']}__*"))
     return found
@@ -83,7 +84,7 @@ def conflicts(contracts: list[tuple[LoadedContract, dict[str, Any]]]) -> dict[st
             by_place.setdefault((claim.kind, claim.key), []).append(claim)
     pairs: set[tuple[Claim, Claim]] = set()
     for (kind, key), claims in by_place.items():
-        places = [key] + (_ancestors(key) if kind == "path" else [])
+        places = [key, *_ancestors(key, "/" if kind == "path" else ".")]
         others = [c for place in places for c in by_place.get((kind, place), [])]
         for claim in claims:
             for other in others:
@@ -102,7 +103,9 @@ def conflicts(contracts: list[tuple[LoadedContract, dict[str, Any]]]) -> dict[st
     return {file: sorted(found, key=lambda i: (i.line or 0, i.path, i.message)) for file, found in issues.items()}
 
 
-def _ancestors(path: str) -> list[str]:
-    """Every folder above ``path`` (``/a/b/c`` -> ``/a/b``, ``/a``; URIs down to the bucket)."""
-    parts = path.rstrip("/").split("/")
-    return ["/".join(parts[:n]) for n in range(len(parts) - 1, 0, -1) if "/".join(parts[:n]).strip("/")]
+def _ancestors(key: str, separator: str) -> list[str]:
+    """Every place above ``key``: folders of a path (``/a/b/c`` -> ``/a/b``, ``/a``), the schema
+    and catalog of a table name (``c.s.t`` -> ``c.s``, ``c``)."""
+    parts = key.rstrip(separator).split(separator)
+    above = (separator.join(parts[:n]) for n in range(len(parts) - 1, 0, -1))
+    return [place for place in above if place.strip(separator)]

@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from contract_gate.contract.environments import DEFAULT_ROOT
-from spark_jobs.address import resolve
+from spark_jobs.address import candidate_schema, resolve
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"
@@ -150,6 +150,7 @@ def _overlaps(tables: dict[str, dict], sources: dict[str, str]) -> list[tuple[st
     to the setting that made the overlap: the landing (it reads), else the later table, unless
     only the other one was set explicitly."""
     roles = ("landing", *WRITTEN)
+    tables = {**tables, "candidate_schema": candidate_schema(tables["candidate_schema"])}
     found = []
     for i, first in enumerate(roles):
         for second in roles[i + 1:]:
@@ -182,13 +183,13 @@ def display(address: dict) -> str:
 
 
 def same_or_nested(first: dict, second: dict) -> bool:
-    """The same table, or (paths) one inside the other's folder."""
+    """The same table, or one inside the other: a path in the other's folder, a table in the
+    other's schema (the candidate schema is such a place)."""
     if first["kind"] != second["kind"]:
         return False
     a, b = canonical(first), canonical(second)
-    if first["kind"] == "table":
-        return a == b
-    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+    separator = "." if first["kind"] == "table" else "/"
+    return a == b or a.startswith(b + separator) or b.startswith(a + separator)
 
 
 def _under(path: str, root: str) -> bool:

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from spark_jobs.address import candidate_schema as candidate_folder
 from spark_jobs.sql_text import quote_identifier, quote_qualified
 
 STATEMENTS = ("POST", "2.0/sql/statements")
@@ -54,9 +55,8 @@ def _schema_of(name: str) -> str:
 
 
 def candidate_schema(plan: dict[str, Any]) -> str:
-    """``catalog.schema`` of the candidates (``spark_jobs.address.candidate_address``'s rule)."""
-    parts = plan["tables"]["candidate_schema"]["name"].split(".")
-    return ".".join([parts[0], parts[-1]] if len(parts) > 2 else parts)
+    """``catalog.schema`` of the candidates."""
+    return candidate_folder(plan["tables"]["candidate_schema"])["name"]
 
 
 def grant_statements(plan: dict[str, Any], gate_principal: str | None, candidate: str | None = None) -> list[str]:
