@@ -65,7 +65,8 @@ def test_a_quarantine_path_outside_the_root_is_refused(tmp_path, given):
     assert given in message and ("outside the server's root 'lakehouse'" in message or "'..'" in message)
 
 
-def test_paths_under_the_root_and_uris_under_a_uri_root_are_accepted(tmp_path):
+def test_paths_under_the_root_and_uris_under_a_uri_root_are_accepted(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTRACT_GATE_ROOTS", "s3a://lake")
     inside = _contract(tmp_path, "inside", _gate("      quarantine: {path: rejected/orders}"))
     assert compile_plan(inside)["tables"]["quarantine"]["path"] == "lakehouse/rejected/orders"
     uri = _contract(tmp_path, "uri", {"    path: lakehouse\n": "    path: s3a://lake/gold\n",
@@ -77,6 +78,19 @@ def test_paths_under_the_root_and_uris_under_a_uri_root_are_accepted(tmp_path):
                                             "        path: landing/orders": "        path: landing/orders",
                                             **_gate("      quarantine: {path: \"s3a://lake/golden/orders\"}")})
     assert [where for where, _ in _errors(prefix)] == ["customProperties[0].value.quarantine.path"]
+
+
+def test_an_absolute_server_root_must_be_listed_by_the_deployment(tmp_path, monkeypatch):
+    path = _contract(tmp_path, "c", {"    path: lakehouse\n": "    path: /\n",
+                                     "        path: landing/orders": "        path: srv/landing/orders",
+                                     **_gate("      target: {path: etc/cron.d/orders}")})
+    [(where, message)] = _errors(path)
+    assert where == "servers[0].path" and "CONTRACT_GATE_ROOTS" in message
+
+    monkeypatch.setenv("CONTRACT_GATE_ROOTS", f"{tmp_path}/lake, s3a://lake")
+    listed = _contract(tmp_path, "d", {"    path: lakehouse\n": f"    path: {tmp_path}/lake/gold\n"})
+    assert compile_plan(listed)["tables"]["target"]["path"] == f"{tmp_path}/lake/gold/orders"
+    assert [where for where, _ in _errors(path)] == ["servers[0].path"]
 
 
 def test_a_symbolic_link_out_of_the_root_is_refused(tmp_path, monkeypatch):

@@ -5,6 +5,9 @@ is the target's default name and every candidate's name prefix, ``table:`` names
 under a path server's root. So:
 
 * names that become paths or table names are plain identifiers (:data:`IDENTIFIER_FORM`);
+* the server's root (``servers[].path``) is relative to ``CONTRACT_GATE_HOME``, or an absolute
+  folder or URI the deployment lists in ``CONTRACT_GATE_ROOTS``: a contract cannot make ``/`` its
+  lakehouse;
 * every table the gate **writes** (target, quarantine, decisions, the candidate folder) stays
   under the server's root: a relative ``path:`` without ``..``, an absolute one under an absolute
   root, a URI under a root of the same scheme and prefix, and no symbolic link (where one exists
@@ -33,6 +36,7 @@ from spark_jobs.address import candidate_schema, resolve
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"
 LANDING_ROOTS_ENV = "CONTRACT_GATE_LANDING_ROOTS"
+ROOTS_ENV = "CONTRACT_GATE_ROOTS"
 WRITTEN = ("target", "quarantine", "decisions", "candidate_schema")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -79,8 +83,9 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
             problems += _name_problems(ref.table, sources[role], role)
     problems += _name_problems(settings.candidate.schema_, sources["candidate_schema"], "candidate schema")
     given_root = server.path if server is not None and server.path else None
-    if given_root is not None and ".." in _segments(given_root):
-        problems.append((f"servers[{server_index}].path", f"server path {given_root!r} must not contain '..'"))
+    root_problem = _root_problem(given_root) if given_root is not None else None
+    if root_problem:
+        problems.append((f"servers[{server_index}].path", root_problem))
         return problems
     root = given_root or DEFAULT_ROOT
     if problems:
@@ -95,6 +100,24 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
         problems.append((sources["landing"], landing))
     problems += _overlaps(tables, sources)
     return problems
+
+
+def _root_problem(root: str) -> str | None:
+    """The server's root is where the gate writes: relative (to ``CONTRACT_GATE_HOME``), or a
+    folder or URI the deployment lists in ``CONTRACT_GATE_ROOTS`` (or one below it)."""
+    if ".." in _segments(root):
+        return f"server path {root!r} must not contain '..'"
+    if not (posixpath.isabs(root) or _URI.match(root)):
+        return None
+    if any(_under(root, listed) or canonical({"kind": "path", "path": root}) == canonical({"kind": "path", "path": listed})
+           for listed in _listed(ROOTS_ENV)):
+        return None
+    return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
+            f"CONTRACT_GATE_HOME) or under a root the deployment lists in {ROOTS_ENV}")
+
+
+def _listed(variable: str) -> list[str]:
+    return [entry.strip() for entry in os.environ.get(variable, "").split(",") if entry.strip()]
 
 
 def _given_path(ref) -> str | None:
@@ -114,7 +137,7 @@ def _segments(path: str) -> list[str]:
 
 
 def _written_problem(address: dict, role: str, given: str | None, root: str, catalog: str | None) -> str | None:
-    what = "candidate folder" if role == "candidate_schema" else role
+    what = _what(role)
     if address["kind"] == "table":
         if catalog is not None and address["name"].split(".")[0].lower() != catalog.lower():
             return f"the {what} {address['name']!r} is outside the server's catalog {catalog!r}"
@@ -136,7 +159,7 @@ def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
     path = address["path"]
     if given is not None and ".." in _segments(given):
         return f"the landing path {given!r} must not contain '..'"
-    roots = [root, *[r.strip() for r in os.environ.get(LANDING_ROOTS_ENV, "").split(",") if r.strip()]]
+    roots = [root, *_listed(LANDING_ROOTS_ENV)]
     # a link from one allowed root into another (lakehouse/landing -> /mnt/drops, listed) is fine
     if not any(_under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
         allowed = " or ".join(repr(root) for root in roots)
