@@ -338,3 +338,73 @@ def test_a_hostile_pattern_stays_a_pattern_on_spark(spark, as_delta):
     assert failed(report) == {"sku.pattern": 1}  # only the row that is not exactly the pattern's text
     assert report["rows"] == {"valid": 2, "invalid": 1}
     assert spark.range(1).count() == 1  # the JVM is still there
+
+
+# -- the translation agrees with an ECMA-262 engine ---------------------------------------------
+
+# (pattern, value, does ECMA-262 find the pattern in the value): taken from node's RegExp with the
+# u flag (code points, as the gate reads them); without it only the emoji row differs.
+ECMA_262_MATCHES = [
+    ('^.$', '\x85', True),
+    ('^.$', '\n', False),
+    ('^.$', '\r', False),
+    ('^.$', '\u2028', False),
+    ('^.$', '\u2029', False),
+    ('^.$', '😀', True),  # ECMA-262 without the u flag: False (one UTF-16 unit)
+    ('^.$', 'é', True),
+    ('^\\s$', '\xa0', True),
+    ('^\\s$', '\ufeff', True),
+    ('^\\s$', '\u3000', True),
+    ('^\\s$', '\u1680', True),
+    ('^\\s$', '\u200a', True),
+    ('^\\s$', '\u202f', True),
+    ('^\\s$', '\x0b', True),
+    ('^\\s$', '\u200b', False),
+    ('^\\s$', '\x85', False),
+    ('^\\s$', '\u2028', True),
+    ('^\\S$', '\xa0', False),
+    ('^\\S$', '\u200b', True),
+    ('^\\S$', '\x85', True),
+    ('\\bfoo\\b', 'éfoo', True),
+    ('\\bfoo\\b', 'fooé', True),
+    ('\\bfoo\\b', 'xfoo', False),
+    ('\\bfoo\\b', 'foo', True),
+    ('^\\w+$', 'é', False),
+    ('^\\w+$', 'a_1', True),
+    ('^\\d+$', '١٢', False),
+    ('^\\d+$', '12', True),
+    ('^[\\s\\S]$', '\n', True),
+    ('^[\\s\\S]$', '\u2028', True),
+    ('^[\\s\\S]$', 'x', True),
+    ('^[^]$', '\n', True),
+    ('^[^]$', 'x', True),
+    ('[]', 'x', False),
+    ('[]', '', False),
+    ('^[&&]+$', '&&', True),
+    ('^[&&]+$', '&', True),
+    ('^[\\[]$', '[', True),
+    ('^[\\[]$', '\\', False),
+    ('^\\v$', '\x0b', True),
+    ('^\\v$', '\n', False),
+    ('^[\\b]$', '\x08', True),
+    ('^[\\b]$', 'b', False),
+    ('^\\0$', '\x00', True),
+    ('^\\0$', '0', False),
+    ('x$|^y', 'x\n', False),
+    ('x$|^y', 'yes', True),
+    ('x$|^y', 'ax', True),
+    ('^(?<x>ab)+$', 'abab', True),
+    ('^(?<x>ab)+$', 'aba', False),
+    ('(?<=a)b', 'ab', True),
+    ('(?<=a)b', 'cb', False),
+]
+
+
+def test_translated_patterns_match_what_ecma_262_matches(spark):
+    from contract_gate.contract.patterns import rlike
+
+    df = spark.createDataFrame([(i, value) for i, (_, value, _) in enumerate(ECMA_262_MATCHES)], "i int, v string")
+    matches = df.selectExpr("i", *[f"{rlike('v', p)} AS m{i}" for i, (p, _, _) in enumerate(ECMA_262_MATCHES)])
+    found = {row.i: row[f"m{row.i}"] for row in matches.collect()}
+
+    assert [found[i] for i in range(len(ECMA_262_MATCHES))] == [expected for _, _, expected in ECMA_262_MATCHES]
