@@ -78,6 +78,22 @@ def test_eight_processes_racing_one_submission_leave_one_final_record_and_all_ar
     assert final.run_id in {f"run-{w}" for w in range(8)}
 
 
+def test_the_gate_beats_recovery_when_both_record_one_submission_at_once(tmp_path):
+    path = _table_path(tmp_path)
+    store(path).record(decision("other", "orders"))
+    racers = [(path, worker, decision("late", "orders", "published", run_id=f"run-{worker}") if worker % 2 else
+               decision("late", "orders", "published", source="recovery", reason="recovered"))
+              for worker in range(8)]
+
+    results = run_at_once(record_one, racers)
+
+    assert [r for r in results if r[1] != "ok"] == []
+    [final] = store(path).records(submission_id="late")
+    assert (final.source, final.final) == ("gate", True) and final.run_id in {f"run-{w}" for w in range(1, 8, 2)}
+    gate_told = {r[2]["run_id"] for r in results if r[0] % 2}
+    assert gate_told == {final.run_id}  # every gate writer is told the gate record that stands
+
+
 def test_the_table_is_partitioned_by_contract_and_each_merge_names_its_submission(tmp_path):
     path = _table_path(tmp_path)
     decisions_store = store(path)
