@@ -93,10 +93,10 @@ def revoke_statements(securable: str, name: str, grants: list[dict[str, Any]], a
     ON <securable> <name>`` (Principal, ActionType, ObjectType, ObjectKey); inherited rows
     (another object) are not this object's to revoke."""
     extra: dict[str, list[str]] = {}
-    for row in grants:
-        if (row["Principal"] not in allowed and row["ActionType"] not in harmless
-                and str(row.get("ObjectKey", name)).lower() == name.lower()):
-            extra.setdefault(row["Principal"], []).append(row["ActionType"])
+    for row in ({key.lower(): value for key, value in found.items()} for found in grants):  # column case varies
+        if (row["principal"] not in allowed and row["actiontype"] not in harmless
+                and str(row.get("objectkey", name)).lower() == name.lower()):
+            extra.setdefault(row["principal"], []).append(row["actiontype"])
     return [f"REVOKE {', '.join(privileges)} ON {securable} {quote_qualified(name)} FROM {quote_identifier(p)}"
             for p, privileges in extra.items()]
 
