@@ -103,7 +103,7 @@ def run_validation(
         candidate = Candidate(candidate)
     df = candidate.df
     schema = check_schema(plan, df.schema)
-    rules = triage(plan, df, schema, depth)
+    rules = triage(plan, df, schema, depth, submission=submission_id is not None)  # a gate's batch
     timings = {"schema_seconds": time.perf_counter() - started}
     measurements: dict[str, Measurement] = {}
     row_count = invalid = None

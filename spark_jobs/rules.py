@@ -78,16 +78,18 @@ class Triage:
         return [rule for rule in self.runnable if rule["scope"] in scopes]
 
 
-def triage(plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str) -> Triage:
+def triage(
+    plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False
+) -> Triage:
     """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``spark_jobs.unfit``,
-    and ``submission.not_empty``, ``spark_jobs.empty_batch``) into runnable ones and skipped
-    ones with a reason.
+    and for a ``submission``, ``submission.not_empty``, ``spark_jobs.empty_batch``) into
+    runnable ones and skipped ones with a reason.
 
     Runs no Spark action: expressions are only analysed, so a rule naming a missing column,
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
     instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
     """
-    rules = [*plan["rules"], *type_rules(plan, df.schema), *empty_batch_rules(plan)]
+    rules = [*plan["rules"], *type_rules(plan, df.schema), *(empty_batch_rules(plan) if submission else [])]
     result = Triage(considered=rules)
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}
