@@ -276,3 +276,19 @@ def test_records_and_upkeep_leave_every_file_owner_only_without_walking_the_tabl
     assert modes == {(True, spark_jobs.restricted.FOLDER_MODE), (False, spark_jobs.restricted.FILE_MODE)}
     assert any(".checkpoint." in name for name in os.listdir(os.path.join(path, "_delta_log")))
     assert walks == []
+
+
+def test_the_retention_operator_keeps_the_decision_table_after_its_spark_job(tmp_path):
+    from contract_gate.operators.retention import GateRetentionOperator
+
+    path = _table_path(tmp_path)
+    for n in range(4):
+        store(path).record(decision(f"s{n}", "orders"))
+    spark_result = {"candidates_dropped": [], "quarantine_rows_deleted": 0}
+
+    pushed = GateRetentionOperator(task_id="apply_retention", contract="orders.yaml").handle_result(
+        {}, _plan(path, "orders"), spark_result)
+
+    assert pushed["decisions"]["files_removed"] == 4 and pushed["decisions"]["files_added"] == 1
+    assert {k: pushed[k] for k in spark_result} == spark_result
+    assert len(DeltaTable(path).file_uris()) == 1
