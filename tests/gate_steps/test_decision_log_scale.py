@@ -292,3 +292,17 @@ def test_the_retention_operator_keeps_the_decision_table_after_its_spark_job(tmp
     assert pushed["decisions"]["files_removed"] == 4 and pushed["decisions"]["files_added"] == 1
     assert {k: pushed[k] for k in spark_result} == spark_result
     assert len(DeltaTable(path).file_uris()) == 1
+
+
+def test_the_record_a_writer_is_told_is_the_record_read_back(tmp_path):
+    from datetime import datetime, timezone as tz
+    from datetime import timedelta as td
+
+    decisions_store = store(_table_path(tmp_path))
+    amsterdam = datetime(2024, 3, 1, 14, 0, tzinfo=tz(td(hours=2)))
+
+    told = decisions_store.record(decision("s1", "orders", decided_at=amsterdam, rule_failures={"r": 2},
+                                           failed_rules=["r"]))
+
+    assert told == store(_table_path(tmp_path)).final("s1", "orders")
+    assert told.as_dict()["decided_at"] == "2024-03-01T12:00:00+00:00"

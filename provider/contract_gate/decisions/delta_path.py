@@ -112,7 +112,7 @@ class DeltaPathDecisionStore(DecisionStore):
         rows = _select(table, " AND ".join(conditions)).to_pylist()
         return sorted(map(Decision.from_row, rows), key=lambda d: d.decided_at, reverse=True)
 
-    def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
+    def _merge(self, decision: Decision, match: str, replace_when: str | None) -> bool:
         source = pa.Table.from_pylist([_arrow_row(decision)], schema=SCHEMA)
         if self.local_folder:
             make_private_folder(self.local_folder)
@@ -124,9 +124,9 @@ class DeltaPathDecisionStore(DecisionStore):
                                              post_commithook_properties=WRITER_HOOKS)
                 if replace_when is not None:
                     merger = merger.when_matched_update_all(predicate=replace_when)
-                merger.when_not_matched_insert_all().execute()
+                metrics = merger.when_not_matched_insert_all().execute()
                 self.keep_private(since=before)
-                return
+                return metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"] > 0
             except CommitFailedError:  # a concurrent record of this submission won; the retry sees it
                 if attempt == MAX_ATTEMPTS:
                     raise

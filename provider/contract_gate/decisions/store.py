@@ -27,6 +27,8 @@ conflicted.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
+from datetime import timezone
 
 from contract_gate.decisions.record import Decision
 from spark_jobs.tagged_commit import TaggedCommit
@@ -52,11 +54,14 @@ class DecisionStore(ABC):
     def record(self, decision: Decision) -> Decision:
         """Store ``decision``; return the record that now stands for the submission: the
         submission's final record when there is one (possibly an earlier one: writing the same
-        final decision twice keeps the first), else ``decision`` itself."""
+        final decision twice keeps the first), else ``decision`` itself. A MERGE that wrote
+        ``decision`` needs no read back: its commit is the one that made ``decision`` stand."""
         if decision.final:
-            self._merge(decision, self.match(FINAL_MATCH, decision), SUPERSEDE)
+            written = self._merge(decision, self.match(FINAL_MATCH, decision), SUPERSEDE)
         else:
-            self._merge(decision, self.match(FAILED_MATCH, decision), None)
+            written = self._merge(decision, self.match(FAILED_MATCH, decision), None)
+        if written and decision.final:  # as it reads back: times in UTC
+            return replace(decision, decided_at=decision.decided_at.astimezone(timezone.utc))
         return self.final(decision.submission_id, decision.contract_id) or decision
 
     def match(self, condition: str, decision: Decision) -> str:
@@ -81,9 +86,10 @@ class DecisionStore(ABC):
         """Stored records, optionally of one submission or one contract, newest first."""
 
     @abstractmethod
-    def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
+    def _merge(self, decision: Decision, match: str, replace_when: str | None) -> bool | None:
         """MERGE ``decision`` as source ``s`` into the table as ``t`` ON ``match``: insert when
-        nothing matches, replace the match when ``replace_when`` holds."""
+        nothing matches, replace the match when ``replace_when`` holds. Returns whether the
+        row was written (None: the engine does not say)."""
 
     @abstractmethod
     def upkeep(self, contract_id: str) -> dict:
