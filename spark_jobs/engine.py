@@ -49,6 +49,7 @@ try:  # a Java exception pyspark does not convert (absent from a Spark Connect-o
     SPARK_ERRORS: tuple[type[BaseException], ...] = (PySparkException, Py4JJavaError)
 except ImportError:  # pragma: no cover
     SPARK_ERRORS = (PySparkException,)
+from pyspark.logger import PySparkLogger
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
@@ -73,6 +74,11 @@ from spark_jobs.schema_check import check_schema
 from spark_jobs.sql_allowlist import SqlRefused, bind_query
 
 DEPTHS = ("schema", "data", "all")
+
+# pyspark logs the message of every query error it converts, on stderr; Spark builds some of
+# them from the data (CAST_INVALID_INPUT quotes the value). The engine names the condition only.
+for _name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+    PySparkLogger.getLogger(_name).disabled = True
 
 
 class ValidationFailed(RuntimeError):

@@ -218,3 +218,37 @@ def test_a_local_job_imports_the_installed_pyspark_and_no_pandas(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"pyspark from {pyspark.__file__}" in done.stdout  # the package, not .../python/lib/pyspark.zip
     assert "pandas imported: False pyarrow imported: False" in done.stdout
+
+
+CAST_FAILURE = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from _spark_plans import D, cases_df, cases_plan, rule, with_rules
+from spark_jobs.engine import ValidationFailed, run_validation
+from spark_jobs.session import get_session
+spark = get_session()
+plan = with_rules(cases_plan(), rule("c", "custom_sql", ["reporting_org"], "CAST(reporting_org AS INT) > 0"))
+try:
+    run_validation(spark, plan, cases_df(spark, [("NL", D, "ZQX-ORG-4410", 1, None)]))
+except ValidationFailed as exc:
+    print("refused:", exc)
+"""
+
+
+def test_the_local_job_log_withholds_a_value_spark_quotes_in_a_task_error(tmp_path):
+    """A contract's CAST of a classified column fails under ANSI mode, and Spark quotes the value
+    in its error; neither the job's log nor its output holds it, only the error condition."""
+    import subprocess
+
+    from contract_gate.runners.local import LocalRunner
+
+    script = tmp_path / "cast.py"
+    script.write_text(CAST_FAILURE, encoding="utf-8")
+    runner = LocalRunner(cwd=str(tmp_path))
+    helpers = str(REPO / "tests" / "spark")
+    done = subprocess.run(runner.submit_argv(script, [str(tmp_path / "t"), helpers], tmp_path, "cast"),
+                          env=runner.environment(), cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "refused: validation failed in Spark: CAST_INVALID_INPUT" in done.stdout, \
+        done.stderr[-2000:]
+    assert "the error is withheld" in done.stderr
+    assert "ZQX-ORG-4410" not in done.stdout + done.stderr

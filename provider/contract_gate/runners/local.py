@@ -37,10 +37,24 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.alwaysWriteExceptions = false
 appender.console.layout.pattern = spark %p %c{1}: %replace{%m%n%ex}{(violated by row with values:)(\\R - [^\\r\\n]*)+}{$1 (withheld)}
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.additivity = false
+logger.executor.appenderRef.tasks.ref = tasks
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.additivity = false
+logger.tasks.appenderRef.tasks.ref = tasks
+appender.tasks.type = Console
+appender.tasks.name = tasks
+appender.tasks.target = SYSTEM_ERR
+appender.tasks.layout.type = PatternLayout
+appender.tasks.layout.alwaysWriteExceptions = false
+appender.tasks.layout.pattern = spark %p %c{1}: %replace{%m}{(?s)[)]: .*}{): (the error is withheld: Spark's message may quote a value)}%n
 """
 """Spark's own log, quiet and without row values: Delta's CHECK/NOT NULL violation message lists
 the offending row's values (``violated by row with values: - col : value``), which may be
-classified; they are cut out of every line and stack trace before the task log sees them."""
+classified; they are cut out of every line and stack trace before the task log sees them. A
+failed task's error is left out altogether (Spark quotes the value in ``CAST_INVALID_INPUT``,
+``CANNOT_PARSE_TIMESTAMP``...): the job reports its error condition."""
 
 
 def spark_home() -> Path:
