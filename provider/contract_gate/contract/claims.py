@@ -30,7 +30,7 @@ from spark_jobs.address import candidate_schema
 
 OWN = ("target", "quarantine")
 SHARED = ("decisions", "candidate_schema")
-_NAMES = {"candidate_schema": "candidate folder", "candidates": "candidates"}
+_NAMES = {"candidate_schema": "candidate folder"}
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: one claim of one contract
