@@ -71,9 +71,9 @@ def read_text(
     for field in schema.fields:
         name, column = field.name, F.col(_quote(field.name))
         kind = kinds[name]
-        if kind == "typed":  # a value that was there but did not parse
+        if kind in ("typed", "finite"):  # a value that was there but did not parse
             checks.append(F.when(column.isNull() & text[name].isNotNull(), F.lit(name)))
-        if kind == "finite":
+        if kind == "finite":  # parsed, but as NaN or an infinity
             checks.append(F.when(_non_finite(column), F.lit(name)))
         elif kind == "variant":  # only a JSON string fits; an object keeps its JSON text for quarantine
             checks.append(F.when(column.isNotNull() & ~F.is_variant_null(column)

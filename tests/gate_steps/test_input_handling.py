@@ -108,15 +108,17 @@ def test_json_objects_arrays_and_non_finite_numbers_fail_their_type_and_are_neve
 def test_csv_overflow_always_fails_and_non_finite_tokens_fail_unless_the_contract_allows_them(spark, tmp_path, allowed):
     plan = orders_plan(tmp_path, landing_format="csv", allow_non_finite=allowed)
     good = [f"g{i},c{i},{10 + i}.5,EUR,2024-03-01T01:00:00Z" for i in range(5)]
-    special = {"b-overflow": "1e999", "b-nan": "NaN", "b-inf": "Inf", "b-plus-infinity": "+Infinity"}
+    special = {"b-overflow": "1e999", "b-nan": "NaN", "b-inf": "Inf", "b-plus-infinity": "+Infinity",
+               "b-text": "twelve"}
     rows = [*good, *(f"{key},c,{value},EUR,2024-03-01T01:00:00Z" for key, value in special.items())]
     write_text(tmp_path / "lakehouse/landing/orders", "batch.csv", "\n".join([CSV_HEADER, *rows]) + "\n")
 
     result = gate(spark, plan, "coerce-csv", tmp_path)
 
     assert result["branch"] == SPLIT
-    rejected = {"b-overflow"} if allowed else set(special)
-    assert result["failed"] == {"order_total.type": len(rejected)}
+    rejected = {"b-overflow", "b-text"} if allowed else set(special)
+    # a value that is not a number is NULL as well, so order_total.required counts it too
+    assert result["failed"] == {"order_total.type": len(rejected), "order_total.required": 1}
     assert set(quarantined(spark, plan)) == rejected
     published = {r.order_id: r.order_total for r in table_rows(spark, plan["tables"]["target"])}
     assert set(published) == {f"g{i}" for i in range(5)} | (set(special) - rejected)
