@@ -35,6 +35,7 @@ STATS_COLUMNS = "delta.dataSkippingStatsColumns"
 
 # Types Delta collects min/max for; listing another (boolean, binary, arrays, maps) is an error.
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+_WORKSPACE_MOUNTS = ("/dbfs/", "/Volumes/")
 _STATS_TYPES = re.compile(r"tinyint|smallint|int|bigint|float|double|decimal\(\d+,\d+\)|string|date|timestamp(_ntz)?")
 
 
@@ -58,10 +59,14 @@ def local_folder(address: dict[str, Any]) -> str | None:
 
 
 def local_path(location: str) -> str | None:
-    """``location`` as a local path (``file:/x`` is ``/x``), or None for an object store URI."""
+    """``location`` as a local path (``file:/x`` is ``/x``), or None for an object store URI and
+    for Databricks' mounts of workspace storage (``/dbfs/``, ``/Volumes/``), whose access is the
+    workspace's, not a file mode."""
     if location.startswith("file:"):
         return "/" + location[len("file:"):].lstrip("/")
-    return None if _URI.match(location) else location
+    if _URI.match(location) or location.startswith(_WORKSPACE_MOUNTS):
+        return None
+    return location
 
 
 def make_private_folder(path: str | os.PathLike) -> None:

@@ -161,11 +161,12 @@ def test_an_empty_submission_is_rejected_by_a_built_in_rule_and_never_published(
 
 
 def _modes(folder: str) -> set[tuple[str, int]]:
-    """(kind, permission bits) of ``folder`` and everything below it."""
+    """(kind, permission bits) of ``folder`` and everything below it (symbolic links left out)."""
     found = {("dir", stat.S_IMODE(os.stat(folder).st_mode))}
     for parent, dirs, files in os.walk(folder):
-        found |= {("dir", stat.S_IMODE(os.stat(os.path.join(parent, d)).st_mode)) for d in dirs}
-        found |= {("file", stat.S_IMODE(os.stat(os.path.join(parent, f)).st_mode)) for f in files}
+        for kind, names in (("dir", dirs), ("file", files)):
+            modes = [os.lstat(os.path.join(parent, name)).st_mode for name in names]
+            found |= {(kind, stat.S_IMODE(mode)) for mode in modes if not stat.S_ISLNK(mode)}
     return found
 
 
@@ -256,3 +257,39 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
     assert {p.name for p in folder.iterdir()} >= {"plan.json", "log4j2.properties", "stage.result.json"}
     for private in (str(tmp_path / "lakehouse/_runs"), plan["tables"]["candidate_schema"]["path"]):
         assert _modes(private) == {("dir", 0o700), ("file", 0o600)}, private
+
+
+def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexes(tmp_path):
+    from spark_jobs.restricted import statistics_properties
+
+    plan = {"columns": [{"name": "id", "classification": None}, {"name": "email", "classification": "restricted"},
+                        {"name": "odd name`", "classification": None}, {"name": "flag", "classification": None},
+                        {"name": "amount", "classification": None}]}
+    fields = [("id", "string"), ("email", "string"), ("odd name`", "decimal(12,3)"), ("flag", "boolean"),
+              ("amount", "array<int>"), ("extra", "string"), ("_quarantined_at", "timestamp")]
+
+    assert statistics_properties(plan, fields, ("_quarantined_at",)) == {
+        "delta.dataSkippingStatsColumns": "`id`,`odd name```,`_quarantined_at`"}
+    assert statistics_properties({"columns": [plan["columns"][1]]}, fields[1:2]) == {
+        "delta.dataSkippingStatsColumns": ""}  # nothing to index: Delta keeps row counts only
+
+
+def test_only_local_folders_get_file_modes_and_existing_ones_are_narrowed(tmp_path):
+    from spark_jobs.restricted import local_path, make_private_folder, restrict_tree, write_private_text
+
+    assert [local_path(p) for p in ("file:///tmp/x", "/data/x", "lakehouse/x")] == ["/tmp/x", "/data/x", "lakehouse/x"]
+    assert [local_path(p) for p in ("s3://b/x", "abfss://c@a.dfs.core.windows.net/x", "dbfs:/x", "/dbfs/x",
+                                    "/Volumes/c/s/v")] == [None] * 5
+    folder = tmp_path / "old"
+    (folder / "sub").mkdir(parents=True, mode=0o755)
+    (folder / "sub" / "part.parquet").write_text("x")
+    os.chmod(folder / "sub" / "part.parquet", 0o644)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not ours")
+    os.chmod(outside, 0o644)
+    os.symlink(outside, folder / "link")
+    make_private_folder(folder)
+    restrict_tree(folder)
+    write_private_text(folder / "sub" / "part.parquet", "y")  # an existing file keeps no wider mode
+    assert _modes(str(folder)) == {("dir", 0o700), ("file", 0o600)}
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # not followed through the link
