@@ -139,12 +139,20 @@ _SCALAR_FUNCTIONS = (
     exp.BitwiseLeftShift, exp.BitwiseRightShift,
     exp.Extract, exp.ToNumber, exp.ArraySize, exp.ArrayContains, exp.Rand, exp.Randn, exp.Uuid,
     exp.Lambda, exp.ArrayFilter, exp.Transform,  # filter(a, x -> ...), transform(a, x -> ...)
+    exp.ArrayToString, exp.ArraySort, exp.RegexpSplit, exp.StrToUnix, exp.TimestampAdd,
+    exp.TimestampFromParts, exp.AtTimeZone, exp.FromTimeZone,
+    # array_join, sort_array, split, unix_timestamp, dateadd, make_timestamp, from/to_utc_timestamp
+    exp.ArrayMin, exp.ArrayMax, exp.ArrayDistinct, exp.ArrayPosition, exp.ArrayExcept,
+    exp.AddMonths, exp.EqualNull, exp.Translate, exp.Soundex, exp.Pi, exp.Factorial,
+    exp.WidthBucket, exp.BitwiseCount,
 )
 # Spark functions sqlglot does not model (it keeps their names).
 _SCALAR_NAMES = frozenset({
     "btrim", "expm1", "log1p", "pmod", "isnull", "isnotnull", "octet_length", "make_date",
     "try_to_number", "try_to_timestamp", "cardinality", "now", "hash", "crc32",
-    "forall",
+    "forall", "json_array_length", "arrays_overlap", "timestamp_seconds", "date_part",
+    "nullifzero", "zeroifnull", "bround", "e", "hypot", "try_to_date", "try_element_at",
+    "bigint", "decimal",
 })
 _AGGREGATE_FUNCTIONS = (
     exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.CountIf, exp.LogicalAnd, exp.LogicalOr,
