@@ -41,9 +41,9 @@ SUPERSEDE = "t.source = 'recovery' AND s.source = 'gate'"
 MAX_ATTEMPTS = 10
 
 # How long the decision table's log and removed files are kept: time travel works over this
-# window; older log entries are deleted by the retention DAG's upkeep. The log holds every
-# commit of the window plus its checkpoints, so its size grows with the window times the
-# decision rate (benchmarks/decisions); two days bounds it near 50 MB at 4,800 decisions a day.
+# window; older log entries and files are deleted by the retention DAG's upkeep. The log holds
+# every commit of the window plus its checkpoints, so its size grows with the window times the
+# decision rate: about 150 MB at 4,800 decisions a day (benchmarks/RESULTS.md, "Decision log").
 RETENTION_WINDOW = "interval 2 days"
 
 
