@@ -46,12 +46,24 @@ def record_one(path: str, worker: int, record: Decision, start, results) -> None
         results.put((worker, "error", f"{type(exc).__name__}: {exc}"))
 
 
-def run_at_once(target, arguments: list[tuple]) -> list:
-    """Start one spawned process per argument tuple, release them together, return their results."""
+def run_upkeep(path: str, worker: int, contract_ids: list[str], rounds: int, start, results) -> None:
+    """The retention DAGs' upkeep of ``contract_ids``, ``rounds`` times, while gates record."""
+    decisions = store(path)
+    start.wait()
+    try:
+        results.put((worker, "ok", [decisions.upkeep(c)["files_removed"] for _ in range(rounds) for c in contract_ids]))
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which asserts there are none
+        results.put((worker, "error", f"{type(exc).__name__}: {exc}"))
+
+
+def run_at_once(target, arguments: list[tuple], others: list[tuple] = ()) -> list:
+    """Start one spawned process per argument tuple (and per ``(target, arguments)`` of
+    ``others``), release them together, return their results."""
     context = multiprocessing.get_context("spawn")
-    start = context.Barrier(len(arguments))
+    calls = [(target, args) for args in arguments] + list(others)
+    start = context.Barrier(len(calls))
     results = context.Queue()
-    processes = [context.Process(target=target, args=(*args, start, results)) for args in arguments]
+    processes = [context.Process(target=call, args=(*args, start, results)) for call, args in calls]
     for process in processes:
         process.start()
     collected = [results.get(timeout=600) for _ in processes]

@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from deltalake import DeltaTable
 
-from _decision_writers import T0, decision, record_one, record_submissions, run_at_once, store
+from _decision_writers import T0, decision, record_one, record_submissions, run_at_once, run_upkeep, store
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.freshness import delta_log
@@ -58,6 +58,27 @@ def test_sixteen_processes_record_different_submissions_and_none_fails(tmp_path)
     assert len(stored) == 16 * 25 + 1 and max(counts.values()) == 1
     assert set(counts) == {("c0", "setup"), *((c, s) for subs in work.values() for c, s in subs)}
     assert all(d.final and d.outcome == "published" for d in stored)
+
+
+@pytest.mark.slow
+def test_records_and_the_daily_upkeep_at_once_lose_nothing(tmp_path):
+    path = _table_path(tmp_path)
+    for n in range(10):
+        store(path).record(decision(f"seed{n}", f"c{n % 2}"))
+    work = {worker: [(f"c{(worker + n) % 2}", f"w{worker}-{n:02d}") for n in range(10)] for worker in range(8)}
+
+    results = run_at_once(record_submissions, [(path, worker, submissions) for worker, submissions in work.items()],
+                          others=[(run_upkeep, (path, 99, ["c0", "c1"], 4))])
+
+    [upkeep] = [r for r in results if r[0] == 99]
+    assert upkeep[1] == "ok", upkeep
+    assert sum(upkeep[2]) >= 10  # at least the seeds were compacted, while the gates wrote
+    outcomes = [o for r in results if r[0] != 99 for o in r[1]]
+    assert [o for o in outcomes if o[0] != "ok"] == []
+    counts = Counter((d.contract_id, d.submission_id) for d in store(path).records())
+    assert set(counts) == {*((f"c{n % 2}", f"seed{n}") for n in range(10)),
+                           *((c, s) for subs in work.values() for c, s in subs)}
+    assert max(counts.values()) == 1
 
 
 def test_eight_processes_racing_one_submission_leave_one_final_record_and_all_are_told(tmp_path):
