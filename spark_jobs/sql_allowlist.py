@@ -169,7 +169,7 @@ _QUERY_NODES = (
     exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.From, exp.Join,
     exp.Where, exp.Group, exp.Having, exp.Order, exp.Ordered, exp.Limit, exp.Offset, exp.With,
     exp.CTE, exp.TableAlias, exp.Table, exp.Alias, exp.Star, exp.Distinct, exp.Exists, exp.Any,
-    exp.All, exp.Window, exp.WindowSpec,
+    exp.All, exp.Window, exp.WindowSpec, exp.Filter,  # count(*) FILTER (WHERE ...)
 )
 _QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
 # Results that change between evaluations: such a predicate is never a Delta CHECK constraint.
