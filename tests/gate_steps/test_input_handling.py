@@ -293,3 +293,28 @@ def test_only_local_folders_get_file_modes_and_existing_ones_are_narrowed(tmp_pa
     write_private_text(folder / "sub" / "part.parquet", "y")  # an existing file keeps no wider mode
     assert _modes(str(folder)) == {("dir", 0o700), ("file", 0o600)}
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # not followed through the link
+
+
+def test_a_quarantine_made_when_a_column_was_unclassified_stops_keeping_its_statistics(spark, tmp_path):
+    plan = orders_plan(tmp_path)
+    earlier = copy.deepcopy(plan)  # the contract before customer_id was classified
+    earlier.pop("fingerprint")
+    next(c for c in earlier["columns"] if c["name"] == "customer_id")["classification"] = None
+    earlier = load_plan(earlier)
+    quarantine_path = plan["tables"]["quarantine"]["path"]
+    write_json(tmp_path / "lakehouse/landing/orders", [order("o1"), order("o2"), order("x1", -1.0)])
+    assert gate(spark, earlier, "before", tmp_path)["branch"] == SPLIT
+    physical, named = _stats_keys(quarantine_path)
+    assert physical["customer_id"] in named  # the earlier contract let Delta keep them
+
+    write_json(tmp_path / "lakehouse/landing/orders", [order("o3"), order("o4"), order("x2", -2.0)])
+    assert gate(spark, plan, "after", tmp_path)["branch"] == SPLIT
+
+    commits = sorted(glob.glob(f"{quarantine_path}/_delta_log/*.json"))
+    newest = [json.loads(line) for line in Path(commits[-1]).read_text(encoding="utf-8").splitlines()]
+    stats = [json.loads(a["add"]["stats"]) for a in newest if a.get("add", {}).get("stats")]
+    assert stats and all(physical["customer_id"] not in s.get(key, {}) for s in stats
+                         for key in ("minValues", "maxValues", "nullCount"))
+    assert all(physical["order_total"] in s["minValues"] for s in stats)
+    properties = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES delta.`{quarantine_path}`").collect()}
+    assert "customer_id" not in properties["delta.dataSkippingStatsColumns"]
