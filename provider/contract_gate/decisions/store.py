@@ -54,13 +54,13 @@ class DecisionStore(ABC):
     def record(self, decision: Decision) -> Decision:
         """Store ``decision``; return the record that now stands for the submission: the
         submission's final record when there is one (possibly an earlier one: writing the same
-        final decision twice keeps the first), else ``decision`` itself. A MERGE that wrote
-        ``decision`` needs no read back: its commit is the one that made ``decision`` stand."""
+        final decision twice keeps the first), else ``decision`` itself. A gate's final record
+        that the MERGE wrote needs no read back: it stands, and nothing replaces a gate's record."""
         if decision.final:
             written = self._merge(decision, self.match(FINAL_MATCH, decision), SUPERSEDE)
         else:
             written = self._merge(decision, self.match(FAILED_MATCH, decision), None)
-        if written and decision.final:  # as it reads back: times in UTC
+        if written and decision.final and decision.source == "gate":  # as it reads back: times in UTC
             return replace(decision, decided_at=decision.decided_at.astimezone(timezone.utc))
         return self.final(decision.submission_id, decision.contract_id) or decision
 
