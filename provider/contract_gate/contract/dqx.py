@@ -25,12 +25,11 @@ from __future__ import annotations
 import difflib
 import re
 
-import yaml
-
 from contract_gate.contract.patterns import PatternError, rlike
 from contract_gate.contract.rules import RuleError, custom_expression, referenced_columns
 from contract_gate.contract.spark_types import is_numeric
 from contract_gate.contract.sqltext import number_literal, quote_identifier, string_literal
+from contract_gate.contract.yaml_source import YamlSyntaxError, parse_yaml
 
 # function -> (required arguments, optional arguments with defaults)
 FUNCTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
@@ -85,10 +84,15 @@ def _function_hint(function) -> str:
 def parse_implementation(implementation) -> dict:
     """The DQX check as a dict; ``implementation`` may be a mapping or YAML text of one."""
     if isinstance(implementation, str):
+        # YAML text inside the contract: parsed with the contract's own bounded reader, so an
+        # alias bomb in the text is refused like one in the file (contract_gate.contract.yaml_source)
         try:
-            implementation = yaml.safe_load(implementation)
-        except yaml.YAMLError as exc:
+            document = parse_yaml(implementation)
+        except YamlSyntaxError as exc:
             raise RuleError(f"implementation is not valid YAML: {exc}", "implementation") from exc
+        if document.duplicates:
+            raise RuleError(f"implementation has a duplicate key: {document.duplicates[0][0]}", "implementation")
+        implementation = document.data
     if isinstance(implementation, list) and len(implementation) == 1:
         implementation = implementation[0]
     if not isinstance(implementation, dict):
