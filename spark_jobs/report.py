@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from spark_jobs.candidate import Candidate
+from spark_jobs.plan import reference_aliases
 from spark_jobs.rules import NOT_EVALUATED
 from spark_jobs.schema_check import SchemaResult
+from spark_jobs.sql_allowlist import query_columns, query_counts
 from spark_jobs.thresholds import percent, satisfies
 
 REPORT_VERSION = 1
@@ -59,6 +61,8 @@ def build_report(
         _rule_entry(rule, measurements.get(rule["id"]), skipped.get(rule["id"]))
         for rule in plan["rules"]
     ]
+    for entry, rule in zip(rules, plan["rules"]):
+        _withhold_read_values(entry, rule, plan)
     return {
         "report_version": REPORT_VERSION,
         "contract": {"id": plan["contract"]["id"], "version": plan["contract"]["version"]},
@@ -155,6 +159,32 @@ def _number(value: Any) -> int | float | Fraction | None:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value if isinstance(value, (int, float)) else None
+
+
+def _withhold_read_values(entry: dict[str, Any], rule: dict[str, Any], plan: dict[str, Any]) -> None:
+    """A query's number may be a value (``max(salary)``) rather than a count of rows: then it is
+    left out of the report when the query reads a classified column, every column (a star beyond
+    ``count(*)``, which could rename them) or a reference table, whose classification the plan
+    does not know. The rule is still judged on it."""
+    if rule["kind"] != "sql" or entry["measured"] is None:
+        return
+    references = reference_aliases(plan)
+    placeholders = ["object", *references, *(["property"] if rule["columns"] else [])]
+    if query_counts(rule["query"], placeholders):
+        return
+    names = query_columns(rule["query"], placeholders)
+    classified = {c["name"].lower(): c["name"] for c in plan["columns"] if c.get("classification")}
+    if rule["columns"] and rule["columns"][0].lower() in classified and "{property}" in names:
+        names.add(rule["columns"][0].lower())
+    read = sorted(classified[name] for name in names & set(classified))
+    if read or ("*" in names and classified):
+        why = f"classified column(s) {', '.join(read)}" if read else "every column (a star), classified ones too"
+    elif any("{" + alias + "}" in rule["query"] for alias in references):
+        why = "a reference table"
+    else:
+        return
+    entry["measured"] = None
+    entry["reason"] = f"the measured number is withheld: the query reads {why}"
 
 
 def query_result(value: Any, data_type: str) -> Measurement:

@@ -442,3 +442,26 @@ def column_names(expression: str) -> set[str]:
     """Every name the expression uses as a column or a part of one (``a.b`` gives a and b)."""
     tree = _expression_tree(expression)
     return {part.name for column in tree.find_all(exp.Column) for part in column.parts}
+
+
+def query_columns(text: str, placeholders: Iterable[str]) -> set[str]:
+    """The names a checked query may read columns by, lower case: each part of each column
+    reference (``{property}`` for that placeholder), and ``*`` when it selects a star anywhere
+    but in ``count(*)`` (which reads every column, whatever they are renamed to)."""
+    tree = _parse(_checked_query(text, placeholders))
+    names = set()
+    for column in tree.find_all(exp.Column):
+        for part in column.parts:
+            name = part.name
+            names.add("{" + name[len(_SENTINEL):] + "}" if name.startswith(_SENTINEL) else name.lower())
+    if any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star)):
+        names.add("*")
+    return names
+
+
+def query_counts(text: str, placeholders: Iterable[str]) -> bool:
+    """Whether a checked query's first result column is a plain ``count(...)`` of one SELECT:
+    a number of rows, never a value of one."""
+    tree = _parse(_checked_query(text, placeholders))
+    first = tree.expressions[0].unalias() if isinstance(tree, exp.Select) and tree.expressions else None
+    return isinstance(first, exp.Count)

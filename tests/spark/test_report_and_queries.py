@@ -100,6 +100,35 @@ def test_a_non_numeric_query_result_is_reported_by_its_type_never_its_value(spar
     }
 
 
+def test_a_number_that_may_be_a_classified_value_is_withheld_but_still_judged(spark):
+    """max(case_count) of a classified column is a value, not a count of rows; so is anything read
+    through a star (it can rename columns) or from a reference table."""
+    plan = cases_plan()
+    plan["columns"][3]["classification"] = "confidential"  # case_count
+    regions = {"regions": {"kind": "path", "path": "/nowhere", "format": "delta"}}
+    plan = with_rules(
+        {**plan, "tables": {"references": regions}},
+        rule("max_count", "sql", [], query="SELECT max(case_count) FROM {object}",
+             threshold={"operator": "mustBeLessThan", "value": 100, "unit": "rows"}),
+        rule("renamed", "sql", [], query=check_query(
+            "WITH t(a, b, c, d, e) AS (SELECT * FROM {object}) SELECT max(d) FROM t", {"object", "regions"}),
+             threshold={"operator": "mustBeGreaterThan", "value": 0, "unit": "rows"}),
+        rule("property", "sql", ["case_count"], query="SELECT min({property}) FROM {object}",
+             threshold={"operator": "mustBeLessThan", "value": 0, "unit": "rows"}),
+        rule("counted", "sql", [], query="SELECT count(*) FROM {object} WHERE case_count < 0"),
+        rule("plain", "sql", [], query="SELECT max(char_length(region_code)) FROM {object}",
+             threshold={"operator": "mustBeLessThan", "value": 5, "unit": "rows"}),
+    )
+    report = run_validation(spark, plan, cases_df(spark, ROWS))
+    judged = {r["id"]: (r["measured"], r["passed"]) for r in report["rules"] if r["kind"] == "sql"}
+    assert judged == {"max_count": (None, True), "renamed": (None, True), "property": (None, True),
+                      "counted": (2, False), "plain": (2, True)}
+    assert rule_entry(report, "max_count")["reason"] == \
+        "the measured number is withheld: the query reads classified column(s) case_count"
+    assert rule_entry(report, "renamed")["reason"] == \
+        "the measured number is withheld: the query reads every column (a star), classified ones too"
+
+
 def test_a_failing_query_is_reported_by_its_error_condition_never_by_sparks_message(spark, tmp_path, caplog):
     plan = with_rules(
         cases_plan(),
