@@ -152,3 +152,18 @@ def test_a_catalog_table_that_is_not_the_decision_table_is_not_written(spark, sc
         UnityCatalogDecisionStore(table, runner).record(_decision())
     assert not any(statement.startswith("MERGE") for statement in runner.statements)
     assert spark.table(table).count() == 0
+
+
+def test_a_catalog_table_of_the_earlier_layout_keeps_working_and_is_clustered_by_one_statement(spark, schema):
+    runner = LocalSparkSql(spark)
+    old = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+    spark.sql(old.create_sql().split("\nCLUSTER BY")[0]
+              + " TBLPROPERTIES ('contract_gate.role' = 'decisions')")  # as created before the layout
+    old.record(_decision("s1"))
+
+    spark.sql(f"ALTER TABLE {old.table} CLUSTER BY (contract_id)")  # the README's migration step
+
+    store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+    store.record(_decision("s2"))
+    assert list(spark.sql(f"DESCRIBE DETAIL {old.table}").first()["clusteringColumns"]) == ["contract_id"]
+    assert sorted(d.submission_id for d in store.records(contract_id="orders")) == ["s1", "s2"]
