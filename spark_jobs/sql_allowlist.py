@@ -72,11 +72,11 @@ class _Parser(Spark.Parser):
     }
 
     def build_cast(self, strict: bool, **kwargs):
-        this = kwargs.get("this")
-        suffix = self._prev.text.upper() if self._prev else ""
-        if (suffix in _NUMERIC_SUFFIXES and self._prev.token_type != TokenType.VAR
-                and isinstance(this, exp.Literal) and this.is_number and not self._prev.text.startswith(":")):
-            return SuffixedNumber(this=this, suffix=suffix)
+        """The tokenizer reads ``0.1BD`` as ``0.1::DECIMAL`` with the suffix as the type token's text."""
+        this, suffix = kwargs.get("this"), self._prev
+        if (suffix is not None and suffix.text.upper() in _NUMERIC_SUFFIXES and suffix.token_type != TokenType.VAR
+                and isinstance(this, exp.Literal) and this.is_number):
+            return SuffixedNumber(this=this, suffix=suffix.text.upper())
         return super().build_cast(strict, **kwargs)
 
 
@@ -230,7 +230,8 @@ def _parse(text: str) -> exp.Expression:
     if any(token.comments for token in tokens):
         raise SqlRefused("comments are not allowed")
     for token, after in zip(tokens, tokens[1:]):
-        if token.text.upper() == "IDENTIFIER" and after.token_type == TokenType.L_PAREN:
+        if token.token_type != TokenType.STRING and token.text.upper() == "IDENTIFIER" \
+                and after.token_type == TokenType.L_PAREN:
             raise SqlRefused("IDENTIFIER() is not allowed: name columns and functions directly")
     try:
         statements = _DIALECT.parse(text)
