@@ -174,13 +174,15 @@ class _Builder:
                 self.alias = None
 
     def key(self, node, parent):
-        """A mapping key: a scalar, or (rarely) a collection the constructor builds."""
+        """A mapping key: a scalar (a list or mapping as a key means nothing in a contract, and
+        Python could not use it as one)."""
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode):
+            raise _Refused("YAML error: a mapping key must be a plain value, not a list or a mapping", parent, line)
         try:
-            if isinstance(node, yaml.ScalarNode):
-                return self.scalar(node)
-            return self.constructor.construct_object(node, deep=True)
+            return self.scalar(node)
         except (yaml.YAMLError, ValueError) as exc:
-            raise _Refused(f"YAML error: {getattr(exc, 'problem', None) or exc}", parent, node.start_mark.line + 1) from exc
+            raise _Refused(f"YAML error: {getattr(exc, 'problem', None) or exc}", parent, line) from exc
 
     def scalar(self, node):
         if node.tag == "tag:yaml.org,2002:str":
