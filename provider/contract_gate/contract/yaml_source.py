@@ -20,6 +20,7 @@ inside its own anchor nests without end). The file size is capped by the loader
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -192,6 +193,9 @@ class _Builder:
                 self.constructor.construct_object(node, deep=True)
         except ValueError as exc:  # an integer of more than 4,300 digits, say
             raise ValueError(f"unreadable {node.tag.rsplit(':', 1)[-1]} value: {exc}") from exc
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{node.value} is not a finite number: a contract is JSON data, which has no NaN "
+                             "or infinity")
         # JSON has no date type; ODCS writes dates and timestamps as ISO strings.
         return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else value
 
