@@ -21,6 +21,9 @@ DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 JARS_DIR_ENV = "CONTRACT_GATE_JARS"
 """Overrides where ``python -m spark_jobs.jars`` keeps jars copied with Maven."""
 
+# Spark replaces ${...} in SQL text (${env:NAME}, ${system:...}) before parsing it; the gate's
+# SQL carries names, paths and literals from contracts: nothing is substituted, in any mode.
+NO_SUBSTITUTION = {"spark.sql.variable.substitute": "false"}
 DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -69,9 +72,7 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
         "spark.databricks.delta.snapshotPartitions": str(max(2, cores)),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        # Spark replaces ${...} in SQL text (${env:NAME}, ${system:...}) before parsing it; the
-        # gate's SQL carries names, paths and literals from contracts: nothing is substituted.
-        "spark.sql.variable.substitute": "false",
+        **NO_SUBSTITUTION,
         **DELTA_CONF,
     }
 
@@ -101,7 +102,9 @@ def get_session(
     from Maven Central through Ivy (cached after the first start).
     """
     session = active_session()
-    if session is not None:
+    if session is not None:  # a cluster's, Databricks' or a Connect server's session
+        for key, value in NO_SUBSTITUTION.items():
+            session.conf.set(key, value)
         return session
     builder = SparkSession.builder.appName(app_name)
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
@@ -109,6 +112,8 @@ def get_session(
         for key, value in {**DELTA_CONF, **(conf or {})}.items():
             if not submitted.contains(key):
                 builder = builder.config(key, value)
+        for key, value in NO_SUBSTITUTION.items():  # never left to the cluster's defaults
+            builder = builder.config(key, value)
         return builder.getOrCreate()
     for key, value in {**local_defaults(), **(conf or {})}.items():
         builder = builder.config(key, value)

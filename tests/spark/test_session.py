@@ -27,3 +27,15 @@ def test_spark_submit_gets_the_maven_copied_jars_when_there_are_any(tmp_path, mo
     assert submit_arguments() == [
         "--jars", f"{tmp_path}/delta-spark_4.2_2.13-4.4.0.jar,{tmp_path}/delta-storage-4.4.0.jar",
     ]
+
+
+def test_a_running_session_stops_substituting_variables_into_gate_sql(spark):
+    """A cluster's or Connect server's session may substitute ``${...}`` (its settings,
+    ``${env:NAME}``, ``${system:...}``) into SQL text, even inside string literals; the gate's
+    session never does, whoever started it."""
+    spark.conf.set("contract_gate.substitution_probe", "leaked")
+    spark.conf.set("spark.sql.variable.substitute", "true")
+    assert spark.sql("SELECT '${contract_gate.substitution_probe}' AS v").first().v == "leaked"
+    assert get_session() is spark
+    assert spark.sql("SELECT '${contract_gate.substitution_probe}' AS v").first().v == (
+        "${contract_gate.substitution_probe}")
