@@ -1,4 +1,4 @@
-"""Turn measurements into the versioned report (DESIGN.md, "Report JSON").
+"""Turn measurements into the versioned report (docs/architecture.md, "The report").
 
 The report is what every later step branches on and what a producer reads, so it holds
 counts and rule ids only. The single exception is an opt-in sample of failing values, kept

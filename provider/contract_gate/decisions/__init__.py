@@ -1,4 +1,5 @@
-"""The decision log (DESIGN.md step 6): one final record per submission, written without Spark.
+"""The decision log (docs/architecture.md, "The decision log"): one final record per submission,
+written without Spark.
 
 * ``record_decision(plan, record)`` / ``final_decision(plan, submission_id)``: what the record
   task and the submission task call; dicts in, dicts out (XCom-ready).

@@ -1,12 +1,13 @@
 """The decision record: what the gate decided about one submission, and why, without data values.
 
-One table holds every contract's decisions (DESIGN.md step 6). A submission gets exactly one
-*final* record — ``published``, ``split`` (valid rows published, invalid rows quarantined) or
-``quarantined`` — and may also have ``failed`` records, one per Airflow run that broke before a
-verdict (not final: the same batch can be gated again). Rule results are reduced to counts:
-``rule_failures`` maps a rule id to its failing rows, ``failed_rules`` lists every rule that did
-not pass (dataset and query rules too, which count no rows). A rule's measured value is left
-out on purpose: a ``type: sql`` rule may measure a data value.
+One table holds every contract's decisions (docs/architecture.md, "The decision log"). A
+submission gets exactly one *final* record — ``published``, ``split`` (valid rows published,
+invalid rows quarantined) or ``quarantined`` — and may also have ``failed`` records, one per
+Airflow run that broke before a verdict (not final: the same batch can be gated again). Rule
+results are reduced to counts: ``rule_failures`` maps a rule id to its failing rows,
+``failed_rules`` lists every rule that did not pass (dataset and query rules too, which count no
+rows). A rule's measured value is left out on purpose: a ``type: sql`` rule may measure a data
+value.
 """
 
 from __future__ import annotations
