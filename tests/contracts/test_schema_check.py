@@ -55,6 +55,17 @@ def test_formats_are_annotations_as_in_odcs():
     assert load_contract_text(text, "c.yaml").model.team.members[0].dateIn == "next week"
 
 
+def test_keys_that_are_not_text_and_binary_values_are_errors_with_their_path():
+    # The schema check takes JSON only: these would crash it (and ODCS's model) without a path.
+    text = contract(column("v", "int", "integer", logicalTypeOptions="{1: a}", description="!!binary aGVsbG8="))
+    assert issues(text) == [
+        ("schema[0].properties[0].logicalTypeOptions.1", 13, "a key must be text, got 1: quote it"),
+        ("schema[0].properties[0].description", 14,
+         "a bytes value (a YAML tag such as !!binary) is not allowed: use text, a number, true/false or null")]
+    assert issues(contract(column("v", "int", "integer")) + "true: yes\n") == [
+        ("True", 1, "a key must be text, got True: quote it")]
+
+
 # -- randomly broken contracts -------------------------------------------------------------
 REPLACEMENTS = ["x", 3, 2.5, True, None, [], {}, ["a"], {"value": 1}, "table", "library", "sql", "custom", "text",
                 "databricks", "local", "s3", "date", "timestamp", "integer", "number", "string", "map", "array",

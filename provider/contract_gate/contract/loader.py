@@ -102,9 +102,17 @@ def _issue_order(issue: ContractIssue):
 
 
 def _schema_issues(source: YamlDocument, file: str) -> list[ContractIssue]:
+    try:
+        errors = list(_validator().iter_errors(source.data))
+    except ValueError:  # the library takes JSON only; name what is not JSON instead of crashing
+        found = [ContractIssue(file, source.line_of(yaml_path(parts)), yaml_path(parts), message)
+                 for parts, message in _not_json(source.data, [])]
+        if not found:
+            raise
+        return found
     structural: set[ContractIssue] = set()
     unknown_keys: set[ContractIssue] = set()
-    for error in _validator().iter_errors(source.data):
+    for error in errors:
         for parts, message, is_unknown_key in _describe(error):
             path = yaml_path(parts)
             issue = ContractIssue(file, source.line_of(path), path, message)
@@ -115,6 +123,22 @@ def _schema_issues(source: YamlDocument, file: str) -> list[ContractIssue]:
     failed = {issue.path for issue in structural} | {_parent(issue.path) for issue in structural}
     unknown_keys = {i for i in unknown_keys if _parent(i.path) not in failed}
     return list(structural | unknown_keys)
+
+
+def _not_json(node, parts: list):
+    """Yield (path parts, message) for each key that is not text (``7:``, ``true:``, ``~:``)
+    and each value that JSON has no type for (``!!binary``)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield from _not_json(value, [*parts, key])
+            else:
+                yield [*parts, str(key)], f"a key must be text, got {key!r}: quote it"
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _not_json(value, [*parts, index])
+    elif not isinstance(node, (str, int, float, bool, type(None))):
+        yield parts, f"a {type(node).__name__} value (a YAML tag such as !!binary) is not allowed: use text, a number, true/false or null"
 
 
 def _parent(path: str) -> str:
