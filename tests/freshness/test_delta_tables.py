@@ -1,4 +1,5 @@
-"""The JVM-free log reader against tables real Spark + Delta wrote, checked against Spark's own answer."""
+"""The JVM-free Delta reader (``contract_gate.delta_tables``) against tables real Spark + Delta
+wrote, checked against Spark's own answer: what the freshness check reads from a target's log."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import json
 import pytest
 from _freshness_helpers import CASES_SCHEMA, plan_for, publish_cases, record_decisions
 
-from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError
-from contract_gate.freshness.delta_stats import StatsMissing, max_business_value
+from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, live_files, open_table
 from contract_gate.freshness.latest import latest_accepted, latest_from_delta_log
 
 D = dt.date
+UTC = dt.timezone.utc
 
 
 def create_cases(spark, path, properties: dict[str, str], partitioned: bool = False) -> None:
@@ -40,19 +41,21 @@ def test_checkpoint_plus_commits_with_removes_and_maintenance(spark, tmp_path):
 
     log_files = sorted(p.name for p in (path / "_delta_log").iterdir())
     assert "00000000000000000003.checkpoint.0000000001.0000000002.parquet" in log_files
-    snapshot = DeltaLog(str(path)).snapshot()
-    assert (snapshot.version, snapshot.checkpoint_version) == (5, 3)
-    assert max_business_value(snapshot, "report_date", "date") == spark_max(spark, path) == D(2024, 1, 5)
-    assert len(snapshot.files) == 1
+    table = open_table(str(path))
+    assert table.version() == 5
+    assert column_max(table, "report_date") == spark_max(spark, path) == D(2024, 1, 5)
+    assert live_files(table).num_rows == 1
     latest = latest_from_delta_log(_plan(path))
-    assert (latest.submission_id, latest.target_version) == ("sub-3", 5)
+    assert (latest.value, latest.submission_id, latest.target_version) == (D(2024, 1, 5), "sub-3", 5)
 
-    # Without the hint the folder is listed; a hint naming missing files is not trusted.
+    # Without the checkpoint hint the folder is listed: the same answer.
     (path / "_delta_log" / "_last_checkpoint").unlink()
-    assert DeltaLog(str(path)).snapshot().checkpoint_version == 3
+    assert latest_from_delta_log(_plan(path)) == latest
+    # A hint naming a checkpoint that is gone: deltalake refuses the log, so it is unreadable
+    # (the check then falls back to the decision table) rather than misread.
     (path / "_delta_log" / "_last_checkpoint").write_text(json.dumps({"version": 4, "size": 3}))
-    again = DeltaLog(str(path)).snapshot()
-    assert (again.version, again.checkpoint_version, len(again.files)) == (5, 3, len(snapshot.files))
+    with pytest.raises(UnreadableTable, match="_last_checkpoint"):
+        open_table(str(path))
 
 
 def test_submission_id_found_before_the_checkpoint(spark, tmp_path):
@@ -60,9 +63,15 @@ def test_submission_id_found_before_the_checkpoint(spark, tmp_path):
     publish_cases(spark, path, "sub-1", [D(2024, 1, 1)])
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")  # v1
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'false')")  # v2, checkpoint
-    snapshot = DeltaLog(str(path)).snapshot()
-    assert snapshot.checkpoint_version == 2 and snapshot.commits == []
-    assert latest_from_delta_log(_plan(path)).submission_id == "sub-1"
+    assert (path / "_delta_log" / "00000000000000000002.checkpoint.parquet").exists()
+    latest = latest_from_delta_log(_plan(path))
+    assert (latest.submission_id, latest.target_version) == ("sub-1", 2)
+
+
+def test_a_missing_target_has_no_value_yet(tmp_path):
+    latest = latest_from_delta_log(_plan(tmp_path / "never_written"))
+    assert (latest.value, latest.submission_id, latest.target_version) == (None, None, None)
+    assert latest.note == "the target table does not exist yet"
 
 
 def test_column_mapping_partitions_and_deletion_vectors(spark, tmp_path):
@@ -71,15 +80,15 @@ def test_column_mapping_partitions_and_deletion_vectors(spark, tmp_path):
                                  "delta.minWriterVersion": "5", "delta.enableDeletionVectors": "true"})
     publish_cases(spark, mapped, "sub-1", [D(2024, 2, 1), D(2024, 2, 7), D(2024, 1, 30)])
     spark.sql(f"DELETE FROM delta.`{mapped}` WHERE report_date = DATE'2024-01-30'")  # a deletion vector
-    snapshot = DeltaLog(str(mapped)).snapshot()
-    assert snapshot.physical_name("report_date").startswith("col-")
-    assert max_business_value(snapshot, "report_date", "date") == D(2024, 2, 7)
+    schema = json.loads(open_table(str(mapped)).schema().to_json())
+    [report_date] = [field for field in schema["fields"] if field["name"] == "report_date"]
+    assert report_date["metadata"]["delta.columnMapping.physicalName"].startswith("col-")
+    assert latest_from_delta_log(_plan(mapped)).value == D(2024, 2, 7)
 
     partitioned = tmp_path / "partitioned"
     create_cases(spark, partitioned, {"delta.dataSkippingNumIndexedCols": "0"}, partitioned=True)
     publish_cases(spark, partitioned, "sub-1", [D(2024, 2, 1), D(2024, 2, 9)])
-    snapshot = DeltaLog(str(partitioned)).snapshot()
-    assert max_business_value(snapshot, "report_date", "date") == D(2024, 2, 9)
+    assert latest_from_delta_log(_plan(partitioned)).value == D(2024, 2, 9)
 
 
 def test_timestamps_are_utc_whatever_the_writer_zone(spark, tmp_path):
@@ -91,12 +100,13 @@ def test_timestamps_are_utc_whatever_the_writer_zone(spark, tmp_path):
                   "TIMESTAMP_NTZ'2024-03-01 20:30:00')")
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
-    stats = json.loads(DeltaLog(str(path)).snapshot().files[0].stats)
+    commit = (path / "_delta_log" / "00000000000000000001.json").read_text()
+    stats = json.loads(next(json.loads(line)["add"]["stats"] for line in commit.splitlines() if '"add"' in line))
     assert stats["maxValues"]["ts"].endswith("-05:00")  # the writer's offset is in the statistics
-    snapshot = DeltaLog(str(path)).snapshot()
-    utc = dt.timezone.utc
-    assert max_business_value(snapshot, "ts", "timestamp") == dt.datetime(2024, 3, 2, 1, 30, 0, 250000, tzinfo=utc)
-    assert max_business_value(snapshot, "wall", "timestamp_ntz") == dt.datetime(2024, 3, 1, 20, 30, tzinfo=utc)
+    assert latest_from_delta_log(_plan(path, "ts", "timestamp")).value == dt.datetime(2024, 3, 2, 1, 30, 0, 250000,
+                                                                                       tzinfo=UTC)
+    assert latest_from_delta_log(_plan(path, "wall", "timestamp_ntz")).value == dt.datetime(2024, 3, 1, 20, 30,
+                                                                                             tzinfo=UTC)
 
 
 def test_statistics_column_setting(spark, tmp_path):
@@ -106,24 +116,29 @@ def test_statistics_column_setting(spark, tmp_path):
     create_cases(spark, without, {"delta.dataSkippingNumIndexedCols": "1"})
     publish_cases(spark, without, "sub-1", [D(2024, 2, 1)])
     with pytest.raises(StatsMissing, match="no statistics for column 'report_date'"):
-        max_business_value(DeltaLog(str(without)).snapshot(), "report_date", "date")
+        column_max(open_table(str(without)), "report_date")
 
     pinned = tmp_path / "pinned"
     create_cases(spark, pinned, {"delta.dataSkippingNumIndexedCols": "1",
                                  "delta.dataSkippingStatsColumns": "report_date"})
     publish_cases(spark, pinned, "sub-1", [D(2024, 2, 1)])
-    assert max_business_value(DeltaLog(str(pinned)).snapshot(), "report_date", "date") == D(2024, 2, 1)
+    assert column_max(open_table(str(pinned)), "report_date") == D(2024, 2, 1)
+
+
+def test_a_file_whose_column_is_all_null_bounds_nothing(spark, tmp_path):
+    path = tmp_path / "cases"
+    publish_cases(spark, path, "sub-1", [D(2024, 2, 1)])
+    spark.sql(f"INSERT INTO delta.`{path}` VALUES ('NL-01', NULL, 'org', 1, 'final')")
+    assert column_max(open_table(str(path)), "report_date") == D(2024, 2, 1)
 
 
 def test_falls_back_to_accepted_decisions(spark, home):
-    """No usable statistics (here: a v2-checkpoint table this reader refuses to guess at), so the
-    decision table answers; the later-dated quarantined submission does not count."""
+    """No usable statistics for the SLA column, so the decision table answers; the later-dated
+    quarantined submission does not count."""
     plan = plan_for(home)
     target = home / "lakehouse" / "regional_daily_cases"
+    create_cases(spark, target, {"delta.dataSkippingNumIndexedCols": "1"})
     publish_cases(spark, target, "sub-1", [D(2024, 2, 1)])
-    spark.sql(f"ALTER TABLE delta.`{target}` SET TBLPROPERTIES ('delta.checkpointPolicy' = 'v2')")
-    with pytest.raises(DeltaLogError, match="v2Checkpoint"):
-        DeltaLog(str(target)).snapshot()
     other = plan_for(home, base="meter_readings")
     record_decisions(plan, ("sub-1", "published", dt.datetime(2024, 2, 2, 8), "2024-02-01", 1, None),
                      ("sub-2", "quarantined", dt.datetime(2024, 2, 3, 8), "2024-02-02", None, None),
@@ -132,9 +147,9 @@ def test_falls_back_to_accepted_decisions(spark, home):
     latest = latest_accepted(plan)
     assert (latest.value, latest.submission_id, latest.target_version, latest.source) == (
         D(2024, 2, 3), "sub-3", 2, "decisions")
-    assert "v2Checkpoint" in latest.note
+    assert "no statistics for column 'report_date'" in latest.note
 
 
-def _plan(path) -> dict:
-    return {"freshness": {"column": "report_date", "column_type": "date"},
+def _plan(path, column: str = "report_date", column_type: str = "date") -> dict:
+    return {"freshness": {"column": column, "column_type": column_type},
             "tables": {"target": {"kind": "path", "path": str(path), "format": "delta"}}}

@@ -22,7 +22,8 @@ A table of the earlier, unpartitioned layout keeps working unchanged: the same l
 condition is pruned by the ``contract_id``/``submission_id`` statistics its files carry.
 ``migrate_layout`` rewrites it partitioned, in one commit (README "Operations").
 
-Also reads gated path tables' commit history and file statistics for recovery.
+Also reads gated path tables' commit history and file statistics for recovery, through
+:mod:`contract_gate.delta_tables`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import PostCommitHookProperties
 
+from contract_gate import delta_tables
 from contract_gate.decisions.record import COLUMNS, Decision
 from contract_gate.decisions.store import (
     LAYOUT_COLUMN,
@@ -298,16 +300,17 @@ def _arrow_row(decision: Decision) -> dict[str, Any]:
 
 
 class DeltaPathHistory(TableHistory):
-    """Commit history and statistics of path-based Delta tables through ``deltalake``."""
+    """Commit history and statistics of path-based Delta tables, read through
+    :mod:`contract_gate.delta_tables` (``deltalake``)."""
 
     def __init__(self, storage_options: dict[str, str] | None = None):
         self.storage_options = storage_options
 
     def tagged_commits(self, address: dict) -> list[TaggedCommit]:
-        uri = location(resolve(address))
-        if not DeltaTable.is_deltatable(uri, self.storage_options):
+        table = delta_tables.open_table(location(resolve(address)), storage_options=self.storage_options)
+        if table is None:
             return []
-        commits = [
+        return [
             TaggedCommit(
                 version=entry["version"],
                 timestamp=datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc),
@@ -315,32 +318,26 @@ class DeltaPathHistory(TableHistory):
                 submission_id=entry["userMetadata"],
                 metrics={k: str(v) for k, v in (entry.get("operationMetrics") or {}).items()},
             )
-            for entry in DeltaTable(uri, storage_options=self.storage_options).history()
-            if entry.get("userMetadata")
+            for entry in delta_tables.tagged_commits(table)
         ]
-        return sorted(commits, key=lambda commit: commit.version)
 
     def max_value(self, address: dict, version: int, column: str) -> str | None:
         """From the per-file ``maxValues`` statistics of the snapshot at ``version``."""
-        table = DeltaTable(location(resolve(address)), version=version, storage_options=self.storage_options)
-        files = pa.table(table.get_add_actions(flatten=True))
-        name = f"max.{column}"
-        if name not in files.column_names or files.num_rows == 0:
+        table = delta_tables.open_table(location(resolve(address)), version=version, storage_options=self.storage_options)
+        files = delta_tables.live_files(table) if table is not None else None
+        name = f"max.{delta_tables.stored_name(table, column)}" if table is not None else None
+        if files is None or name not in files.column_names or files.num_rows == 0:
             return None
         values = [v for v in files[name].to_pylist() if v is not None]
         return _iso(max(values)) if values else None
 
     def row_count(self, address: dict, version: int) -> int | None:
         """From the per-file ``numRecords`` statistics: no data file is read."""
-        uri = location(resolve(address))
-        if not DeltaTable.is_deltatable(uri, self.storage_options):
-            return None
         try:
-            table = DeltaTable(uri, version=version, storage_options=self.storage_options)
-        except Exception:  # noqa: BLE001 - deltalake raises its own error types for a vacuumed version
+            table = delta_tables.open_table(location(resolve(address)), version=version, storage_options=self.storage_options)
+        except delta_tables.UnreadableTable:  # e.g. a version already vacuumed
             return None
-        counts = pa.table(table.get_add_actions(flatten=True))["num_records"].to_pylist()
-        return None if None in counts else sum(counts)
+        return delta_tables.row_count(table) if table is not None else None
 
 
 def _iso(value: date | datetime) -> str:

@@ -30,6 +30,18 @@ def parse_value(text: str, column_type: str) -> date | datetime:
     raise ValueError(f"freshness needs a date or timestamp column, not {column_type}")
 
 
+def from_statistic(value: date | datetime, column_type: str) -> date | datetime:
+    """A typed statistic or partition value (as ``deltalake`` returns it) as :func:`parse_value`
+    would give it: a date, or an aware UTC datetime (a ``timestamp_ntz`` is read as UTC)."""
+    if column_type in DATE_TYPES:
+        return value.date() if isinstance(value, datetime) else value
+    if column_type in TIMESTAMP_TYPES:
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+    raise ValueError(f"freshness needs a date or timestamp column, not {column_type}")
+
+
 def as_of(value: date | datetime) -> datetime:
     """The instant up to which the data is complete (see module docstring)."""
     if isinstance(value, datetime):

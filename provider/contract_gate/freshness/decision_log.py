@@ -1,12 +1,14 @@
-"""Reading the decision table (DESIGN.md step 6) without Spark: latest decisions and accepted ones.
+"""Reading the decision table (docs/architecture.md, "The decision log") without Spark: latest
+decisions and accepted ones.
 
 The gate appends one record per submission. Freshness uses it twice: ``contract-gate status``
 shows the latest decisions, and when the target's statistics cannot give max(business date)
 the newest accepted record's ``latest_business_date`` does. Only outcomes that put rows in the
 target count as accepted (``published``, ``split``): a quarantined submission never refreshes
-freshness. The table is the one :mod:`contract_gate.decisions` writes; it is read here with the
-same JVM-free log reader as the target, and only the files that can hold the contracts asked
-for are opened (their partition, or their ``contract_id`` statistics in the earlier layout).
+freshness. The table is the one :mod:`contract_gate.decisions` writes; it is read here through
+the same JVM-free layer as the target (:mod:`contract_gate.delta_tables`), and only the files that
+can hold the contracts asked for are opened (their partition, or their ``contract_id``
+statistics in the earlier layout).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from contract_gate.decisions.record import PUBLISHED_OUTCOMES
-from contract_gate.freshness.delta_rows import read_rows
+from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.locations import table_location
 
 STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
@@ -30,7 +32,8 @@ def read_decisions(location: str, contract_ids: Iterable[str], columns: tuple[st
     ids = set(contract_ids)
     found: dict[str, list[dict]] = {contract_id: [] for contract_id in ids}
     newest = ("decided_at", limit) if limit is not None else None
-    rows = read_rows(location, wanted, where=("contract_id", ids), newest=newest) if ids else []
+    table = open_table(location) if ids else None
+    rows = read_rows(table, wanted, where=("contract_id", ids), newest=newest) if table is not None else []
     for row in sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True):
         found[row["contract_id"]].append(row)
     return found if limit is None else {key: found_rows[:limit] for key, found_rows in found.items()}

@@ -2,10 +2,11 @@
 
 Sources, cheapest first and none of them a JVM:
 
-* a path-based Delta target: its transaction log (file statistics give max(column); the newest
-  commit whose ``userMetadata`` is set names the submission, the publish step writes it);
-* if those statistics are missing or the log needs a Delta feature this reader does not
-  interpret: the decision table's accepted records;
+* a path-based Delta target: its transaction log, read through :mod:`contract_gate.delta_tables`
+  (file statistics give max(column); the newest commit whose ``userMetadata`` is set names the
+  submission, the publish step writes it);
+* if those statistics are missing or ``deltalake`` cannot read the table: the decision table's
+  accepted records;
 * a Unity Catalog target: ``SELECT max(column)`` and ``DESCRIBE HISTORY`` on a SQL warehouse.
 
 Only the target and accepted decisions are read, so a quarantined batch never refreshes freshness.
@@ -16,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from contract_gate.freshness.business_time import parse_value
+from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, newest_tag, open_table
+from contract_gate.freshness.business_time import from_statistic, parse_value
 from contract_gate.freshness.decision_log import accepted_decisions
-from contract_gate.freshness.delta_log import DeltaLog, DeltaLogError, Snapshot
-from contract_gate.freshness.delta_stats import StatsMissing, max_business_value
 from contract_gate.freshness.locations import table_location
 
 SOURCE_DELTA_LOG = "delta_log"
@@ -46,18 +46,18 @@ def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
         return latest_from_warehouse(plan, hook or make_hook(plan))
     try:
         return latest_from_delta_log(plan)
-    except (StatsMissing, DeltaLogError) as exc:
+    except (StatsMissing, UnreadableTable) as exc:
         return latest_from_decisions(plan, note=f"{exc}; used the decision table")
 
 
 def latest_from_delta_log(plan: dict) -> LatestAccepted:
     freshness = plan["freshness"]
-    log = DeltaLog(table_location(plan["tables"]["target"]))
-    if not log.exists():
+    table = open_table(table_location(plan["tables"]["target"]))
+    if table is None:
         return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
-    snapshot = log.snapshot()
-    value = max_business_value(snapshot, freshness["column"], freshness["column_type"])
-    return LatestAccepted(value, _latest_submission(log, snapshot), snapshot.version, SOURCE_DELTA_LOG)
+    value = column_max(table, freshness["column"])
+    value = None if value is None else from_statistic(value, freshness["column_type"])
+    return LatestAccepted(value, newest_tag(table), table.version(), SOURCE_DELTA_LOG)
 
 
 def latest_from_decisions(plan: dict, note: str | None = None) -> LatestAccepted:
@@ -69,15 +69,3 @@ def latest_from_decisions(plan: dict, note: str | None = None) -> LatestAccepted
     return LatestAccepted(max(values, default=None), newest.get("submission_id"),
                           newest.get("target_version_after"), SOURCE_DECISIONS, note)
 
-
-def _latest_submission(log: DeltaLog, snapshot: Snapshot) -> str | None:
-    """The submission id of the newest commit that carries one (maintenance commits such as
-    OPTIMIZE carry none); older commits are read back only as far as needed."""
-    for commit in reversed(snapshot.commits):
-        if commit.user_metadata:
-            return commit.user_metadata
-    start = snapshot.checkpoint_version + 1 if snapshot.checkpoint_version is not None else 0
-    for commit in log.commits_before(start):
-        if commit.user_metadata:
-            return commit.user_metadata
-    return None
