@@ -17,9 +17,9 @@ import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-# history() is read newest first in windows of this many commits, growing tenfold, so the newest
-# tagged commit of a table with thousands of commits costs a handful of JSON reads.
-HISTORY_WINDOW = 16
+# history() is read newest first in windows of this many commits, growing tenfold: the newest
+# commit is usually the tagged one, and a table with thousands of commits still costs a few reads.
+HISTORY_WINDOW = 4
 
 
 class UnreadableTable(Exception):
@@ -35,9 +35,7 @@ def open_table(location: str, version: int | None = None,
                storage_options: dict[str, str] | None = None) -> DeltaTable | None:
     """The table at ``location`` (an absolute path or a URI), at ``version`` or its newest;
     None when there is no Delta table there yet."""
-    if not DeltaTable.is_deltatable(location, storage_options):
-        return None
-    try:
+    try:  # one load: asking is_deltatable first would read the log twice
         return DeltaTable(location, version=version, storage_options=storage_options)
     except TableNotFoundError:
         return None
