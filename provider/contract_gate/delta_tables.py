@@ -1,8 +1,9 @@
-"""Reading path-based Delta tables without a JVM: the one reader the Airflow side uses.
+"""Reading path-based Delta tables without a JVM, through ``deltalake``.
 
-Everything Spark-free that looks into a Delta table goes through here: the freshness check
-(newest business value, newest submission, version), ``contract-gate status`` (decision
-records), recovery (tagged commit history, statistics at a version). The Delta protocol itself
+The Spark-free readers of Delta tables go through here: the freshness check (newest business
+value, newest submission, version), ``contract-gate status`` (decision records), recovery (tagged
+commit history, statistics at a version). The decision store reads back its own records on the
+table it keeps open for writing (``contract_gate.decisions.delta_path``), with the same library. The Delta protocol itself
 (checkpoints, log replay, column mapping, deletion vectors, reader features) is ``deltalake``'s
 (delta-rs) job; this module only says which of its answers the callers need and what a missing
 statistic means. Unity Catalog tables are not read here: they go through the Databricks SQL hook

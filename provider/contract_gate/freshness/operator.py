@@ -30,7 +30,7 @@ class FreshnessCheckOperator(BaseOperator):
         self.env = env
 
     def execute(self, context) -> dict:
-        # Imported here: the Delta log reader pulls in pyarrow, which DAG parsing must not pay.
+        # Imported here: the Delta reader pulls in deltalake and pyarrow, which DAG parsing must not pay.
         from contract_gate.freshness.check import check_freshness
 
         record = check_freshness(compile_plan(self.contract, env=self.env), context=dict(context))
