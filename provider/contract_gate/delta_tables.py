@@ -3,10 +3,11 @@
 The Spark-free readers of Delta tables go through here: the freshness check (newest business
 value, newest submission, version), ``contract-gate status`` (decision records), recovery (tagged
 commit history, statistics at a version). The decision store reads back its own records on the
-table it keeps open for writing (``contract_gate.decisions.delta_path``), with the same library. The Delta protocol itself
-(checkpoints, log replay, column mapping, deletion vectors, reader features) is ``deltalake``'s
-(delta-rs) job; this module only says which of its answers the callers need and what a missing
-statistic means. Unity Catalog tables are not read here: they go through the Databricks SQL hook
+table it keeps open for writing (``contract_gate.decisions.delta_path``), with the same library.
+The Delta protocol itself (checkpoints, log replay, column mapping, deletion vectors, reader
+features) is ``deltalake``'s (delta-rs) job; this module only says which of its answers the
+callers need and what a missing statistic means. Unity Catalog tables are not read here: they go
+through the Databricks SQL hook
 (``contract_gate.freshness.databricks_sql``, ``contract_gate.decisions.unity_catalog``).
 """
 
@@ -134,7 +135,8 @@ def read_rows(table: DeltaTable, columns: list[str], where: tuple[str, set[str]]
         if newest is not None:
             order, count = newest
             rank = f"ROW_NUMBER() OVER (PARTITION BY {_name(key)} ORDER BY {_name(order)} DESC)"
-            sql = f"SELECT {names} FROM (SELECT {names}, {rank} AS _rank FROM t WHERE {condition}) WHERE _rank <= {int(count)}"
+            ranked = f"SELECT {names}, {rank} AS _rank FROM t WHERE {condition}"
+            sql = f"SELECT {names} FROM ({ranked}) WHERE _rank <= {int(count)}"
     result = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute(sql)).read_all()
     return [{column: row.get(column) for column in columns} for row in result.to_pylist()]
 
