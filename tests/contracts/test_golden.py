@@ -9,6 +9,7 @@ intended change, regenerate with:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,14 @@ def test_every_golden_file_belongs_to_an_example():
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 
-def test_readme_example_contract_compiles():
-    """tests/contracts/data/readme_example.yaml is the annotated example in the README."""
-    plan = compile_plan(ROOT / "tests" / "contracts" / "data" / "readme_example.yaml")
+def test_the_documented_example_contract_is_this_file_and_compiles():
+    """tests/contracts/data/annotated_example.yaml is, byte for byte, the annotated example of
+    docs/contracts.md, so the example a reader copies is one the compiler accepts."""
+    example = ROOT / "tests" / "contracts" / "data" / "annotated_example.yaml"
+    doc = (ROOT / "docs" / "contracts.md").read_text(encoding="utf-8")
+    block = re.search(r"^## An annotated example\n\n```yaml\n(.*?)^```$", doc, re.S | re.M)
+    assert block, "docs/contracts.md has no annotated example (## An annotated example, then a yaml block)"
+    assert block.group(1) == example.read_text(encoding="utf-8"), f"docs/contracts.md's example differs from {example}"
+    plan = compile_plan(example)
     assert plan["key"] == ["shipment_id", "line_no"]
     assert len(plan["rules"]) == 20

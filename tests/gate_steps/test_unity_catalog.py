@@ -161,7 +161,7 @@ def test_a_catalog_table_of_the_earlier_layout_keeps_working_and_is_clustered_by
               + " TBLPROPERTIES ('contract_gate.role' = 'decisions')")  # as created before the layout
     old.record(_decision("s1"))
 
-    spark.sql(f"ALTER TABLE {old.table} CLUSTER BY (contract_id)")  # the README's migration step
+    spark.sql(f"ALTER TABLE {old.table} CLUSTER BY (contract_id)")  # the migration step of docs/operations.md
 
     store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
     store.record(_decision("s2"))

@@ -20,7 +20,8 @@ DAG's job (``upkeep``), so a gate's record never pays for them.
 
 A table of the earlier, unpartitioned layout keeps working unchanged: the same literal MERGE
 condition is pruned by the ``contract_id``/``submission_id`` statistics its files carry.
-``migrate_layout`` rewrites it partitioned, in one commit (README "Operations").
+``migrate_layout`` rewrites it partitioned, in one commit (docs/operations.md, "Operations:
+keeping the decision log small").
 
 Also reads gated path tables' commit history and file statistics for recovery, through
 :mod:`contract_gate.delta_tables`.

@@ -14,7 +14,8 @@ skips other contracts' files by their clustering statistics. Databricks writes c
 cleans the log by itself, following the table's ``delta.logRetentionDuration``; the daily upkeep
 runs ``OPTIMIZE``, which compacts and clusters the files written since the last one. A table
 created before this layout keeps working (same statements); ``ALTER TABLE <name> CLUSTER BY
-(contract_id)`` moves it to the new one (README "Operations").
+(contract_id)`` moves it to the new one (docs/operations.md, "Operations: keeping the decision
+log small").
 
 Tested without a workspace: the unit tests check the SQL text, and run the very same
 statements through local Spark SQL against a local Delta table (Spark SQL is the dialect
