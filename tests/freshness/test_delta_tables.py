@@ -63,9 +63,11 @@ def test_submission_id_found_before_the_checkpoint(spark, tmp_path):
     publish_cases(spark, path, "sub-1", [D(2024, 1, 1)])
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")  # v1
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'false')")  # v2, checkpoint
+    for version in (3, 4, 5):  # more untagged commits than the first history window holds
+        spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('comment.v{version}' = 'x')")
     assert (path / "_delta_log" / "00000000000000000002.checkpoint.parquet").exists()
     latest = latest_from_delta_log(_plan(path))
-    assert (latest.submission_id, latest.target_version) == ("sub-1", 2)
+    assert (latest.submission_id, latest.target_version) == ("sub-1", 5)
 
 
 def test_a_missing_target_has_no_value_yet(tmp_path):
