@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 from contract_gate.runners import class_archive
 from contract_gate.runners.local import LocalRunner
@@ -45,3 +46,14 @@ def test_a_gate_job_loads_spark_and_delta_classes_from_the_archive(tmp_path, mon
     shared = [line for line in loads.read_text().splitlines() if "shared objects file" in line]
     assert any("org.apache.spark.sql.SparkSession " in line for line in shared)
     assert any("org.apache.spark.sql.delta.DeltaLog " in line for line in shared)
+
+
+def test_the_miniature_gate_plan_passes_the_spark_side_checks(tmp_path):
+    """The install builds the archive by running the workload: its hand-written plan must pass
+    the same checks as a compiled one (fingerprint, SQL in the allow-list's rendered form).
+    A subprocess, because importing the workload prepares the process for a gate job."""
+    code = ("import sys; from pathlib import Path; from spark_jobs.class_archive_workload import workload_plan; "
+            "plan = workload_plan(Path(sys.argv[1])); print(plan['fingerprint'])")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("sha256:")
