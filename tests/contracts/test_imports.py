@@ -34,3 +34,24 @@ def test_load_compile_lint_and_plan_never_import_pyspark_or_airflow():
     assert report["codes"] == [0, 1, 0, 0]
     heavy = sorted(m for m in report["modules"] if m.split(".")[0] in HEAVY)
     assert heavy == []
+
+
+SPARK_SIDE = """
+import importlib, json, pkgutil, sys
+import spark_jobs, spark_jobs.commands
+names = [m.name for m in pkgutil.walk_packages(spark_jobs.__path__, "spark_jobs.")]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({"imported": names, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_the_spark_side_never_imports_airflow_or_the_provider():
+    """``spark_jobs`` is shipped to clusters as files (pyspark, delta-spark, sqlglot, stdlib):
+    importing every module of it pulls in neither Airflow nor ``contract_gate``."""
+    result = subprocess.run([sys.executable, "-c", SPARK_SIDE], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert "spark_jobs.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
+    leaked = sorted(m for m in report["modules"] if m.split(".")[0] in ("airflow", "contract_gate"))
+    assert leaked == []
