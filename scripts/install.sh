@@ -20,7 +20,7 @@ fi
 .venv/bin/python -m pip install --quiet -e ".[all]"
 
 echo "install: warming the Delta Lake jar cache (first time takes a minute)"
-.venv/bin/python -m spark_jobs.jars
+.venv/bin/python -m spark_jobs.runtime.jars
 
 echo "install: building the class archive for local gate jobs (about a minute)"
 .venv/bin/python -m contract_gate.runners.class_archive

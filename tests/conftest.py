@@ -14,7 +14,7 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from spark_jobs.session import get_session
+    from spark_jobs.runtime.session import get_session
 
     session = get_session(
         "contract-gate-tests",

@@ -42,10 +42,10 @@ from gate_once import FAULT_ENV, PAUSES, publish_and_record  # noqa: E402
 
 from contract_gate import decisions  # noqa: E402
 from contract_gate.contract.compiler import compile_plan  # noqa: E402
-from spark_jobs.address import candidate_address  # noqa: E402
-from spark_jobs.history import find_submission, tagged_commits  # noqa: E402
-from spark_jobs.plan import load_plan  # noqa: E402
-from spark_jobs.publish import publish  # noqa: E402
+from contract_plan.addresses import candidate_address  # noqa: E402
+from spark_jobs.steps.history import find_submission, tagged_commits  # noqa: E402
+from contract_plan.document import load_plan  # noqa: E402
+from spark_jobs.steps.publish import publish  # noqa: E402
 
 CONTRACT = HERE.parents[1] / "contracts" / "regional_daily_cases.yaml"
 DDL = "region_code string, report_date date, reporting_org string, case_count bigint, status string"

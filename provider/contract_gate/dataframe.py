@@ -21,9 +21,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
-from spark_jobs.engine import DEPTHS, run_validation
-from spark_jobs.plan import load_plan
-from spark_jobs.report import log_summary
+from spark_jobs.validation.engine import DEPTHS, run_validation
+from contract_plan.document import load_plan
+from spark_jobs.validation.report import log_summary
 
 DISABLE_ENV = "CONTRACT_GATE_DISABLE_VALIDATION"
 MODES = ("hard", "soft")

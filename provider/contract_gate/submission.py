@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from spark_jobs.address import HOME_ENV, resolve
+from contract_plan.addresses import HOME_ENV, resolve
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 ID_LENGTH = 16

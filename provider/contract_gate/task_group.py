@@ -30,7 +30,7 @@ from contract_gate.operators.record import GateRecordDecisionOperator
 from contract_gate.operators.split import GateSplitOperator
 from contract_gate.operators.submission import GateSubmissionOperator
 from contract_gate.operators.validate import GateValidateOperator
-from spark_jobs.address import resolve
+from contract_plan.addresses import resolve
 
 TASK_IDS = ("submission", "stage_validate", "branch", "publish", "quarantine", "split", "record_decision")
 

@@ -36,7 +36,7 @@ def add_candidate_arguments(parser: argparse.ArgumentParser) -> None:
 def candidate_and_target(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
     """``tables_read`` of a step that publishes: the target's latest version (its MERGE reads that
     first), and the candidate at its version."""
-    from spark_jobs.plan import load_plan
+    from contract_plan.document import load_plan
 
     return [(load_plan(args.plan)["tables"]["target"], None), (args.candidate, args.version)]
 

@@ -34,10 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def batch_keys(args: argparse.Namespace) -> int:
-    from spark_jobs.plan import load_plan
-    from spark_jobs.publish import keys_across_batches, read_pinned
-    from spark_jobs.report import write_report
-    from spark_jobs.session import get_session
+    from contract_plan.document import load_plan
+    from spark_jobs.steps.publish import keys_across_batches, read_pinned
+    from spark_jobs.validation.report import write_report
+    from spark_jobs.runtime.session import get_session
 
     plan = load_plan(args.plan)
     report = read_report(args.report)
@@ -54,13 +54,13 @@ def batch_keys(args: argparse.Namespace) -> int:
 
 def _checks_keys_across_batches(plan: dict[str, Any]) -> bool:
     """Only ``append`` with a business key can duplicate keys across batches."""
-    from spark_jobs.publish import publication_mode
+    from spark_jobs.steps.publish import publication_mode
 
     return publication_mode(plan) == "append" and bool(plan["key"])
 
 
 def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
-    from spark_jobs.plan import load_plan
+    from contract_plan.document import load_plan
 
     plan = load_plan(args.plan)
     return [(plan["tables"]["target"], None)] if _checks_keys_across_batches(plan) else []
@@ -78,10 +78,10 @@ def add_batch_rule(report: dict[str, Any], entry: dict[str, Any]) -> None:
 def split_rows(args: argparse.Namespace) -> int:
     """Publish first: a retry after a crash between the two finds the publish done (Delta's
     idempotent write) and completes the quarantine."""
-    from spark_jobs.plan import load_plan
-    from spark_jobs.publish import publish
-    from spark_jobs.quarantine import quarantine
-    from spark_jobs.session import get_session
+    from contract_plan.document import load_plan
+    from spark_jobs.steps.publish import publish
+    from spark_jobs.steps.quarantine import quarantine
+    from spark_jobs.runtime.session import get_session
 
     spark, plan, report = get_session(), load_plan(args.plan), read_report(args.report)
     published = publish(spark, plan, args.submission_id, args.candidate, args.version, "valid", report)

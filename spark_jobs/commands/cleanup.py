@@ -1,4 +1,4 @@
-"""``gate_job.py cleanup``: apply the contract's retention (``spark_jobs.retention``): drop
+"""``gate_job.py cleanup``: apply the contract's retention (``spark_jobs.steps.retention``): drop
 candidates older than ``candidateDays``, delete quarantined rows older than ``quarantineDays``."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.plan import load_plan
-    from spark_jobs.retention import cleanup
-    from spark_jobs.session import get_session
+    from contract_plan.document import load_plan
+    from spark_jobs.steps.retention import cleanup
+    from spark_jobs.runtime.session import get_session
 
     return write_result(args.result, cleanup(get_session(), load_plan(args.plan)))

@@ -1,4 +1,4 @@
-"""``gate_job.py publish``: the validated candidate version into the target (``spark_jobs.publish``).
+"""``gate_job.py publish``: the validated candidate version into the target (``spark_jobs.steps.publish``).
 
 Exit 0 also when the result is ``rejected`` (the target took some keys since validation):
 that is a verdict on the data, written in the result, not a failure of the step.
@@ -20,9 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.plan import load_plan
-    from spark_jobs.publish import publish
-    from spark_jobs.session import get_session
+    from contract_plan.document import load_plan
+    from spark_jobs.steps.publish import publish
+    from spark_jobs.runtime.session import get_session
 
     result = publish(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
                      args.version, args.rows, read_report(args.report))

@@ -1,4 +1,4 @@
-"""``gate_job.py quarantine``: rejected rows into the quarantine table (``spark_jobs.quarantine``)."""
+"""``gate_job.py quarantine``: rejected rows into the quarantine table (``spark_jobs.steps.quarantine``)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.plan import load_plan
-    from spark_jobs.quarantine import quarantine
-    from spark_jobs.session import get_session
+    from contract_plan.document import load_plan
+    from spark_jobs.steps.quarantine import quarantine
+    from spark_jobs.runtime.session import get_session
 
     result = quarantine(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
                         args.version, read_report(args.report), args.rows)

@@ -1,4 +1,4 @@
-"""``gate_job.py stage``: freeze the landing as the candidate (``spark_jobs.stage``).
+"""``gate_job.py stage``: freeze the landing as the candidate (``spark_jobs.steps.stage``).
 
 Leaves its result in ``args.context["stage"]`` so a chained ``validate`` reads that candidate.
 """
@@ -19,9 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.plan import load_plan
-    from spark_jobs.session import get_session
-    from spark_jobs.stage import stage_candidate
+    from contract_plan.document import load_plan
+    from spark_jobs.runtime.session import get_session
+    from spark_jobs.steps.stage import stage_candidate
 
     staged = stage_candidate(get_session(), load_plan(args.plan), args.submission_id, args.landing)
     args.context["stage"] = staged

@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from spark_jobs.candidate import FORMATS, read_candidate
-from spark_jobs.engine import DEPTHS, run_validation
-from spark_jobs.plan import load_plan
-from spark_jobs.report import log_summary, write_report
-from spark_jobs.session import get_session
+from spark_jobs.validation.candidate import FORMATS, read_candidate
+from spark_jobs.validation.engine import DEPTHS, run_validation
+from contract_plan.document import load_plan
+from spark_jobs.validation.report import log_summary, write_report
+from spark_jobs.runtime.session import get_session
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -140,7 +140,7 @@ def databricks_contract(gate):
 def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_contract, monkeypatch):
     with JobsApiEmulator(gate.home / "dbfs", gate.home) as api:
         extra = {"token": "emulated", "contract_gate": {
-            "python_file": str(REPO / "spark_jobs" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
+            "python_file": str(REPO / "spark_jobs" / "commands" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
             "polling_period_seconds": 1}}
         monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
             {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
@@ -158,7 +158,7 @@ def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_c
 
 VIOLATION = """
 import sys
-from spark_jobs.session import get_session
+from spark_jobs.runtime.session import get_session
 spark, path = get_session(), sys.argv[1]
 spark.sql(f"CREATE TABLE delta.`{path}` (org string, n bigint) USING DELTA")
 spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT positive CHECK (n >= 0)")
@@ -190,10 +190,10 @@ JOB_START = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from spark_jobs import job_start
+from spark_jobs.runtime import job_start
 job_start.prepare()
 import pyspark
-from spark_jobs.session import get_session
+from spark_jobs.runtime.session import get_session
 get_session().range(3).count()
 print("pyspark from", pyspark.__file__)
 print("pandas imported:", "pandas" in sys.modules, "pyarrow imported:", "pyarrow" in sys.modules)
@@ -203,7 +203,7 @@ print("pandas imported:", "pandas" in sys.modules, "pyarrow imported:", "pyarrow
 def test_a_local_job_imports_the_installed_pyspark_and_no_pandas(tmp_path):
     """spark-submit puts pyspark's zip first on the job's path (no cached bytecode: pyspark was
     compiled again on every job start) and pyspark's NumPy converters import pandas and pyarrow
-    on the first call into the JVM; ``spark_jobs.job_start`` avoids both."""
+    on the first call into the JVM; ``spark_jobs.runtime.job_start`` avoids both."""
     import subprocess
 
     import pyspark
@@ -224,8 +224,8 @@ CAST_FAILURE = """
 import sys
 sys.path.insert(0, sys.argv[2])
 from _spark_plans import D, cases_df, cases_plan, rule, with_rules
-from spark_jobs.engine import ValidationFailed, run_validation
-from spark_jobs.session import get_session
+from spark_jobs.validation.engine import ValidationFailed, run_validation
+from spark_jobs.runtime.session import get_session
 spark = get_session()
 plan = with_rules(cases_plan(), rule("c", "custom_sql", ["reporting_org"], "CAST(reporting_org AS INT) > 0"))
 try:

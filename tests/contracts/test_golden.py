@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from contract_gate.contract.compiler import compile_plan, render_plan
-from spark_jobs.table_ddl import render_ddl
+from contract_plan.table_ddl import render_ddl
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"

@@ -15,7 +15,7 @@ PROGRAM = """
 import contextlib, io, json, sys
 from contract_gate.contract.loader import load_contract
 from contract_gate.contract.compiler import compile_plan, render_plan
-from spark_jobs.table_ddl import render_ddl, compatibility_differences
+from contract_plan.table_ddl import render_ddl, compatibility_differences
 from contract_gate.cli.main import main
 for name in ("regional_daily_cases", "orders", "meter_readings"):
     plan = compile_plan(load_contract(f"contracts/{name}.yaml"))
@@ -52,6 +52,6 @@ def test_the_spark_side_never_imports_airflow_or_the_provider():
     result = subprocess.run([sys.executable, "-c", SPARK_SIDE], capture_output=True, text=True, cwd=ROOT, check=False)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.splitlines()[-1])
-    assert "spark_jobs.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
+    assert "spark_jobs.validation.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
     leaked = sorted(m for m in report["modules"] if m.split(".")[0] in ("airflow", "contract_gate"))
     assert leaked == []

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_gate.contract.compiler import compile_plan
-from spark_jobs.plan import load_plan
+from contract_plan.document import load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 _COMPILED: dict[str, dict[str, Any]] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_jobs.address import candidate_address, name_part, resolve
+from contract_plan.addresses import candidate_address, name_part, resolve
 
 
 def test_relative_paths_resolve_against_contract_gate_home(monkeypatch, tmp_path):

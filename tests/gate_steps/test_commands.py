@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from _gate_plans import case, plan_for, version_of, write_csv
-from spark_jobs.gate_job import main
+from spark_jobs.commands.gate_job import main
 
 
 def _json(path):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from _gate_plans import case, cases_df, plan_for, table_rows
-from spark_jobs.history import tagged_commits
-from spark_jobs.publish import publish
-from spark_jobs.target import ensure_target
+from spark_jobs.steps.history import tagged_commits
+from spark_jobs.steps.publish import publish
+from spark_jobs.steps.target import ensure_target
 
 
 def _candidate(spark, tmp_path, name, rows):

@@ -18,12 +18,12 @@ from _gate_plans import ROOT, order, table_rows, version_of, write_json
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, SPLIT, decide
 from contract_gate.operators.validate import summarize
-from spark_jobs.candidate import read_candidate
-from spark_jobs.engine import run_validation
-from spark_jobs.plan import load_plan
-from spark_jobs.publish import publish
-from spark_jobs.quarantine import quarantine
-from spark_jobs.stage import stage_candidate
+from spark_jobs.validation.candidate import read_candidate
+from spark_jobs.validation.engine import run_validation
+from contract_plan.document import load_plan
+from spark_jobs.steps.publish import publish
+from spark_jobs.steps.quarantine import quarantine
+from spark_jobs.steps.stage import stage_candidate
 
 CSV_HEADER = "order_id,customer_id,order_total,currency,order_timestamp"
 
@@ -260,7 +260,7 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
 
 
 def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexes(tmp_path):
-    from spark_jobs.restricted import statistics_properties
+    from contract_plan.restricted import statistics_properties
 
     plan = {"columns": [{"name": "id", "classification": None}, {"name": "email", "classification": "restricted"},
                         {"name": "odd name`", "classification": None}, {"name": "flag", "classification": None},
@@ -275,7 +275,7 @@ def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexe
 
 
 def test_only_local_folders_get_file_modes_and_existing_ones_are_narrowed(tmp_path):
-    from spark_jobs.restricted import local_path, make_private_folder, restrict_tree, write_private_text
+    from contract_plan.restricted import local_path, make_private_folder, restrict_tree, write_private_text
 
     assert [local_path(p) for p in ("file:///tmp/x", "/data/x", "lakehouse/x")] == ["/tmp/x", "/data/x", "lakehouse/x"]
     assert [local_path(p) for p in ("s3://b/x", "abfss://c@a.dfs.core.windows.net/x", "dbfs:/x", "/dbfs/x",

@@ -7,8 +7,8 @@ from datetime import date
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of
-from spark_jobs.history import find_submission
-from spark_jobs.publish import (
+from spark_jobs.steps.history import find_submission
+from spark_jobs.steps.publish import (
     KEYS_ACROSS_BATCHES,
     ConstraintViolation,
     PublishRefused,
@@ -54,7 +54,7 @@ def test_append_publishes_once_tagged_with_the_submission(spark, tmp_path):
 
 def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_path):
     """The history check is the fast path; Delta's txnAppId/txnVersion is the guarantee."""
-    from spark_jobs import publish as module
+    from spark_jobs.steps import publish as module
 
     plan = plan_for("regional_daily_cases", tmp_path)
     target = plan["tables"]["target"]
@@ -178,8 +178,8 @@ def test_a_plan_without_a_key_appends(spark, tmp_path):
 
 def test_column_names_that_need_column_mapping_publish_and_quarantine(spark, tmp_path):
     from _gate_plans import mapped_plan
-    from spark_jobs.quarantine import quarantine
-    from spark_jobs.stage import stage_candidate
+    from spark_jobs.steps.quarantine import quarantine
+    from spark_jobs.steps.stage import stage_candidate
 
     plan = mapped_plan(tmp_path)
     schema = "`order id` string, `amount {EUR}, net` double"

@@ -8,8 +8,8 @@ from datetime import timedelta
 from _gate_plans import case, cases_df, plan_for, version_of
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore, DeltaPathHistory
-from spark_jobs.publish import publish
-from spark_jobs.quarantine import quarantine
+from spark_jobs.steps.publish import publish
+from spark_jobs.steps.quarantine import quarantine
 
 NOW = timedelta(0)
 

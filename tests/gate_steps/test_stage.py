@@ -6,7 +6,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
-from spark_jobs.stage import stage_candidate
+from spark_jobs.steps.stage import stage_candidate
 
 
 def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
@@ -21,7 +21,7 @@ def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
     frozen = spark.read.format("delta").load(staged["candidate"]["path"])
     assert dict(frozen.dtypes) == {"region_code": "string", "report_date": "date", "reporting_org": "string",
                                    "case_count": "bigint", "status": "string",
-                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.unfit's marker
+                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.validation.unfit's marker
     assert [r._contract_gate_unfit for r in frozen.collect()] == [[], []]
     history = spark.sql(f"DESCRIBE HISTORY delta.`{staged['candidate']['path']}`").collect()
     assert [(h["version"], h["userMetadata"]) for h in history] == [(0, "sub-1")]
@@ -131,10 +131,10 @@ def test_a_missing_landing_fails_the_step(spark, tmp_path):
 def test_a_value_that_does_not_fit_is_frozen_marked_then_quarantined_never_published(spark, tmp_path):
     """A CSV count of "five": the candidate keeps the row with its marker, validation fails
     ``case_count.type`` for it, the split publishes the other rows and quarantines it."""
-    from spark_jobs.candidate import read_candidate
-    from spark_jobs.engine import run_validation
-    from spark_jobs.publish import publish
-    from spark_jobs.quarantine import quarantine
+    from spark_jobs.validation.candidate import read_candidate
+    from spark_jobs.validation.engine import run_validation
+    from spark_jobs.steps.publish import publish
+    from spark_jobs.steps.quarantine import quarantine
 
     plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
     landing = write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1), case("NL-UT", 1)])

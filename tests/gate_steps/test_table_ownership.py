@@ -1,5 +1,5 @@
 """Table ownership on real Delta tables: every table the gate creates says which contract owns it
-and in which role, and every write step refuses a table that is not its own (spark_jobs.ownership).
+and in which role, and every write step refuses a table that is not its own (contract_plan.ownership).
 
 The main case is the attack of issue 16: a second contract that names the orders consumer table as
 its quarantine (or a copy of the orders contract under another id) is refused by ``lint`` over the
@@ -19,13 +19,13 @@ from _gate_plans import ROOT, case, cases_df, order, plan_for, table_rows, versi
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
-from spark_jobs.ownership import CONTRACT, ROLE, OwnershipError, claim_statement
-from spark_jobs.plan import load_plan
-from spark_jobs.publish import publish
-from spark_jobs.quarantine import quarantine
-from spark_jobs.retention import cleanup
-from spark_jobs.stage import stage_candidate
-from spark_jobs.target import ensure_target
+from contract_plan.ownership import CONTRACT, ROLE, OwnershipError, claim_statement
+from contract_plan.document import load_plan
+from spark_jobs.steps.publish import publish
+from spark_jobs.steps.quarantine import quarantine
+from spark_jobs.steps.retention import cleanup
+from spark_jobs.steps.stage import stage_candidate
+from spark_jobs.steps.target import ensure_target
 
 HOSTILE = ROOT / "tests" / "contracts_hostile"
 

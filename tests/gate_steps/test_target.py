@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
-from spark_jobs.ownership import claim_statement
-from spark_jobs.table_ddl import create_table_statements, expected_constraints
-from spark_jobs.target import TargetDriftError, ensure_target
+from contract_plan.ownership import claim_statement
+from contract_plan.table_ddl import create_table_statements, expected_constraints
+from spark_jobs.steps.target import TargetDriftError, ensure_target
 
 
 def _constraints(spark, path):

@@ -1,14 +1,14 @@
-"""The background loading of the Delta snapshots a gate job is about to read (``spark_jobs.warm_up``)."""
+"""The background loading of the Delta snapshots a gate job is about to read (``spark_jobs.runtime.warm_up``)."""
 
 from __future__ import annotations
 
 import json
 
 from _gate_plans import cases_df, case, plan_for
-from spark_jobs import warm_up
-from spark_jobs.gate_job import build_parser, main
-from spark_jobs.job_start import WARM_UP_ENV
-from spark_jobs.warm_up import load_snapshots
+from spark_jobs.runtime import warm_up
+from spark_jobs.commands.gate_job import build_parser, main
+from spark_jobs.runtime.job_start import LOCAL_START_ENV
+from spark_jobs.runtime.warm_up import load_snapshots
 
 
 def _snapshot(spark, path):
@@ -68,14 +68,14 @@ def test_only_jobs_of_the_local_runner_warm_up(spark, tmp_path, monkeypatch):
     argv = ["publish", "--plan", str(tmp_path / "plan.json"), "--submission-id", "s", "--candidate", "/c",
             "--version", "0", "--report", str(tmp_path / "no-report.json")]  # the step itself then fails
 
-    monkeypatch.delenv(WARM_UP_ENV, raising=False)
+    monkeypatch.delenv(LOCAL_START_ENV, raising=False)
     assert main(argv) == 1 and warmed == []
-    monkeypatch.setenv(WARM_UP_ENV, LocalRunner().environment()[WARM_UP_ENV])
+    monkeypatch.setenv(LOCAL_START_ENV, LocalRunner().environment()[LOCAL_START_ENV])
     assert main(argv) == 1 and warmed == [[(plan["tables"]["target"], None), ("/c", 0)]]
 
 
 def test_a_step_that_cannot_name_its_tables_fails_with_its_own_error(tmp_path, caplog, monkeypatch):
-    monkeypatch.setenv(WARM_UP_ENV, "1")
+    monkeypatch.setenv(LOCAL_START_ENV, "1")
     missing = tmp_path / "no-plan.json"
     code = main(["publish", "--plan", str(missing), "--submission-id", "s", "--candidate", "/c", "--version", "0",
                  "--report", str(tmp_path / "r.json")])

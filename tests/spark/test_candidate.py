@@ -8,9 +8,9 @@ import json
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
-from spark_jobs.candidate import is_path, quote_table_name, read_candidate
-from spark_jobs.diagnostics import split
-from spark_jobs.engine import run_validation
+from spark_jobs.validation.candidate import is_path, quote_table_name, read_candidate
+from spark_jobs.validation.diagnostics import split
+from spark_jobs.validation.engine import run_validation
 
 
 def test_delta_is_pinned_at_the_latest_version_or_the_one_asked_for(spark, tmp_path):

@@ -15,8 +15,8 @@ import itertools
 import pytest
 from _spark_plans import cases_plan, cases_df, good_row, rule
 
-from spark_jobs.candidate import read_candidate
-from spark_jobs.engine import run_validation
+from spark_jobs.validation.candidate import read_candidate
+from spark_jobs.validation.engine import run_validation
 
 _groups = itertools.count()
 

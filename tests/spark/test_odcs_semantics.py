@@ -18,8 +18,8 @@ import pytest
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
-from spark_jobs.engine import run_validation
-from spark_jobs.plan import load_plan
+from spark_jobs.validation.engine import run_validation
+from contract_plan.document import load_plan
 
 HEADER = """\
 apiVersion: v3.1.0
@@ -101,7 +101,7 @@ def test_patterns_have_their_ecma_262_meaning_in_validation(spark, as_delta):
 
 
 def test_a_delta_check_constraint_of_a_translated_pattern_refuses_a_trailing_newline(spark, tmp_path):
-    from spark_jobs.table_ddl import create_table_statements
+    from contract_plan.table_ddl import create_table_statements
 
     plan = compiled(SKU_PLAN)
     target = {"kind": "path", "path": str(tmp_path / "skus"), "format": "delta"}
@@ -205,7 +205,7 @@ def test_nulls_are_distinct_in_uniqueness_unless_the_contract_says_otherwise(spa
 
 
 def test_rows_with_a_null_key_part_carry_only_required_in_errors(spark):
-    from spark_jobs.diagnostics import diagnose
+    from spark_jobs.validation.diagnostics import diagnose
 
     plan = compiled(UNIQUE_PLAN)
     df = spark.createDataFrame(PEOPLE, "tenant string, person int, email string, badge string")
@@ -278,7 +278,7 @@ PAYMENT_ROWS = [
 def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_steps(spark, tmp_path):
     from contract_gate.operators.branch import SPLIT, decide
     from contract_gate.operators.validate import summarize
-    from spark_jobs.gate_job import main
+    from spark_jobs.commands.gate_job import main
 
     plan = compiled(PAYMENTS)
     for address in plan["tables"].values():

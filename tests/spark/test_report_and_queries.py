@@ -8,10 +8,10 @@ import json
 import pytest
 from _spark_plans import D, cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.engine import run_validation
-from spark_jobs.plan import PlanError
-from spark_jobs.sql_allowlist import bind_query, check_query
-from spark_jobs.report import write_report
+from spark_jobs.validation.engine import run_validation
+from contract_plan.document import PlanError
+from contract_plan.sql_allowlist import bind_query, check_query
+from spark_jobs.validation.report import write_report
 
 ROWS = [
     ("", D, "secret-org", -4, "bogus"),

@@ -7,8 +7,8 @@ import pytest
 from _spark_plans import D, cases_plan, failed, rule, rule_entry, with_rules
 from pyspark.sql.types import StructType
 
-from spark_jobs.engine import run_validation
-from spark_jobs.schema_check import check_schema, normalize_type
+from spark_jobs.validation.engine import run_validation
+from spark_jobs.validation.schema_compare import check_schema, normalize_type
 
 
 def statuses(report):

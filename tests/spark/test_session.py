@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_jobs.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
+from spark_jobs.runtime.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
 
 
 def test_an_active_session_is_reused_never_a_second_one(spark):

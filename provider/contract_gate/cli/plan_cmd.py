@@ -8,7 +8,7 @@ from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan, render_plan
 from contract_gate.contract.errors import ContractError
-from spark_jobs.table_ddl import render_ddl
+from contract_plan.table_ddl import render_ddl
 
 
 def register(subparsers) -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.candidate.FORMATS, without pyspark
+FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
 EXIT = {"pass": 0, "warn": 0, "fail": 1}
 
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(render(report))
     if args.report:
-        from spark_jobs.report import write_report
+        from spark_jobs.validation.report import write_report
 
         write_report(report, args.report)
         print(f"report written to {args.report}")
@@ -54,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    from spark_jobs.candidate import read_candidate
-    from spark_jobs.engine import run_validation
-    from spark_jobs.report import log_summary
-    from spark_jobs.session import get_session
+    from spark_jobs.validation.candidate import read_candidate
+    from spark_jobs.validation.engine import run_validation
+    from spark_jobs.validation.report import log_summary
+    from spark_jobs.runtime.session import get_session
 
     spark = get_session("contract-gate-validate")
     candidate = read_candidate(

@@ -21,10 +21,11 @@ from contract_gate.contract.environments import freshness_sla, resolve_tables, s
 from contract_gate.contract.errors import ContractError, ContractIssue, yaml_path
 from contract_gate.contract.loader import LoadedContract, load_contract
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
-from contract_gate.contract.spark_types import TypeSyntaxError, is_numeric, spark_type
+from contract_plan.spark_types import TypeSyntaxError, is_numeric, spark_type
 from contract_gate.contract.table_locations import location_problems
-from contract_gate.contract.sqltext import check_query, is_deterministic, quote_identifier
-from spark_jobs.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
+from contract_plan.sql_allowlist import check_query, is_deterministic
+from contract_plan.sql_text import quote_identifier
+from contract_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
 
 PLAN_VERSION = 1
 # Characters Delta refuses in column names unless column mapping is on.
@@ -40,7 +41,7 @@ _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 # Airflow allows 250 characters), its work folder and its status file, so it must be all three.
 _CONTRACT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 CONTRACT_ID_FORM = "1 to 200 ASCII letters, digits, '_', '.' or '-', starting with a letter or a digit"
-# Rule ids of the Spark side's own checks of a landing (spark_jobs.unfit, spark_jobs.empty_batch),
+# Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unfit, contract_plan.empty_batch),
 # besides ``<column>.type``.
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
@@ -233,7 +234,7 @@ class _Compiler:
             if allow_non_finite is True and column_type not in ("float", "double"):
                 self.error(f"{base}.customProperties[{index}].property",
                            f"allowNonFinite applies to float and double columns, not {column_type}")
-            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.unfit)
+            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.validation.unfit)
                 column["allow_non_finite"] = True
             result.append(column)
         return result

@@ -11,8 +11,10 @@ from __future__ import annotations
 import datetime
 import decimal
 
-from contract_gate.contract.spark_types import INTEGRAL, is_numeric
-from contract_gate.contract.sqltext import check_expression, identifiers, number_literal, quote_identifier, string_literal
+from contract_plan.spark_types import INTEGRAL, is_numeric
+from contract_plan.sql_allowlist import check_expression
+from contract_plan.sql_text import quote_identifier, string_literal
+from contract_gate.contract.sql_literals import identifiers, number_literal
 
 # Blank = empty or only these characters. Java regex: \s is [ \t\n\x0B\f\r]; \p{Z} is every Unicode
 # space separator (U+0020, U+00A0 no-break space, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,

@@ -20,7 +20,7 @@ under a path server's root. So:
   table and the candidate folder are different places, none inside another.
 
 Two contracts claiming the same table are found across files by ``contract.claims``; at run
-time every write step checks the table's ownership properties (``spark_jobs.ownership``).
+time every write step checks the table's ownership properties (``contract_plan.ownership``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from contract_gate.contract.environments import DEFAULT_ROOT
-from spark_jobs.address import candidate_schema, resolve
+from contract_plan.addresses import candidate_schema, resolve
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"

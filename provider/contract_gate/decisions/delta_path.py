@@ -53,10 +53,10 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
-from spark_jobs.address import location, resolve
-from spark_jobs.ownership import CONTRACT, ROLE, check_owner, owner_properties
-from spark_jobs.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
-from spark_jobs.tagged_commit import TaggedCommit
+from contract_plan.addresses import location, resolve
+from contract_plan.ownership import CONTRACT, ROLE, check_owner, owner_properties
+from contract_plan.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
+from contract_plan.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
     "STRING": pa.string(),
@@ -84,7 +84,7 @@ LOGGER = logging.getLogger("contract_gate.decisions")
 
 class DeltaPathDecisionStore(DecisionStore):
     """Decisions in a path-based Delta table (plan ``tables.decisions`` of kind ``path``;
-    relative paths resolve like every other address, see ``spark_jobs.address``).
+    relative paths resolve like every other address, see ``contract_plan.addresses``).
 
     ``properties``: extra table properties set when this store creates the table (e.g. the
     ownership properties every gate table carries), on top of ``LAYOUT_PROPERTIES``."""
@@ -95,7 +95,7 @@ class DeltaPathDecisionStore(DecisionStore):
         self.storage_options = storage_options
         self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
         self._loaded: DeltaTable | None = None
-        self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (spark_jobs.restricted)
+        self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (contract_plan.restricted)
 
     def string_literal(self, value: str) -> str:
         """DataFusion (delta-rs) SQL: a quote is doubled; a backslash is an ordinary character."""
@@ -243,7 +243,7 @@ def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | No
 
 
 def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) -> DeltaTable:
-    """``table`` once it carries the decision table's ownership properties (``spark_jobs.ownership``).
+    """``table`` once it carries the decision table's ownership properties (``contract_plan.ownership``).
 
     delta-rs (1.6) refuses properties outside ``delta.*`` at creation, so they are set by a
     second commit. An empty table without them is a creation that did not get that far (this

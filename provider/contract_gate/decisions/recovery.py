@@ -35,8 +35,8 @@ from typing import Any
 
 from contract_gate.decisions.record import Decision
 from contract_gate.decisions.store import DecisionStore, TableHistory
-from spark_jobs.address import candidate_address, location
-from spark_jobs.tagged_commit import TaggedCommit
+from contract_plan.addresses import candidate_address, location
+from contract_plan.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
 LOGGER = logging.getLogger("contract_gate.recovery")

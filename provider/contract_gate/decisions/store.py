@@ -31,7 +31,7 @@ from dataclasses import replace
 from datetime import timezone
 
 from contract_gate.decisions.record import Decision
-from spark_jobs.tagged_commit import TaggedCommit
+from contract_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
 SCOPE = "t.contract_id = {contract_id} AND t.submission_id = {submission_id}"

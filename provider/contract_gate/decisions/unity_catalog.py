@@ -3,7 +3,7 @@
 Every statement is plain Databricks SQL built here as text: ``CREATE TABLE IF NOT EXISTS``,
 one ``MERGE INTO`` per record (the match conditions of ``store``), ``SELECT`` and ``DESCRIBE
 HISTORY`` for reading, ``OPTIMIZE`` for the retention DAG's upkeep. Values are rendered as
-escaped literals (``spark_jobs.sql_text``), so a submission id or rule id cannot change a
+escaped literals (``contract_plan.sql_text``), so a submission id or rule id cannot change a
 statement.
 
 Layout (issue 18): ``CLUSTER BY (contract_id)`` with deletion vectors, and every MERGE names its
@@ -36,9 +36,9 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
-from spark_jobs.ownership import check_owner, owner_properties, properties_clause
-from spark_jobs.sql_text import quote_identifier, quote_qualified, string_literal
-from spark_jobs.tagged_commit import TaggedCommit
+from contract_plan.ownership import check_owner, owner_properties, properties_clause
+from contract_plan.sql_text import quote_identifier, quote_qualified, string_literal
+from contract_plan.tagged_commit import TaggedCommit
 
 NAMES = [name for name, _, _ in COLUMNS]
 TYPES = {name: type_ for name, type_, _ in COLUMNS}
@@ -150,7 +150,7 @@ class UnityCatalogDecisionStore(DecisionStore):
 
     def _ensure_table(self) -> None:
         """Create the table when missing, and check once that it is the decision table
-        (``spark_jobs.ownership``) before any record is written to it."""
+        (``contract_plan.ownership``) before any record is written to it."""
         if not self._created:
             self.runner.execute(self.create_sql())
             rows = self.runner.query(f"SHOW TBLPROPERTIES {self.table}")

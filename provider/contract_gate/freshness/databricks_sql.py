@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from contract_gate.contract.sqltext import quote_identifier, quote_qualified
+from contract_plan.sql_text import quote_identifier, quote_qualified
 from contract_gate.freshness.business_time import parse_value
 from contract_gate.freshness.latest import SOURCE_WAREHOUSE, LatestAccepted
 

@@ -1,6 +1,6 @@
 """Where a plan's tables and the freshness status are, as the freshness check sees them.
 
-Plan paths resolve exactly as every gate step resolves them (:func:`spark_jobs.address.resolve`:
+Plan paths resolve exactly as every gate step resolves them (:func:`contract_plan.addresses.resolve`:
 against ``CONTRACT_GATE_HOME``, else the working directory), so the check reads the folder the
 publish step wrote. After resolution a path is either absolute (local) or a URI.
 """
@@ -11,7 +11,7 @@ import os
 import posixpath
 from pathlib import Path
 
-from spark_jobs.address import resolve
+from contract_plan.addresses import resolve
 
 STATUS_DIR_ENV = "CONTRACT_GATE_STATUS_DIR"
 STATUS_FOLDER = "_contract_gate_status"

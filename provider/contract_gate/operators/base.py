@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseOperator
 
 from contract_gate.submission import check_submission_id, gate_home
-from spark_jobs.restricted import make_private_folder, write_private_text
+from contract_plan.restricted import make_private_folder, write_private_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -32,7 +32,7 @@ WORK_DIR_ENV = "CONTRACT_GATE_WORK_DIR"
 def work_root() -> Path:
     """Plans, reports and job results per submission: ``CONTRACT_GATE_WORK_DIR``, else
     ``lakehouse/_runs`` under the gate home. Owner-only, like everything below it
-    (``spark_jobs.restricted``): consumers read the target, never a run's files."""
+    (``contract_plan.restricted``): consumers read the target, never a run's files."""
     configured = os.environ.get(WORK_DIR_ENV)
     return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
 

@@ -1,6 +1,6 @@
 """Apply a contract's retention: drop candidates older than ``retention.candidateDays`` and
 delete (then vacuum) quarantined rows older than ``retention.quarantineDays``
-(``spark_jobs.retention``). Candidates and quarantined rows hold data consumers must not see,
+(``spark_jobs.steps.retention``). Candidates and quarantined rows hold data consumers must not see,
 possibly classified, so they are kept no longer than the contract says.
 
 Then, without Spark, the upkeep of the shared decision table for this contract

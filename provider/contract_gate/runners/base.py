@@ -1,6 +1,6 @@
 """The runner interface: where a gate job's Spark runs, behind one operator interface.
 
-A *gate job* is one invocation of ``spark_jobs/gate_job.py`` running one or more chained gate
+A *gate job* is one invocation of ``spark_jobs/commands/gate_job.py`` running one or more chained gate
 steps (``stage+validate``, ``publish``, ``split``...) in one Spark session (docs/gate-steps.md).
 Operators build the job; a runner decides where it executes. Swapping the execution mode
 (``local``, ``spark_submit``, ``databricks``) changes the runner only, never the operator, the

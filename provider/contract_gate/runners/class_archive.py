@@ -4,7 +4,7 @@ A gate job is a short JVM: on a small worker a large share of its run is loading
 and linking the same ~20,000 Spark and Delta classes. The JVM can write the classes it loaded
 into an archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive at the next start
 (``-XX:SharedArchiveFile``). ``python -m contract_gate.runners.class_archive`` builds it once,
-at install time, by running a miniature gate (``spark_jobs/class_archive_workload.py``)
+at install time, by running a miniature gate (``spark_jobs/runtime/class_archive_workload.py``)
 through the local runner's own ``spark-submit`` command line; from then on the local runner
 passes the archive to every job (measured in benchmarks/RESULTS.md, "Gate DAGs").
 
@@ -54,7 +54,7 @@ def workload_script() -> Path:
     spec = importlib.util.find_spec("spark_jobs")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
-    return Path(spec.submodule_search_locations[0]) / "class_archive_workload.py"
+    return Path(spec.submodule_search_locations[0]) / "runtime" / "class_archive_workload.py"
 
 
 def build(path: Path | None = None) -> Path:

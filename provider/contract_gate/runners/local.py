@@ -1,14 +1,14 @@
 """``local`` (the default): spark-submit in local mode, in a subprocess of the Airflow worker.
 
 Nothing to install beyond ``pip``: spark-submit comes with pyspark, and Delta's jars are the
-ones ``python -m spark_jobs.jars`` put in the Ivy cache (or ``.jars/``). When they are on disk
+ones ``python -m spark_jobs.runtime.jars`` put in the Ivy cache (or ``.jars/``). When they are on disk
 they go on the driver's class path, which skips Ivy's resolution (a few seconds per JVM start)
 and lets the class archive hold Delta's classes too (in local mode the driver runs every
 task, so its class path is the job's); ``--packages`` is the fallback. Spark's own logging is
 set to WARN so the task log shows the gate's lines and real problems, not thousands of INFO
 lines, and the JVM is tuned for a short job (``SHORT_JOB_JVM_OPTIONS``, and the class archive
 of :mod:`contract_gate.runners.class_archive` when it has been built); the job loads the Delta
-snapshots its steps will read on a second thread (``spark_jobs.warm_up``).
+snapshots its steps will read on a second thread (``spark_jobs.runtime.warm_up``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from contract_gate.runners import class_archive
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.process import StreamedProcess
-from spark_jobs.restricted import write_private_text
+from contract_plan.restricted import write_private_text
 
 SHORT_JOB_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """A gate job is a short-lived JVM on a small worker: the C2 compiler and parallel GC threads
@@ -71,12 +71,12 @@ def gate_job_script() -> Path:
     spec = importlib.util.find_spec("spark_jobs")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
-    return Path(spec.submodule_search_locations[0]) / "gate_job.py"
+    return Path(spec.submodule_search_locations[0]) / "commands" / "gate_job.py"
 
 
 def delta_jars_on_disk() -> list[str]:
     """Delta's jars from ``.jars/`` or the Ivy cache, or ``[]`` when Ivy has to resolve them."""
-    from spark_jobs.session import DELTA_PACKAGE, local_jars
+    from spark_jobs.runtime.session import DELTA_PACKAGE, local_jars
 
     jars = local_jars()
     if not jars:
@@ -109,7 +109,7 @@ class LocalRunner(GateRunner):
 
     def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str) -> list[str]:
         """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings."""
-        from spark_jobs.session import DELTA_PACKAGE, local_defaults
+        from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults
 
         log_config = scratch / "log4j2.properties"
         write_private_text(log_config, LOG4J2_PROPERTIES)  # the work folder is owner-only
@@ -134,7 +134,7 @@ class LocalRunner(GateRunner):
         return [*argv, str(script), *arguments]
 
     def environment(self) -> dict[str, str]:
-        from spark_jobs.job_start import WARM_UP_ENV
+        from spark_jobs.runtime.job_start import LOCAL_START_ENV
 
         python = sys.executable
         env = dict(os.environ)
@@ -144,7 +144,7 @@ class LocalRunner(GateRunner):
             PYSPARK_DRIVER_PYTHON=python,
             PATH=os.pathsep.join([str(Path(python).parent), env.get("PATH", "")]),
             PYTHONUNBUFFERED="1",
-            **{WARM_UP_ENV: "1"},
+            **{LOCAL_START_ENV: "1"},
         )
         return env
 

@@ -1,7 +1,8 @@
 """``spark_submit``: any Spark cluster (standalone, YARN, Kubernetes) through the apache-spark
 provider's ``SparkSubmitHook`` and its connection (default ``spark_default``).
 
-The Spark side is shipped as a zip of the ``spark_jobs`` package and sqlglot (``--py-files``),
+The Spark side is shipped as a zip of the ``spark_jobs`` and ``contract_plan`` packages and
+sqlglot (``--py-files``),
 so the cluster needs nothing of ours installed. Delta comes from ``--packages`` unless the cluster
 configuration already provides it (pass ``packages=None``). The result JSON is written by the
 driver: in client deploy mode (the default) that is this worker; in cluster deploy mode,
@@ -21,13 +22,15 @@ DEFAULT_CONN_ID = "spark_default"
 
 
 def package_spark_jobs(folder: Path) -> Path:
-    """A zip of the ``spark_jobs`` package for ``--py-files`` (sources only), with sqlglot, its
-    one dependency beyond pyspark and delta-spark (pure Python: the allow-list of contract SQL)."""
+    """A zip of the ``spark_jobs`` and ``contract_plan`` packages for ``--py-files`` (sources
+    only), with sqlglot, their one dependency beyond pyspark and delta-spark (pure Python: the
+    allow-list of contract SQL)."""
+    import contract_plan
     import sqlglot
 
     archive = folder / "spark_jobs.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in (gate_job_script().parent, Path(sqlglot.__file__).parent):
+        for package in (gate_job_script().parents[1], Path(contract_plan.__file__).parent, Path(sqlglot.__file__).parent):
             for path in sorted(package.rglob("*.py")):
                 zf.write(path, Path(package.name) / path.relative_to(package))
     return archive
@@ -52,7 +55,7 @@ class SparkSubmitRunner(GateRunner):
 
         packages = self.packages
         if packages == "default":
-            from spark_jobs.session import DELTA_CONF, DELTA_PACKAGE
+            from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE
 
             packages = DELTA_PACKAGE
             conf = {**DELTA_CONF, **self.spark_conf}

@@ -1,0 +1,468 @@
+"""The allow-list checker for SQL that a contract supplies, shared by the compiler and the Spark jobs.
+
+A contract is untrusted input. Every piece of SQL it supplies (a ``type: sql`` query, an
+``engine: spark-sql`` expression, a DQX ``sql_expression``, ``filter`` or limit) is parsed with
+sqlglot's Spark dialect and the tree is walked against an ALLOW-list of node types and functions:
+read-only scalar functions, aggregates and windows (queries only), and tables only through the
+placeholders the gate substitutes (``{object}``, ``{property}``, and the aliases of
+``references``). Anything else -- ``TRANSFORM ... USING``, ``IDENTIFIER()``, ``reflect`` /
+``java_method``, table-valued and file functions, path tables (``text.`/etc/passwd```),
+statements, comments, parameters, unknown functions -- is refused.
+
+What runs is the SQL RENDERED from the checked tree, never the contract's text, and the
+rendered text must parse, check and render to itself again (a fixed point): the checker and
+Spark then read one string, with no raw string, escape, comment or quoting trick that one of
+them reads differently. The Spark side runs the same check on every SQL text of a plan before it
+executes it (``contract_plan.document``), the compiler's own predicates included, so the compiler's
+forms (``x IS NOT NULL``, ``DATE '...'``, ``0.1BD``, ``char_length``) render as they are written.
+
+Standard library and sqlglot only: both sides import it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Iterable, Mapping
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.tokens import TokenType
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" warning
+
+TABLE_PLACEHOLDERS = ("object",)  # + the aliases of the gate's ``references``
+COLUMN_PLACEHOLDERS = ("property",)
+_SENTINEL = "__contract_gate_placeholder_"
+MAX_SQL_CHARACTERS = 100_000
+_NUMERIC_SUFFIXES = ("BD", "D", "L", "S", "Y", "F")
+
+
+class SqlRefused(ValueError):
+    """Contract SQL that is not allowed, or that does not parse; the message says why."""
+
+
+# -- a Spark dialect that renders the compiler's own forms as they are written ----------------
+
+class TypedLiteral(exp.Expression):
+    """``DATE '2024-01-01'`` (sqlglot would render an equivalent CAST)."""
+
+    arg_types = {"this": True, "to": True}
+
+
+class SuffixedNumber(exp.Expression):
+    """``0.1BD``, ``1e+40D``, ``5L`` (sqlglot would render an equivalent CAST)."""
+
+    arg_types = {"this": True, "suffix": True}
+
+
+def _typed_literal(parser, this, data_type):
+    if isinstance(this, exp.Literal) and this.is_string:
+        return TypedLiteral(this=this, to=data_type)
+    return exp.Cast(this=this, to=data_type)
+
+
+class _Parser(Spark.Parser):
+    TYPE_LITERAL_PARSERS = {
+        **Spark.Parser.TYPE_LITERAL_PARSERS,
+        **{kind: _typed_literal for kind in (exp.DType.DATE, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ,
+                                             exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPLTZ)},
+    }
+
+    def build_cast(self, strict: bool, **kwargs):
+        """The tokenizer reads ``0.1BD`` as ``0.1::DECIMAL`` with the suffix as the type token's text."""
+        this, suffix = kwargs.get("this"), self._prev
+        if (suffix is not None and suffix.text.upper() in _NUMERIC_SUFFIXES and suffix.token_type != TokenType.VAR
+                and isinstance(this, exp.Literal) and this.is_number):
+            return SuffixedNumber(this=this, suffix=suffix.text.upper())
+        return super().build_cast(strict, **kwargs)
+
+
+class _Generator(Spark.Generator):
+    TRANSFORMS = {
+        **Spark.Generator.TRANSFORMS,
+        exp.Length: lambda self, e: self.func("char_length", e.this),
+        exp.CurrentDate: lambda self, e: "current_date()",
+        TypedLiteral: lambda self, e: f"{self.sql(e, 'to')} {self.sql(e, 'this')}",
+        SuffixedNumber: lambda self, e: f"{e.this.this}{e.args['suffix']}",
+    }
+
+    def not_sql(self, expression: exp.Not) -> str:
+        inner = expression.this
+        if isinstance(inner, exp.Is):  # x IS NOT NULL / IS NOT TRUE, as written (NOT binds looser than IS)
+            return f"{self.sql(inner, 'this')} IS NOT {self.sql(inner, 'expression')}"
+        return super().not_sql(expression)
+
+
+class GateSpark(Spark):
+    """Spark SQL as the gate renders it: identifiers back-quoted, function names lower case."""
+
+    NORMALIZE_FUNCTIONS = "lower"
+    Parser = _Parser
+    Generator = _Generator
+
+
+_DIALECT = GateSpark()
+
+# -- the allow-lists ---------------------------------------------------------------------------
+
+_EXPRESSION_NODES = (
+    exp.Column, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.Neg, exp.Not,
+    exp.And, exp.Or, exp.Xor, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ,
+    exp.NullSafeNEQ, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike, exp.RegexpLike, exp.Escape,
+    exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.DPipe, exp.BitwiseAnd,
+    exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.Case, exp.If, exp.Cast, exp.TryCast,
+    exp.DataType, exp.DataTypeParam, exp.Interval, exp.Var, exp.Bracket, exp.Tuple,
+    TypedLiteral, SuffixedNumber,
+)
+# Read-only scalar functions sqlglot knows by class (the Spark names they stand for in comments).
+_SCALAR_FUNCTIONS = (
+    exp.Abs, exp.Acos, exp.Asin, exp.Atan, exp.Atan2, exp.Cbrt, exp.Ceil, exp.Cos, exp.Cosh,
+    exp.Degrees, exp.Exp, exp.Floor, exp.Ln, exp.Log, exp.Pow, exp.Radians, exp.Rint, exp.Round,
+    exp.Sign, exp.Sin, exp.Sinh, exp.Sqrt, exp.Tan, exp.Tanh, exp.IsNan, exp.Nanvl,
+    exp.SafeAdd, exp.SafeSubtract, exp.SafeMultiply, exp.SafeDivide,  # try_add ... try_divide
+    exp.Coalesce, exp.Nullif, exp.Nvl2, exp.Greatest, exp.Least,  # coalesce, nvl, ifnull, ...
+    exp.Length, exp.BitLength, exp.Lower, exp.Upper, exp.Initcap, exp.Trim, exp.Concat,
+    exp.ConcatWs, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left, exp.Right, exp.Pad,
+    exp.Repeat, exp.Replace, exp.Reverse, exp.Substring, exp.SubstringIndex, exp.SplitPart,
+    exp.StrPosition, exp.Levenshtein, exp.Ascii, exp.Chr,  # instr, locate, position; chr, char
+    exp.RegexpCount, exp.RegexpInstr, exp.RegexpReplace, exp.RegexpSubstr,
+    exp.RegexpExtract, exp.RegexpExtractAll,
+    exp.MD5, exp.SHA, exp.SHA2, exp.Hex, exp.Unhex,
+    exp.CurrentDate, exp.CurrentTimestamp, exp.TsOrDsAdd, exp.DateDiff, exp.TimeToStr,
+    exp.TimestampTrunc, exp.DateTrunc, exp.StrToTime, exp.Year, exp.Quarter, exp.Month,
+    exp.WeekOfYear, exp.Day, exp.DayOfMonth, exp.DayOfWeek, exp.DayOfYear, exp.Hour, exp.Minute,
+    exp.Second, exp.LastDay, exp.NextDay, exp.MonthsBetween,  # date_add, date_sub, datediff, date_format, ...
+    exp.TsOrDsToDate, exp.TimeStrToTime,  # what sqlglot reads into year(d), date_format(ts, f), to_date
+    exp.BitwiseLeftShift, exp.BitwiseRightShift,
+    exp.Extract, exp.ToNumber, exp.ArraySize, exp.ArrayContains, exp.Rand, exp.Randn, exp.Uuid,
+    exp.Lambda, exp.ArrayFilter, exp.Transform,  # filter(a, x -> ...), transform(a, x -> ...)
+    exp.ArrayToString, exp.ArraySort, exp.RegexpSplit, exp.StrToUnix, exp.TimestampAdd,
+    exp.TimestampFromParts, exp.AtTimeZone, exp.FromTimeZone,
+    # array_join, sort_array, split, unix_timestamp, dateadd, make_timestamp, from/to_utc_timestamp
+    exp.ArrayMin, exp.ArrayMax, exp.ArrayDistinct, exp.ArrayPosition, exp.ArrayExcept,
+    exp.AddMonths, exp.EqualNull, exp.Translate, exp.Soundex, exp.Pi, exp.Factorial,
+    exp.WidthBucket, exp.BitwiseCount,
+)
+# Spark functions sqlglot does not model (it keeps their names).
+_SCALAR_NAMES = frozenset({
+    "btrim", "expm1", "log1p", "pmod", "isnull", "isnotnull", "octet_length", "make_date",
+    "try_to_number", "try_to_timestamp", "cardinality", "now", "hash", "crc32",
+    "forall", "json_array_length", "arrays_overlap", "timestamp_seconds", "date_part",
+    "nullifzero", "zeroifnull", "bround", "e", "hypot", "try_to_date", "try_element_at",
+    "bigint", "decimal",
+})
+_AGGREGATE_FUNCTIONS = (
+    exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.CountIf, exp.LogicalAnd, exp.LogicalOr,
+    exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp.VariancePop, exp.Median,
+    exp.Quantile, exp.ApproxQuantile, exp.ApproxDistinct, exp.First, exp.Last, exp.AnyValue,
+    exp.ArgMax, exp.ArgMin, exp.Corr, exp.CovarPop, exp.CovarSamp, exp.Skewness, exp.Kurtosis,
+)
+_AGGREGATE_NAMES = frozenset({"mean", "every", "some"})
+_WINDOW_FUNCTIONS = (
+    exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag,
+    exp.Lead, exp.NthValue, exp.FirstValue, exp.LastValue,
+)
+_QUERY_NODES = (
+    exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.From, exp.Join,
+    exp.Where, exp.Group, exp.Having, exp.Order, exp.Ordered, exp.Limit, exp.Offset, exp.With,
+    exp.CTE, exp.TableAlias, exp.Table, exp.Alias, exp.Star, exp.Distinct, exp.Exists, exp.Any,
+    exp.All, exp.Window, exp.WindowSpec, exp.Filter,  # count(*) FILTER (WHERE ...)
+)
+_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+# Results that change between evaluations: such a predicate is never a Delta CHECK constraint.
+_NONDETERMINISTIC = (exp.CurrentDate, exp.CurrentTimestamp, exp.Rand, exp.Randn, exp.Uuid)
+_NONDETERMINISTIC_NAMES = frozenset({"now"})
+
+_ROW_NODES = frozenset(_EXPRESSION_NODES + _SCALAR_FUNCTIONS)
+_QUERY_ONLY = frozenset(_QUERY_NODES + _AGGREGATE_FUNCTIONS + _WINDOW_FUNCTIONS)
+_QUERY_ALLOWED = _ROW_NODES | _QUERY_ONLY
+
+# What a refusal names for node types that are not allowed (others are named by their SQL).
+_REFUSED_NAMES = {
+    exp.QueryTransform: "TRANSFORM ... USING (a script)",
+    exp.Command: "a statement",
+    exp.Hint: "a query hint",
+    exp.Lateral: "LATERAL VIEW",
+    exp.Values: "VALUES",
+    exp.Placeholder: "a parameter",
+    exp.Parameter: "a parameter",
+    exp.RawString: "a raw string r'...' (write a normal string)",
+    exp.Version: "time travel (VERSION/TIMESTAMP AS OF)",
+    exp.TableSample: "TABLESAMPLE",
+    exp.Window: "a window function (OVER)",
+}
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+def _tokens(text: str):
+    try:
+        return _DIALECT.tokenize(text)
+    except TokenError as exc:
+        raise SqlRefused("does not parse as Spark SQL: a quote is not closed") from None
+
+
+def _substitute_placeholders(text: str, placeholders: Iterable[str]) -> str:
+    """Replace ``{name}`` tokens (never text inside a string) by reserved identifiers."""
+    known = set(placeholders)
+    tokens = _tokens(text)
+    out, last = [], 0
+    for i, token in enumerate(tokens):
+        if token.token_type != TokenType.L_BRACE:
+            continue
+        name = tokens[i + 1].text if i + 1 < len(tokens) else ""
+        closed = i + 2 < len(tokens) and tokens[i + 2].token_type == TokenType.R_BRACE
+        if not closed or tokens[i + 1].token_type == TokenType.STRING:
+            raise SqlRefused("'{' is allowed only in a placeholder such as {object}")
+        if name not in known:
+            raise SqlRefused(f"unknown placeholder {{{name}}}; allowed: "
+                             f"{', '.join('{' + p + '}' for p in sorted(known))}")
+        out += [text[last:token.start], f"`{_SENTINEL}{name}`"]
+        last = tokens[i + 2].end + 1
+    return "".join(out) + text[last:]
+
+
+def _parse(text: str) -> exp.Expression:
+    tokens = _tokens(text)
+    if any(token.comments for token in tokens):
+        raise SqlRefused("comments are not allowed")
+    for token, after in zip(tokens, tokens[1:]):
+        if token.token_type != TokenType.STRING and token.text.upper() == "IDENTIFIER" \
+                and after.token_type == TokenType.L_PAREN:
+            raise SqlRefused("IDENTIFIER() is not allowed: name columns and functions directly")
+    try:
+        statements = _DIALECT.parse(text)
+    except ParseError as exc:
+        error = exc.errors[0] if exc.errors else {}
+        where = f" (line {error['line']}, column {error['col']})" if error.get("line") else ""
+        raise SqlRefused(f"does not parse as Spark SQL: {error.get('description', exc)}{where}") from None
+    except SqlglotError as exc:
+        raise SqlRefused(f"does not parse as Spark SQL: {exc}") from None
+    statements = [s for s in statements if s is not None]
+    if len(statements) != 1:
+        raise SqlRefused("exactly one statement is allowed" if statements else "SQL must not be empty")
+    return statements[0]
+
+
+def _contract_text(text) -> str:
+    """The text as given, refused when it is no SQL at all, too long or uses a reserved name."""
+    if not isinstance(text, str) or not text.strip():
+        raise SqlRefused("SQL must be a non-empty string")
+    if len(text) > MAX_SQL_CHARACTERS:  # checking takes about a second per 10,000 characters
+        raise SqlRefused(f"SQL longer than {MAX_SQL_CHARACTERS} characters is not allowed")
+    if _SENTINEL in text.lower():
+        raise SqlRefused(f"names starting with {_SENTINEL!r} are reserved")
+    return text.strip()
+
+
+def _render(tree: exp.Expression) -> str:
+    return _DIALECT.generate(tree, identify=True, comments=False, unsupported_level="raise")
+
+
+# -- checking --------------------------------------------------------------------------------
+
+def _describe(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return f"function {node.name}()"
+    for kind, name in _REFUSED_NAMES.items():
+        if isinstance(node, kind):
+            return name
+    if isinstance(node, exp.Func):
+        return f"function {node.sql_name().lower()}()"
+    return f"{node.key.upper()} ({node.sql(dialect=_DIALECT)[:60]})"
+
+
+def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, query: bool) -> None:
+    if isinstance(node, exp.Anonymous):
+        if not isinstance(node.this, str) or node.name.lower() not in anonymous:
+            hint = "" if query or node.name.lower() not in _AGGREGATE_NAMES else " in a row expression"
+            raise SqlRefused(f"{_describe(node)} is not allowed{hint}")
+        return
+    if type(node) in allowed:
+        return
+    if not query and type(node) in _QUERY_ONLY:
+        if isinstance(node, (exp.Select, exp.Subquery, exp.Exists, exp.Table, exp.Union)):
+            raise SqlRefused("a subquery is not allowed in a row expression")
+        raise SqlRefused(f"{_describe(node)} is not allowed in a row expression (aggregates and "
+                         "windows belong in a type: sql query)")
+    raise SqlRefused(f"{_describe(node)} is not allowed")
+
+
+def _check_expression_tree(tree: exp.Expression) -> None:
+    if isinstance(tree, exp.Query):
+        raise SqlRefused("a query is not allowed here: give one boolean row expression")
+    anonymous = _SCALAR_NAMES
+    for node in tree.walk():
+        _check_node(node, _ROW_NODES, anonymous, query=False)
+        _check_identifier_use(node)
+
+
+def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
+    if not isinstance(tree, _QUERY_ROOTS):
+        raise SqlRefused("a query must be one SELECT (or WITH ... SELECT)")
+    anonymous = _SCALAR_NAMES | _AGGREGATE_NAMES
+    for node in tree.walk():
+        _check_node(node, _QUERY_ALLOWED, anonymous, query=True)
+        _check_identifier_use(node)
+        if isinstance(node, exp.With) and node.args.get("recursive"):
+            raise SqlRefused("WITH RECURSIVE is not allowed")
+        if isinstance(node, exp.Table):
+            _check_table(node, tables)
+
+
+def _check_identifier_use(node: exp.Expression) -> None:
+    """A column placeholder names a column; table placeholders name tables (or qualify columns)."""
+    if isinstance(node, exp.Column) and node.name.startswith(_SENTINEL):
+        if node.name[len(_SENTINEL):] not in COLUMN_PLACEHOLDERS:
+            raise SqlRefused(f"{{{node.name[len(_SENTINEL):]}}} is a table, not a column")
+
+
+def _check_table(table: exp.Table, tables: set[str]) -> None:
+    if not isinstance(table.this, exp.Identifier):
+        raise SqlRefused(f"{_describe(table.this)} is not allowed as a table (the only tables are "
+                         "the gate's placeholders, such as {object})")
+    if table.args.get("db") or table.args.get("catalog"):
+        raise SqlRefused(f"table {table.sql(dialect=_DIALECT)} is not allowed: a query reads "
+                         "{object} and the gate's references only (no paths, no other tables)")
+    extra = sorted(key for key, value in table.args.items() if value and key not in ("this", "alias"))
+    if extra:
+        raise SqlRefused(f"table {extra[0]} options are not allowed")
+    name = table.name
+    if name.startswith(_SENTINEL):
+        placeholder = name[len(_SENTINEL):]
+        if placeholder not in tables:
+            raise SqlRefused(f"{{{placeholder}}} is a column, not a table")
+        return
+    if not _cte_in_scope(table, name):
+        raise SqlRefused(f"table {name!r} is not allowed: a query reads {{object}} and the tables "
+                         "the gate's references list, through their placeholders")
+
+
+def _cte_in_scope(table: exp.Table, name: str) -> bool:
+    """Whether ``name`` is a CTE the table can see: one of a WITH around it, defined before the
+    CTE the table is in (a CTE cannot see itself: Spark would read a real table of that name)."""
+    child, node = table, table.parent
+    while node is not None:
+        if isinstance(node, exp.With):
+            ctes = node.expressions
+            position = next((i for i, cte in enumerate(ctes) if cte is child), len(ctes))
+            if any(cte.alias == name for cte in ctes[:position]):
+                return True
+        elif isinstance(node, exp.Query) and node.args.get("with_") is not None and child is not node.args["with_"]:
+            if any(cte.alias == name for cte in node.args["with_"].expressions):
+                return True
+        child, node = node, node.parent
+    return False
+
+
+def _checked(text: str, check) -> str:
+    """Parse, check, render; then require the rendering to parse, check and render to itself.
+    Whatever else goes wrong in the parser is a refusal too (fail closed)."""
+    try:
+        rendered = _render(check(_parse(text)))
+        if "${" in rendered:  # even inside a string: Spark substitutes before it parses
+            raise SqlRefused("'${' is not allowed: Spark would replace ${...} with a variable "
+                             "(${env:NAME} is an environment variable) before reading the SQL")
+        if _render(check(_parse(rendered))) != rendered:
+            raise SqlRefused("the SQL does not render to a stable text; write it more plainly")
+    except SqlRefused:
+        raise
+    except RecursionError:
+        raise SqlRefused("the SQL is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        raise SqlRefused(f"the SQL cannot be checked ({type(exc).__name__})") from None
+    return rendered
+
+
+def _as_expression(tree: exp.Expression) -> exp.Expression:
+    _check_expression_tree(tree)
+    return tree
+
+
+def check_expression(text: str) -> str:
+    """Check one boolean row expression; return the text to run (the rendered tree)."""
+    return _checked(_contract_text(text), _as_expression)
+
+
+def _checked_query(text: str, placeholders: Iterable[str]) -> str:
+    """The rendered query, its placeholders as reserved back-quoted identifiers."""
+    names = set(placeholders)
+    tables = names - set(COLUMN_PLACEHOLDERS)
+
+    def as_query(tree: exp.Expression) -> exp.Expression:
+        _check_query_tree(tree, tables)
+        return tree
+
+    body = _contract_text(text).rstrip(";").rstrip()
+    return _checked(_substitute_placeholders(body, names), as_query)
+
+
+_SENTINEL_IDENTIFIER = re.compile(f"`{_SENTINEL}([A-Za-z0-9_]+)`")
+
+
+def check_query(text: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS) -> str:
+    """Check one read-only query; return the text to run, with its ``{placeholders}`` kept.
+
+    ``placeholders``: the names the query may use: ``object`` and the reference aliases as
+    tables, ``property`` as a column."""
+    return _SENTINEL_IDENTIFIER.sub(r"{\1}", _checked_query(text, placeholders))
+
+
+def bind_query(text: str, names: Mapping[str, str]) -> str:
+    """The checked query with each placeholder replaced by the back-quoted identifier that
+    ``names`` gives it (a view for a table, a column for ``{property}``)."""
+    return _SENTINEL_IDENTIFIER.sub(lambda m: "`" + names[m.group(1)].replace("`", "``") + "`",
+                                    _checked_query(text, names))
+
+
+def check_canonical(text: str, kind: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS) -> None:
+    """Refuse ``text`` unless it is allowed and is exactly its own rendering (the Spark side's
+    check of a plan). ``kind``: ``expression`` or ``query``."""
+    rendered = check_query(text, placeholders) if kind == "query" else check_expression(text)
+    if rendered != text:
+        raise SqlRefused("the SQL is not in the form the compiler renders it (was the plan edited?)")
+
+
+@functools.lru_cache(maxsize=4096)  # an expression is checked, mined for columns and for determinism
+def _expression_tree(text: str) -> exp.Expression:
+    return _as_expression(_parse(_contract_text(text)))
+
+
+def is_deterministic(expression: str) -> bool:
+    """False when the expression calls a function whose result changes between evaluations."""
+    tree = _expression_tree(expression)
+    return not any(isinstance(node, _NONDETERMINISTIC)
+                   or (isinstance(node, exp.Anonymous) and node.name.lower() in _NONDETERMINISTIC_NAMES)
+                   for node in tree.walk())
+
+
+def column_names(expression: str) -> set[str]:
+    """Every name the expression uses as a column or a part of one (``a.b`` gives a and b)."""
+    tree = _expression_tree(expression)
+    return {part.name for column in tree.find_all(exp.Column) for part in column.parts}
+
+
+def query_columns(text: str, placeholders: Iterable[str]) -> set[str]:
+    """The names a checked query may read columns by, lower case: each part of each column
+    reference (``{property}`` for that placeholder), and ``*`` when it selects a star anywhere
+    but in ``count(*)`` (which reads every column, whatever they are renamed to)."""
+    tree = _parse(_checked_query(text, placeholders))
+    names = set()
+    for column in tree.find_all(exp.Column):
+        for part in column.parts:
+            name = part.name
+            names.add("{" + name[len(_SENTINEL):] + "}" if name.startswith(_SENTINEL) else name.lower())
+    if any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star)):
+        names.add("*")
+    return names
+
+
+def query_counts(text: str, placeholders: Iterable[str]) -> bool:
+    """Whether a checked query's first result column is a plain ``count(...)`` of one SELECT:
+    a number of rows, never a value of one."""
+    tree = _parse(_checked_query(text, placeholders))
+    first = tree.expressions[0].unalias() if isinstance(tree, exp.Select) and tree.expressions else None
+    return isinstance(first, exp.Count)

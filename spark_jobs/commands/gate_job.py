@@ -1,0 +1,103 @@
+"""The Spark-side entry point, runnable as a file under ``spark-submit`` or as a module::
+
+    spark-submit spark_jobs/commands/gate_job.py validate --plan plan.json --candidate lakehouse/x \\
+        [--format delta|parquet|csv|json] [--version N] --report out.json
+
+Sub-commands live in ``spark_jobs.commands`` (one module each, discovered here). Steps can
+be chained in one JVM with ``+`` (``gate_job.py stage+validate ...``): each step parses the
+arguments it knows from the same command line, they run in order in one session, sharing
+``args.context`` (a dict where each step leaves its result under its own name), and the
+chain stops at the first step that does not exit 0.
+
+Exit codes: 0 the step completed (for ``validate``: whatever the outcome), 1 the step itself
+failed, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make spark_jobs and contract_plan importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from spark_jobs.runtime import job_start  # noqa: E402
+
+if job_start.asked():
+    job_start.prepare()
+
+import spark_jobs.commands  # noqa: E402
+
+LOGGER = logging.getLogger("contract_gate.gate_job")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gate_job.py", description=__doc__.split("\n\n")[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for module in pkgutil.iter_modules(spark_jobs.commands.__path__):
+        command = importlib.import_module(f"spark_jobs.commands.{module.name}")
+        if hasattr(command, "register"):  # this module, the entry point, has none
+            command.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0].startswith("-") or "+" not in argv[0]:
+        steps = [parser.parse_args(argv)]
+    else:
+        steps = [parser.parse_known_args([step, *argv[1:]])[0] for step in argv[0].split("+")]
+    _warm_up(steps)
+    context: dict = {}
+    for args in steps:
+        code = _run(args, context)
+        if code != 0:
+            return code
+    return 0
+
+
+def _warm_up(steps: list[argparse.Namespace]) -> None:
+    """Start loading the Delta tables the steps will read (``spark_jobs.runtime.warm_up``): a step
+    names them with a ``tables_read(args)`` default, as ``[(address, version or None)]``. Only
+    where the runner asks for it (``job_start.LOCAL_START_ENV``). Never fails the job: a step that
+    cannot name its tables fails on its own, with its own error."""
+    if not job_start.asked():
+        return
+    try:
+        tables = [table for args in steps for table in getattr(args, "tables_read", lambda _: [])(args)]
+    except Exception:  # noqa: BLE001 - see the docstring
+        LOGGER.debug("no warm-up: the steps' tables could not be named", exc_info=True)
+        return
+    if tables:
+        from spark_jobs.runtime.session import get_session
+        from spark_jobs.runtime.warm_up import load_snapshots
+
+        load_snapshots(get_session(), tables)
+
+
+def _run(args: argparse.Namespace, context: dict) -> int:
+    args.context = context
+    started = time.perf_counter()
+    try:
+        code = int(args.func(args))
+    except Exception:
+        LOGGER.exception("gate_job %s failed", args.command)
+        return 1
+    LOGGER.info("gate_job step %s done in %.1f s", args.command, time.perf_counter() - started)
+    return code
+
+
+if __name__ == "__main__":
+    # What the job writes itself (reports, step results) is owner-only, whatever umask it was
+    # started with; Hadoop sets the modes of the tables' files itself (contract_plan.restricted).
+    os.umask(0o077)
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""Spark side, runtime: where a SparkSession comes from (session, Delta jars) and the start-up
+aids the local runner asks for (class archive, warm-up, job start)."""

@@ -1,0 +1,129 @@
+"""The one place a SparkSession comes from.
+
+The gate runs in four places (a notebook, Databricks, Spark Connect, spark-submit or plain local
+mode on an Airflow worker) and must never start a second session next to one that already
+exists: a second SparkContext in one JVM is an error, and a second Connect session would
+silently read other tables. So we reuse whatever is active and only build a local session,
+with Delta Lake wired in, when nothing exists yet.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
+"""The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
+
+JARS_DIR_ENV = "CONTRACT_GATE_JARS"
+"""Overrides where ``python -m spark_jobs.runtime.jars`` keeps jars copied with Maven."""
+
+# Spark replaces ${...} in SQL text (${env:NAME}, ${system:...}) before parsing it; the gate's
+# SQL carries names, paths and literals from contracts: nothing is substituted, in any mode.
+NO_SUBSTITUTION = {"spark.sql.variable.substitute": "false"}
+DELTA_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def jars_dir() -> Path:
+    """The folder of locally copied Delta jars (the Maven fallback of ``spark_jobs.runtime.jars``)."""
+    configured = os.environ.get(JARS_DIR_ENV)
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent.parent / ".jars"
+
+
+def local_jars() -> list[str]:
+    """Jars copied by the Maven fallback, or ``[]`` when Ivy resolution is used instead."""
+    folder = jars_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(str(p) for p in folder.glob("*.jar"))
+
+
+def submit_arguments() -> list[str]:
+    """``spark-submit`` arguments that put Delta Lake on a submitted job's classpath.
+
+    Jars cannot be added once a JVM runs, so a runner launching ``gate_job.py`` passes
+    these: the Maven-copied jars when ``.jars/`` has them, else the Ivy package.
+    """
+    jars = local_jars()
+    if jars:
+        return ["--jars", ",".join(jars)]
+    return ["--packages", DELTA_PACKAGE]
+
+
+def local_defaults(cores: int | None = None) -> dict[str, str]:
+    """Settings for local mode on a small worker.
+
+    Shuffle partitions follow the core count: the default 200 makes every group-by on a
+    laptop-sized batch schedule 200 near-empty tasks. Delta's snapshot partitions are kept
+    small for the same reason (the default is 50).
+    """
+    cores = cores or os.cpu_count() or 1
+    return {
+        "spark.master": f"local[{cores}]",
+        "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
+        "spark.databricks.delta.snapshotPartitions": str(max(2, cores)),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        **NO_SUBSTITUTION,
+        **DELTA_CONF,
+    }
+
+
+def active_session() -> SparkSession | None:
+    """The session already running in this process (notebook, Databricks, Connect), if any."""
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        return session
+    if SparkContext._active_spark_context is not None:  # a context without an active session
+        return SparkSession.builder.getOrCreate()
+    if os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED"):
+        # Spark Connect: the server owns the configuration (Delta included).
+        return SparkSession.builder.getOrCreate()
+    return None
+
+
+def get_session(
+    app_name: str = "contract-gate", conf: dict[str, str] | None = None
+) -> SparkSession:
+    """Reuse the active session, else start one.
+
+    Under ``spark-submit`` the JVM is already launched with the cluster's master and jars
+    (``PYSPARK_GATEWAY_PORT`` is set): only Delta's SQL settings are added where the submit
+    did not set them. Otherwise a local-mode session with Delta from ``local_defaults`` plus
+    ``conf`` is started; jars come from ``.jars/`` when the Maven fallback filled it, else
+    from Maven Central through Ivy (cached after the first start).
+    """
+    session = active_session()
+    if session is not None:  # a cluster's, Databricks' or a Connect server's session
+        for key, value in NO_SUBSTITUTION.items():
+            session.conf.set(key, value)
+        return session
+    builder = SparkSession.builder.appName(app_name)
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        submitted = SparkConf()
+        for key, value in {**DELTA_CONF, **(conf or {})}.items():
+            if not submitted.contains(key):
+                builder = builder.config(key, value)
+        for key, value in NO_SUBSTITUTION.items():  # never left to the cluster's defaults
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
+    for key, value in {**local_defaults(), **(conf or {})}.items():
+        builder = builder.config(key, value)
+    jars = local_jars()
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
+    else:
+        from delta import configure_spark_with_delta_pip
+
+        builder = configure_spark_with_delta_pip(builder)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("CONTRACT_GATE_SPARK_LOG_LEVEL", "WARN"))
+    return session

@@ -1,0 +1,72 @@
+"""A gated table's Delta history, read for what the gate tagged into it.
+
+Delta has no multi-table transaction, so the target's own commit log is the durable truth of
+what was published: every gate commit carries its submission id as ``userMetadata``. Publish
+asks it "is this submission already here?" before and after committing, and recovery asks
+it "which publishes have no decision?".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from contract_plan.addresses import resolve, sql_name
+from contract_plan.tagged_commit import TaggedCommit
+
+
+def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
+    """True when ``address`` holds a Delta table (a folder of stray files is not one)."""
+    address = resolve(address)
+    if address["kind"] == "path":
+        return DeltaTable.isDeltaTable(spark, address["path"])
+    return spark.catalog.tableExists(address["name"])
+
+
+def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:
+    """The table's latest version, or None when there is no table yet."""
+    if not exists(spark, address):
+        return None
+    return int(spark.sql(f"DESCRIBE HISTORY {sql_name(address)} LIMIT 1").first()["version"])
+
+
+def tagged_commits(
+    spark: SparkSession, address: dict[str, Any], submission_id: str | None = None
+) -> list[TaggedCommit]:
+    """Commits carrying a submission id (only ``submission_id``'s when given), oldest first.
+
+    Reads what the Delta log still holds: commit files older than the table's
+    ``delta.logRetentionDuration`` (30 days by default) are gone from history, while Delta's
+    idempotency records survive in checkpoints.
+    """
+    if not exists(spark, address):
+        return []
+    history = spark.sql(f"DESCRIBE HISTORY {sql_name(address)}").where(
+        F.col("userMetadata").isNotNull()
+    )
+    if submission_id is not None:
+        history = history.where(F.col("userMetadata") == submission_id)
+    rows = history.select("version", "timestamp", "operation", "userMetadata", "operationMetrics").collect()
+    rows.sort(key=lambda row: row["version"])  # here, not in Spark: a sort there is one more job
+    return [
+        TaggedCommit(
+            version=int(row["version"]),
+            timestamp=row["timestamp"],
+            operation=row["operation"],
+            submission_id=row["userMetadata"],
+            metrics=dict(row["operationMetrics"] or {}),
+        )
+        for row in rows
+    ]
+
+
+def find_submission(
+    spark: SparkSession, address: dict[str, Any], submission_id: str
+) -> TaggedCommit | None:
+    """The commit ``submission_id`` made to the table, or None. Idempotent writes guarantee
+    at most one; should history ever show two, the first is the publish that counts."""
+    commits = tagged_commits(spark, address, submission_id)
+    return commits[0] if commits else None

@@ -1,0 +1,158 @@
+"""Retention: drop old candidates and old quarantined rows, as the contract's gate settings say.
+
+Candidates and quarantined rows hold data the consumers must not see, possibly classified,
+so keeping them longer than needed is a liability: ``gate.retention.candidateDays`` after it
+was frozen a candidate table is dropped, and quarantined rows older than ``quarantineDays``
+are deleted and then vacuumed (a Delta DELETE alone keeps the files readable by time travel;
+VACUUM removes files deleted longer ago than the table's ``deletedFileRetentionDuration``,
+seven days by default, so the data is physically gone at most that long after the delete).
+
+Delta landing is pinned, never copied: there is nothing of it to clean up here. Only tables
+whose ownership properties say they are this contract's candidates or quarantine are touched
+(``contract_plan.ownership``).
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from contract_plan.addresses import candidate_address, location, resolve, sql_name
+from spark_jobs.steps.history import exists
+from contract_plan.ownership import CONTRACT, ROLE, ownership_problem, read_properties, require_owner
+from contract_plan.document import load_plan
+from spark_jobs.steps.quarantine import QUARANTINED_AT
+from contract_plan.restricted import local_folder, restrict_tree
+from spark_jobs.validation.rule_columns import quote
+from contract_plan.sql_text import quote_qualified
+
+DEFAULT_DAYS = {"candidateDays": 7, "quarantineDays": 90}
+LOGGER = logging.getLogger("contract_gate.retention")
+
+
+def retention_days(plan: dict[str, Any]) -> dict[str, int]:
+    configured = ((plan.get("gate") or {}).get("retention")) or {}
+    return {key: int(configured.get(key, default)) for key, default in DEFAULT_DAYS.items()}
+
+
+def cleanup(
+    spark: SparkSession, plan: dict[str, Any] | str, now: datetime | None = None
+) -> dict[str, Any]:
+    """Apply both retention rules for one contract. ``now`` (UTC) is for tests.
+
+    Returns ``{"candidates_dropped": [locations], "quarantine_rows_deleted": int}``.
+    """
+    plan = load_plan(plan)
+    now = now or datetime.now(timezone.utc)
+    days = retention_days(plan)
+    return {
+        "candidates_dropped": drop_old_candidates(spark, plan, now - timedelta(days=days["candidateDays"])),
+        "quarantine_rows_deleted": delete_old_quarantine(
+            spark, plan, now - timedelta(days=days["quarantineDays"])
+        ),
+    }
+
+
+def drop_old_candidates(spark: SparkSession, plan: dict[str, Any], cutoff: datetime) -> list[str]:
+    """Drop this contract's candidates (``<object>__*``) frozen before ``cutoff``. A table there
+    that does not carry this contract's candidate properties is left alone (logged when it
+    carries none: a candidate frozen before ownership properties, to be claimed or removed by
+    hand)."""
+    dropped = []
+    for address in _candidates(spark, plan):
+        properties = read_properties(spark, address)
+        problem = ownership_problem(properties, location(address), sql_name(address), plan["contract"]["id"],
+                                    "candidate")
+        if problem is not None:
+            if not any(key in properties for key in (CONTRACT, ROLE)):
+                LOGGER.warning("retention: %s", problem)
+            continue
+        history = spark.sql(f"DESCRIBE HISTORY {sql_name(address)}")
+        frozen = history.agg(F.min(F.unix_micros("timestamp"))).first()[0]
+        if frozen >= _micros(cutoff):
+            continue
+        if address["kind"] == "path":
+            _delete_folder(spark, address["path"])
+        else:
+            spark.sql(f"DROP TABLE IF EXISTS {quote_qualified(address['name'])}")
+        dropped.append(location(address))
+    return dropped
+
+
+def delete_old_quarantine(spark: SparkSession, plan: dict[str, Any], cutoff: datetime) -> int:
+    """Delete quarantined rows older than ``cutoff`` and vacuum; returns the rows deleted."""
+    table = resolve(plan["tables"]["quarantine"])
+    if not exists(spark, table):
+        return 0
+    require_owner(spark, plan, table, "quarantine")  # DELETE and VACUUM write: our quarantine only
+    metrics = spark.sql(
+        f"DELETE FROM {sql_name(table)} WHERE unix_micros({quote(QUARANTINED_AT)}) < {_micros(cutoff)}"
+    ).first()
+    deleted = int(metrics[0]) if metrics is not None else 0
+    if deleted:
+        _vacuum(spark, table)
+    private = local_folder(table)
+    if private:  # the DELETE's new files, owner-only like the rest (contract_plan.restricted)
+        restrict_tree(private)
+    return deleted
+
+
+def _vacuum(spark: SparkSession, table: dict[str, Any]) -> None:
+    """VACUUM lists the table's folder with ``parallelPartitionDiscovery.parallelism`` tasks,
+    10000 by default: 30-40 s of empty tasks on a small local table. A quarantine table is
+    small, so the listing runs with the cluster's default parallelism (in a child session, to
+    leave the caller's conf alone)."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism",
+                     str(spark.sparkContext.defaultParallelism))
+    session.sql(f"VACUUM {sql_name(table)}").collect()
+
+
+def _candidates(spark: SparkSession, plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every existing candidate of this contract's object in the candidate schema."""
+    probe = resolve(candidate_address(plan, "x"))
+    prefix = f"{plan['object']}__"
+    if probe["kind"] == "path":
+        folder = posixpath.dirname(probe["path"])
+        return [
+            {"kind": "path", "path": path, "format": "delta"}
+            for path in _list_folders(spark, folder)
+            if posixpath.basename(path).startswith(prefix)
+            and exists(spark, {"kind": "path", "path": path})
+        ]
+    schema = probe["name"].rsplit(".", 1)[0]
+    tables = spark.sql(f"SHOW TABLES IN {quote_qualified(schema)}").collect()
+    return [
+        {"kind": "table", "name": f"{schema}.{row['tableName']}", "format": "delta"}
+        for row in tables
+        if row["tableName"].lower().startswith(prefix.lower())
+    ]
+
+
+def _hadoop_path(spark: SparkSession, path: str):
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def _list_folders(spark: SparkSession, folder: str) -> list[str]:
+    """Sub-folders of ``folder`` through Hadoop's FileSystem, so object stores work too."""
+    path, fs = _hadoop_path(spark, folder)
+    if not fs.exists(path):
+        return []
+    return [status.getPath().toString() for status in fs.listStatus(path) if status.isDirectory()]
+
+
+def _delete_folder(spark: SparkSession, folder: str) -> None:
+    path, fs = _hadoop_path(spark, folder)
+    fs.delete(path, True)
+
+
+def _micros(moment: datetime) -> int:
+    """Microseconds since the epoch: compared in Spark, so no session time zone applies."""
+    return int(moment.timestamp() * 1_000_000)

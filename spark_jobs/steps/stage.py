@@ -1,0 +1,152 @@
+"""Stage: freeze a landed batch as the immutable candidate every later step reads.
+
+Files (CSV, JSON, Parquet) can change under the gate's feet, so they are copied once into a
+restricted candidate Delta table (``errorifexists``) at ``<candidate schema>/<object>__<id>``;
+its version is the snapshot validated and published. Delta landing is already versioned: it
+is pinned at its current version instead, without a copy.
+
+A retried stage finds the candidate its first attempt committed and returns it: a Delta
+commit is all-or-nothing, so an existing candidate is a complete one, and the submission id
+(derived from the landed batch) guarantees it holds the same batch. A candidate created now
+is version 0 by construction, and its commit in the Delta log says how many rows it wrote, so
+only a retry (or a catalog candidate) reads the table's history. The candidate carries this
+contract's ownership properties (role ``candidate``) from that first commit; retention drops
+only candidates that say they are this contract's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import json
+import posixpath
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from contract_plan.addresses import as_address, candidate_address, location, resolve, sql_name
+from spark_jobs.validation.candidate import read_candidate
+from spark_jobs.steps.commits import tagged_session
+from spark_jobs.steps.history import find_submission
+from contract_plan.ownership import owner_properties, require_owner
+from contract_plan.document import load_plan
+from contract_plan.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
+from contract_plan.table_ddl import table_properties
+
+
+def stage_candidate(
+    spark: SparkSession,
+    plan: dict[str, Any] | str,
+    submission_id: str,
+    landing: dict[str, Any] | str | None = None,
+) -> dict[str, Any]:
+    """Freeze the landing (the plan's, or ``landing``: an address or a path) as a candidate.
+
+    Returns ``{"candidate": Address, "version", "row_count", "status"}`` with status
+    ``staged`` (copied now), ``already_staged`` (a previous attempt's copy) or ``pinned``
+    (Delta landing at its current version). A path given as ``landing`` keeps the plan
+    landing's format and reader options.
+    """
+    plan = load_plan(plan)
+    source = _landing(plan, landing)
+    if source["format"] == "delta":
+        return _pin(spark, plan, source)
+    target = candidate_address(plan, submission_id)
+    resolved = resolve(source)
+    batch = read_candidate(
+        tagged_session(spark, plan, submission_id, idempotent=False),
+        resolved["path"] if resolved["kind"] == "path" else resolved["name"],
+        format=source["format"],
+        options=source.get("options"),
+        columns=plan["columns"],
+    ).df
+    private = local_folder(target)
+    if private:  # owner-only before its first file exists (contract_plan.restricted)
+        make_private_folder(local_folder(plan["tables"]["candidate_schema"]))
+        make_private_folder(private)
+    wrote = _write_once(batch, plan, target)
+    if private:
+        restrict_tree(private)
+    rows = _rows_created(spark, resolve(target)) if wrote else None
+    if rows is not None:
+        return {"candidate": target, "version": 0, "row_count": rows, "status": "staged"}
+    if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
+        require_owner(spark, plan, target, "candidate")
+    commit = find_submission(spark, target, submission_id)
+    if commit is None:
+        raise RuntimeError(
+            f"candidate {location(target)} exists but was not written for {submission_id}"
+        )
+    return {
+        "candidate": target,
+        "version": commit.version,
+        "row_count": commit.rows_written(),
+        "status": "staged" if wrote else "already_staged",
+    }
+
+
+def _landing(plan: dict[str, Any], landing: dict[str, Any] | str | None) -> dict[str, Any]:
+    planned = (plan.get("tables") or {}).get("landing")
+    if landing is None:
+        if planned is None:
+            raise ValueError("the plan has no landing address and none was given")
+        return dict(planned)
+    if isinstance(landing, str) and planned is not None:
+        return {**planned, **as_address(landing, planned["format"])}
+    return as_address(landing)
+
+
+def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    resolved = resolve(source)
+    where = resolved["path"] if resolved["kind"] == "path" else resolved["name"]
+    candidate = read_candidate(spark, where, format="delta", options=source.get("options"))
+    return {
+        "candidate": source,
+        "version": candidate.version,
+        "row_count": candidate.df.count(),
+        "status": "pinned",
+    }
+
+
+def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> bool:
+    """Write ``batch`` (read through a tagged session, so the commit names the submission) as
+    a new Delta table at ``target``, carrying this contract's ownership properties from its
+    first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
+    properties); False when that table already exists."""
+    properties = {**owner_properties(plan["contract"]["id"], "candidate"), **table_properties(plan),
+                  **statistics_properties(plan, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
+    writer = batch.writeTo(sql_name(target)).using("delta")
+    for key, value in properties.items():
+        writer = writer.tableProperty(key, value)
+    try:
+        writer.create()
+    except AnalysisException as exc:
+        if "DELTA_PATH_EXISTS" not in str(exc) and "ALREADY_EXISTS" not in str(exc):
+            raise
+        return False
+    return True
+
+
+def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
+    """The rows the CREATE TABLE AS SELECT of a path candidate wrote, from its commit (version 0)
+    in the Delta log: one small file read through Hadoop's FileSystem (object stores too), no
+    Spark job. (Spark 4.2 cannot hand back an observation of a CREATE TABLE AS SELECT, and
+    DESCRIBE HISTORY runs a job.) None where there is no such file at hand (a catalog table, a
+    Spark Connect session without a JVM): the caller then reads the table's history."""
+    if target["kind"] != "path":
+        return None
+    try:
+        jvm = spark.sparkContext._jvm
+    except Exception:  # noqa: BLE001 - Spark Connect raises its own not-implemented error
+        return None
+    commit = jvm.org.apache.hadoop.fs.Path(posixpath.join(target["path"], "_delta_log", f"{0:020d}.json"))
+    stream = commit.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).open(commit)
+    try:
+        text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+    for line in text.splitlines():
+        action = json.loads(line)
+        if "commitInfo" in action:
+            return int(action["commitInfo"]["operationMetrics"]["numOutputRows"])
+    raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")

@@ -1,0 +1,126 @@
+"""The consumer-facing target table: created from the plan when missing, refused when it drifted.
+
+The table comes from ``table_ddl``: the plan's columns (NOT NULL where required) and one CHECK
+constraint per enforceable rule, with the very predicates validation evaluates. The DDL that
+``contract-gate plan --ddl`` prints adds constraints one ALTER TABLE at a time; here the
+constraints go into the CREATE TABLE's properties (``delta.constraints.<name>``, where Delta
+keeps them anyway), so the table appears in one commit, complete: a creator killed half-way
+cannot leave a target without its constraints. Statistics are pinned to the freshness column
+and the business key (``delta.dataSkippingStatsColumns``): freshness reads max(business date)
+from them without a JVM, and the key MERGEs of publication prune files with them, whatever
+the columns' positions (Delta otherwise only keeps statistics for the first 32 columns).
+A target that exists and differs from the plan
+in any way is refused with every difference listed, because publishing into it would
+silently weaken the contract. Before that, a target must be this contract's: its ownership
+properties (``contract_plan.ownership``) are set at creation and checked on every publish.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
+
+from contract_plan.addresses import location, resolve, sql_name
+from spark_jobs.steps.commits import retry_conflicts
+from spark_jobs.steps.history import exists
+from contract_plan.ownership import owner_properties, require_owner
+from contract_plan.sql_text import quote_identifier, string_literal
+from contract_plan.table_ddl import (
+    compatibility_differences,
+    create_table_statements,
+    expected_constraints,
+    table_properties,
+)
+
+
+class TargetDriftError(RuntimeError):
+    """The deployed target differs from the plan; ``differences`` lists every one."""
+
+    def __init__(self, address: dict[str, Any], differences: list[str]):
+        self.differences = differences
+        lines = "\n".join(f"  - {difference}" for difference in differences)
+        super().__init__(
+            f"target {location(address)} does not match the contract's plan; refusing to"
+            f" publish. Differences:\n{lines}"
+        )
+
+
+def deployed_differences(
+    spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]
+) -> list[str]:
+    """``table_ddl.compatibility_differences`` for the table deployed at ``address``.
+
+    Raises ``OwnershipError`` when the table is not this contract's target."""
+    # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL would also size every
+    # file of the snapshot (a Spark job, seconds on a cold JVM) for figures nobody reads here.
+    # The one read serves the ownership check (first: a table of another contract is not
+    # compared, it is refused) and the constraint comparison.
+    properties = require_owner(spark, plan, address, "target")
+    schema = spark.table(sql_name(address)).schema
+    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
+    return compatibility_differences(plan, fields, properties)
+
+
+def ensure_target(
+    spark: SparkSession, plan: dict[str, Any], address: dict[str, Any] | None = None
+) -> bool:
+    """Make the target exist and match the plan; True when this call created it.
+
+    Raises ``OwnershipError`` for a table that is not this contract's target (owned by another
+    contract, in another role, or by nobody), ``TargetDriftError`` for a target that differs
+    from the plan. Safe to call from
+    several runs at once: a lost creation race is retried and then finds the winner's table.
+    """
+    address = resolve(address or plan["tables"]["target"])
+    return retry_conflicts(lambda _: _ensure_once(spark, plan, address), "creating the target")
+
+
+def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
+    """``table_ddl``'s CREATE TABLE with the CHECK constraints as table properties."""
+    create = create_table_statements(plan, address)[0]
+    head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
+    properties = {
+        **owner_properties(plan["contract"]["id"], "target"),
+        **table_properties(plan),
+        **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
+    }
+    statistics = [plan["freshness"]["column"]] if plan.get("freshness") else []
+    statistics += [key for key in plan["key"] if key not in statistics]
+    if statistics:
+        properties["delta.dataSkippingStatsColumns"] = ",".join(map(quote_identifier, statistics))
+    if not properties:
+        return head
+    rendered = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items())
+    return f"{head}\nTBLPROPERTIES ({rendered})"
+
+
+def _ensure_once(spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]) -> bool:
+    created = False
+    if not exists(spark, address):
+        try:
+            spark.sql(create_statement(plan, address))
+            created = True
+        except AnalysisException as exc:
+            # a twin run created it (or is committing its creation right now): check it below
+            if "ALREADY_EXISTS" not in str(exc) and not (
+                "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(exc) and _appears(spark, address)
+            ):
+                raise
+    differences = deployed_differences(spark, plan, address)
+    if differences:
+        raise TargetDriftError(address, differences)
+    return created
+
+
+def _appears(spark: SparkSession, address: dict[str, Any], seconds: float = 30.0) -> bool:
+    """Whether a table another writer is creating at ``address`` shows up within ``seconds``
+    (its folder exists before its first commit does)."""
+    deadline = time.monotonic() + seconds
+    while not exists(spark, address):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
