@@ -2,18 +2,27 @@
 
 The Spark-free readers of Delta tables go through here: the freshness check (newest business
 value, newest submission, version), ``contract-gate status`` (decision records), recovery (tagged
-commit history, statistics at a version). The decision store reads back its own records on the
+commit history, statistics at a version), submission identity (a Delta landing's version). The decision store reads back its own records on the
 table it keeps open for writing (``contract_gate.decisions.delta_path``), with the same library.
 The Delta protocol itself (checkpoints, log replay, column mapping, deletion vectors, reader
 features) is ``deltalake``'s (delta-rs) job; this module only says which of its answers the
 callers need and what a missing statistic means. Unity Catalog tables are not read here: they go
 through the Databricks SQL hook
 (``contract_gate.freshness.databricks_sql``, ``contract_gate.decisions.unity_catalog``).
+
+One question ``deltalake`` does not answer: which files given commits wrote (a snapshot lists the
+live files, not the commit that added each). The decision store needs it to make what a record
+wrote owner-only without walking the whole table, so :func:`written_since` reads those commits'
+own log entries; it is the only reader of ``_delta_log`` outside ``deltalake``.
 """
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder
@@ -43,6 +52,13 @@ def open_table(location: str, version: int | None = None,
         return None
     except DeltaError as exc:
         raise UnreadableTable(f"{location}: {exc}") from exc
+
+
+def newest_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """The newest committed version of the table at ``location``; None when there is no Delta
+    table there yet."""
+    table = open_table(location, storage_options=storage_options)
+    return None if table is None else table.version()
 
 
 def tagged_commits(table: DeltaTable) -> list[dict[str, Any]]:
@@ -139,6 +155,25 @@ def read_rows(table: DeltaTable, columns: list[str], where: tuple[str, set[str]]
             sql = f"SELECT {names} FROM ({ranked}) WHERE _rank <= {int(count)}"
     result = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute(sql)).read_all()
     return [{column: row.get(column) for column in columns} for row in result.to_pylist()]
+
+
+def written_since(root: str, since: int) -> list[str]:
+    """The files that the commits after version ``since`` wrote to the local table at ``root``:
+    their JSON log entries and checkpoints, ``_last_checkpoint``, and the data files they added
+    (paths as the log gives them, under ``root``). Only those commits' entries are read, so the
+    cost does not grow with the table."""
+    log = os.path.join(root, "_delta_log")
+    files = [os.path.join(log, "_last_checkpoint")]
+    version = since + 1
+    while os.path.isfile(entry := os.path.join(log, f"{version:020d}.json")):
+        files += [entry, *glob.glob(os.path.join(log, f"{version:020d}.checkpoint*.parquet"))]
+        with open(entry, encoding="utf-8") as commit:
+            for line in commit:
+                action = json.loads(line) if '"add"' in line else {}
+                if "add" in action:
+                    files.append(os.path.join(root, unquote(action["add"]["path"])))
+        version += 1
+    return files
 
 
 def _column(files: pa.Table, name: str) -> list:

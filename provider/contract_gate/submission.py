@@ -23,7 +23,6 @@ from contract_plan.addresses import HOME_ENV, resolve
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 ID_LENGTH = 16
 _CHUNK = 1 << 20
-_DELTA_COMMIT = re.compile(r"^(\d{20})\.(json|checkpoint\.parquet)$")
 
 
 def gate_home() -> Path:
@@ -86,12 +85,15 @@ def file_sha256(path: Path) -> str:
 
 
 def delta_version(table: Path) -> int:
-    """The latest committed version of a path Delta table, read from ``_delta_log`` (no Spark)."""
-    log = table / "_delta_log"
-    versions = [int(m.group(1)) for m in map(_DELTA_COMMIT.match, os.listdir(log)) if m] if log.is_dir() else []
-    if not versions:
+    """The newest committed version of a path Delta table, read through
+    :mod:`contract_gate.delta_tables` (no Spark)."""
+    # Imported here: this module is on the DAG-parse path (operators), deltalake and pyarrow are not.
+    from contract_gate.delta_tables import newest_version
+
+    version = newest_version(str(table))
+    if version is None:
         raise FileNotFoundError(f"{table} is not a Delta table (no commits in _delta_log)")
-    return max(versions)
+    return version
 
 
 def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None = None) -> str:

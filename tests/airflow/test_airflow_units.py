@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
 from contract_gate.operators.branch import decide
 from contract_gate.operators.record import verdict
@@ -41,12 +43,18 @@ def test_the_same_batch_content_gets_the_same_submission_id(tmp_path):
 
 
 def test_a_delta_landing_is_identified_by_its_version(tmp_path):
-    log = tmp_path / "t" / "_delta_log"
-    log.mkdir(parents=True)
-    (log / f"{0:020d}.json").write_text("{}")
-    first = derive_submission_id("c", landing(tmp_path / "t", "delta"))
-    (log / f"{1:020d}.json").write_text("{}")
-    assert derive_submission_id("c", landing(tmp_path / "t", "delta")) != first
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"x": [1]}))
+    first = derive_submission_id("c", landing(table, "delta"))
+    assert derive_submission_id("c", landing(table, "delta")) == first  # same version, same id
+    write_deltalake(str(table), pa.table({"x": [2]}), mode="append")
+    assert derive_submission_id("c", landing(table, "delta")) != first
+
+
+def test_a_delta_landing_without_a_delta_table_is_refused(tmp_path):
+    (tmp_path / "t" / "_delta_log").mkdir(parents=True)  # a log folder with no commit in it
+    with pytest.raises(FileNotFoundError, match="is not a Delta table"):
+        derive_submission_id("c", landing(tmp_path / "t", "delta"))
 
 
 def test_nothing_landed_or_an_unsafe_id_is_refused(tmp_path):

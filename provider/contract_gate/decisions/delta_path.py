@@ -29,15 +29,12 @@ Also reads gated path tables' commit history and file statistics for recovery, t
 
 from __future__ import annotations
 
-import glob
-import json
 import logging
 import os
 import random
 import time
 from datetime import date, datetime, timezone
 from typing import Any
-from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
@@ -268,22 +265,13 @@ def _restrict_commits(root: str, since: int) -> None:
     and checkpoints, ``_last_checkpoint``, the files they added and the folders holding those.
     Everything older was restricted by the write that made it, and the table folder itself is
     owner-only before anything is written into it (``make_private_folder``)."""
-    log = os.path.join(root, "_delta_log")
-    folders, files = {root, log}, [os.path.join(log, "_last_checkpoint")]
-    version = since + 1
-    while os.path.isfile(entry := os.path.join(log, f"{version:020d}.json")):
-        files += [entry, *glob.glob(os.path.join(log, f"{version:020d}.checkpoint*.parquet"))]
-        with open(entry, encoding="utf-8") as commit:
-            for line in commit:
-                action = json.loads(line) if '"add"' in line else {}
-                if "add" in action:
-                    added = os.path.join(root, unquote(action["add"]["path"]))
-                    files.append(added)
-                    folder = os.path.dirname(added)
-                    while len(folder) > len(root):
-                        folders.add(folder)
-                        folder = os.path.dirname(folder)
-        version += 1
+    files = delta_tables.written_since(root, since)
+    folders = {root}
+    for written in files:
+        folder = os.path.dirname(written)
+        while len(folder) > len(root):
+            folders.add(folder)
+            folder = os.path.dirname(folder)
     for path, mode in [*((f, FOLDER_MODE) for f in folders), *((f, FILE_MODE) for f in files)]:
         if os.path.exists(path) and not os.path.islink(path):
             os.chmod(path, mode)
