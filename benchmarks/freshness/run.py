@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -87,7 +88,11 @@ MEASURE = textwrap.dedent("""
 def measure(home: Path, repeat: int) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, str(CONTRACT), str(home / "status"), str(repeat)],
-        env={"PATH": "/usr/bin:/bin", "CONTRACT_GATE_HOME": str(home)}, cwd=home,
+        # PYTHONPATH passes through so that another commit's code (a `git archive` put first on
+        # it) can be measured with the same measuring code, in the same minutes.
+        env={"PATH": "/usr/bin:/bin", "CONTRACT_GATE_HOME": str(home),
+             **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})},
+        cwd=home,
         capture_output=True, text=True, check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
