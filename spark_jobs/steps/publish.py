@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,6 +29,7 @@ from pyspark.sql import functions as F
 
 from contract_plan.addresses import as_address, location, resolve
 from spark_jobs.validation.candidate import read_candidate
+from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, USER_RAISED, find_error
 from spark_jobs.steps.commits import retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.steps.history import current_version, exists, find_submission
@@ -195,12 +195,13 @@ def _attempt(
     try:  # a submission already committed is skipped by Delta (its txnAppId), before any join
         _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
-        text = str(exc)
-        if _GUARD in text:  # the target holds some of our keys (the MERGE wrote nothing): count them
+        raised = find_error(exc, USER_RAISED)  # the guard's raise_error, the cause of a failed MERGE task
+        if raised is not None and raised.parameters.get("errorMessage") == _GUARD:
+            # the target holds some of our keys (the MERGE wrote nothing): count them
             return result(_rejected(before, keys_across_batches(session, plan, df)))
-        match = re.search(r"CHECK constraint (\S+)", text)
-        if "DELTA_VIOLATE_CONSTRAINT" in text or "NOT_NULL_CONSTRAINT" in text:
-            name = match.group(1) if match else "NOT NULL"
+        violated = find_error(exc, CHECK_VIOLATED + NOT_NULL_VIOLATED)
+        if violated is not None:  # its name only: its parameter ``values`` quotes the row
+            name = violated.parameters.get("constraintName", "NOT NULL")
             raise ConstraintViolation(
                 f"target constraint {name} rejected rows of {submission_id}; nothing was published"
             ) from None

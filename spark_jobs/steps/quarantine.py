@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from contract_plan.addresses import location, resolve, sql_name
+from spark_jobs.runtime.errors import TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
 from spark_jobs.steps.history import exists, find_submission
@@ -177,7 +178,7 @@ def _create_if_missing(
     try:
         spark.sql(statement)
     except AnalysisException as exc:
-        if "ALREADY_EXISTS" not in str(exc):  # a concurrent quarantine created it first
+        if not has_condition(exc, TABLE_EXISTS):  # a concurrent quarantine created it first
             raise
 
 

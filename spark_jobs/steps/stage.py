@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from contract_plan.addresses import as_address, candidate_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
+from spark_jobs.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import tagged_session
 from spark_jobs.steps.history import find_submission
 from contract_plan.ownership import owner_properties, require_owner
@@ -121,7 +122,7 @@ def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) 
     try:
         writer.create()
     except AnalysisException as exc:
-        if "DELTA_PATH_EXISTS" not in str(exc) and "ALREADY_EXISTS" not in str(exc):
+        if not has_condition(exc, PATH_EXISTS + TABLE_EXISTS):
             raise
         return False
     return True

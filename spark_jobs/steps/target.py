@@ -24,6 +24,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from contract_plan.addresses import location, resolve, sql_name
+from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import exists
 from contract_plan.ownership import owner_properties, require_owner
@@ -105,8 +106,8 @@ def _ensure_once(spark: SparkSession, plan: dict[str, Any], address: dict[str, A
             created = True
         except AnalysisException as exc:
             # a twin run created it (or is committing its creation right now): check it below
-            if "ALREADY_EXISTS" not in str(exc) and not (
-                "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(exc) and _appears(spark, address)
+            if not has_condition(exc, TABLE_EXISTS) and not (
+                has_condition(exc, NON_EMPTY_LOCATION) and _appears(spark, address)
             ):
                 raise
     differences = deployed_differences(spark, plan, address)

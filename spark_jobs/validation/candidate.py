@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from spark_jobs.validation.rule_columns import quote
+from spark_jobs.runtime.errors import NOTHING_TO_INFER, has_condition
 from spark_jobs.validation.unfit import read_text
 
 FORMATS = ("delta", "parquet", "csv", "json")
@@ -117,7 +118,7 @@ def _read_text(
     try:
         found = spark.read.options(**options).format(format).load(path).schema.fields
     except AnalysisException as exc:  # a folder without a file: nothing to infer a schema from
-        if "UNABLE_TO_INFER_SCHEMA" not in str(exc):
+        if not has_condition(exc, NOTHING_TO_INFER):
             raise
         found = []
     if not found:

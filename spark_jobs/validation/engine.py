@@ -57,7 +57,8 @@ from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
 from contract_plan.document import load_plan
 from contract_plan.addresses import resolve
-from spark_jobs.validation.report import Measurement, build_report, error_condition, query_result
+from spark_jobs.runtime.errors import error_condition
+from spark_jobs.validation.report import Measurement, build_report, query_result
 from spark_jobs.validation.rule_columns import (
     NOT_EVALUATED,
     Triage,

@@ -199,24 +199,6 @@ def query_result(value: Any, data_type: str) -> Measurement:
     return Measurement(value_type=f"a {data_type} value")
 
 
-def error_condition(exc: BaseException) -> str:
-    """Spark's error condition of ``exc`` (``DIVIDE_BY_ZERO``), or the exception's class name:
-    never its message, which Spark may build from the data (``CAST_INVALID_INPUT`` quotes it)."""
-    for getter in ("getCondition", "getErrorClass"):
-        method = getattr(exc, getter, None)
-        try:
-            condition = method() if method is not None else None
-        except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
-            condition = None
-        if condition:
-            return str(condition)
-    java = getattr(exc, "java_exception", None)
-    try:
-        return str(java.getClass().getName()) if java is not None else type(exc).__name__
-    except Exception:  # noqa: BLE001
-        return type(exc).__name__
-
-
 def _json_number(value: int | float | Fraction) -> int | float:
     if isinstance(value, Fraction):
         return value.numerator if value.denominator == 1 else float(value)

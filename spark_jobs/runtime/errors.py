@@ -1,0 +1,138 @@
+"""Spark side, runtime: what kind of failure a Spark or Delta exception is, told by its error
+condition (``TABLE_OR_VIEW_ALREADY_EXISTS``) or its Delta exception type, never by its message.
+
+A message is for people: Spark rewords it between releases and builds some from the data
+(``CAST_INVALID_INPUT`` and Delta's ``DELTA_VIOLATE_CONSTRAINT_WITH_VALUES`` quote row values),
+so a search of the text can both miss a case and match a value. A condition is Spark's stable
+name of the failure, with named parameters (``constraintName``).
+
+Where the condition is, by kind of session:
+
+* Classic (py4j): PySpark converts the JVM exceptions it knows (``AnalysisException``,
+  ``SparkRuntimeException``, ...) and keeps the Java original; one it does not know arrives as
+  py4j's ``Py4JJavaError`` (Delta's ``DeltaInvariantViolationException``, a failed write task's
+  ``TASK_WRITE_FAILED``). Both lead to the Java exception, whose cause chain is read here: a
+  failure inside a task (``raise_error`` in a MERGE) is the cause of the driver's exception.
+* Spark Connect: the client's exception carries the server's condition and parameters of the
+  outermost failure, under the same names (the server is the same Spark), but not its causes.
+  The one cause-only case, the publish step's MERGE guard, is classic-only: the publish step
+  does not run over Spark Connect (docs/architecture.md).
+* Delta's commit conflicts (``ConcurrentAppendException`` ...) are exception types of
+  ``delta.exceptions``, shared by both kinds of session; classic PySpark builds them without
+  the Java original, so they carry no condition here and are caught by type
+  (``spark_jobs.steps.commits.CONFLICTS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+# Named sets of conditions the steps act on (Spark's error-conditions.json, Delta's
+# delta-error-classes.json). A name also matches its sub-conditions (``X`` matches ``X.Y``).
+TABLE_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "DELTA_TABLE_ALREADY_EXISTS")
+# ``save()`` in ``errorifexists`` mode onto a path table (``writeTo(...).create()`` says TABLE_EXISTS)
+PATH_EXISTS = ("DELTA_PATH_EXISTS",)
+NON_EMPTY_LOCATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",)
+NOTHING_TO_INFER = ("UNABLE_TO_INFER_SCHEMA",)  # a folder without a file to read a schema from
+USER_RAISED = ("USER_RAISED_EXCEPTION",)  # ``raise_error(message)``: its ``errorMessage`` parameter
+CHECK_VIOLATED = ("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES",)  # parameter ``constraintName``
+# Delta's NOT NULL check of written rows, and Spark's refusal to write a nullable array element
+# or map value into a NOT NULL one (an analysis-time check of the same constraint).
+NOT_NULL_VIOLATED = ("DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "NOT_NULL_CONSTRAINT_VIOLATION")
+
+_MAX_CAUSES = 32  # a cause chain is finite in the JVM; this only bounds a pathological one
+
+
+@dataclass(frozen=True)
+class SparkError:
+    """One failure in an exception's cause chain: its condition and its message parameters
+    (a parameter may hold a value of the data: ``DELTA_VIOLATE_CONSTRAINT_WITH_VALUES``'s
+    ``values``; read only the parameter you need)."""
+
+    condition: str
+    parameters: Mapping[str, str] = field(default_factory=dict)
+
+    def is_one_of(self, conditions: tuple[str, ...]) -> bool:
+        return any(self.condition == c or self.condition.startswith(c + ".") for c in conditions)
+
+
+def spark_errors(exc: BaseException) -> list[SparkError]:
+    """The conditions of ``exc`` and its causes, outermost first; empty when none has one
+    (a plain Python error, a Delta conflict, a JVM that is gone)."""
+    return list(_errors(exc))
+
+
+def find_error(exc: BaseException, conditions: tuple[str, ...]) -> SparkError | None:
+    """The outermost failure in ``exc``'s cause chain whose condition is one of ``conditions``."""
+    return next((error for error in _errors(exc) if error.is_one_of(conditions)), None)
+
+
+def has_condition(exc: BaseException, conditions: tuple[str, ...]) -> bool:
+    return find_error(exc, conditions) is not None
+
+
+def error_condition(exc: BaseException) -> str:
+    """What to report about a failure: its outermost condition (``DIVIDE_BY_ZERO``), else the
+    Java exception's class name, else the Python one. Never its message."""
+    for error in _errors(exc):
+        return error.condition
+    java = getattr(exc, "java_exception", None)  # py4j's error; a converted one is named by its type
+    try:
+        return str(java.getClass().getName()) if java is not None else type(exc).__name__
+    except Exception:  # noqa: BLE001 - a JVM that is gone has no class name to give
+        return type(exc).__name__
+
+
+def _errors(exc: BaseException) -> Iterator[SparkError]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < _MAX_CAUSES:
+        seen.add(id(current))
+        java = _java_exception(current)
+        if java is not None:  # the Java chain holds this exception and all its causes
+            yield from _java_errors(java)
+            return
+        error = _python_error(current)
+        if error is not None:
+            yield error
+        current = current.__cause__
+
+
+def _java_exception(exc: BaseException):
+    """The JVM exception behind a classic session's error: a converted one keeps it as
+    ``_origin`` (pyspark.errors.exceptions.captured, no public accessor), py4j's own error as
+    ``java_exception``; None for Spark Connect's and Delta's conflict classes."""
+    return getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)
+
+
+def _java_errors(throwable) -> Iterator[SparkError]:
+    try:
+        from py4j.java_gateway import is_instance_of
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        found = []
+        for _ in range(_MAX_CAUSES):
+            if throwable is None:
+                break
+            if gateway is not None and is_instance_of(gateway, throwable, "org.apache.spark.SparkThrowable"):
+                condition = throwable.getCondition()
+                if condition:
+                    found.append(SparkError(str(condition), dict(throwable.getMessageParameters())))
+            throwable = throwable.getCause()
+    except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
+        return
+    yield from found
+
+
+def _python_error(exc: BaseException) -> SparkError | None:
+    """A PySpark exception's own condition (Spark Connect's, or one raised on the client).
+    ``getErrorClass`` is the name before pyspark 4.0."""
+    method = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        condition = method() if method is not None else None
+        parameters = exc.getMessageParameters() if condition else None  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
+        return None
+    return SparkError(str(condition), dict(parameters or {})) if condition else None
