@@ -1,6 +1,7 @@
 """Fault-injection benchmark: ``.venv/bin/python benchmarks/reliability/run.py [--trials 24] [--modes ...]``.
 
-Runs the trials of ``trials.py`` round-robin over the four fault points and the publication
+Runs the fault-injection trials of the test suite (``tests/gate_steps/_fault_trials.py``, of
+which the default test run runs three) round-robin over the four fault points and the publication
 shapes (``--modes``; default ``append`` and ``replace_keys``), prints one line per trial and the totals, and exits 1 if any trial broke an invariant
 (a duplicated or lost row, or a submission without exactly one final decision).
 """
@@ -15,10 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+TESTS = Path(__file__).resolve().parents[2] / "tests"
+sys.path[:0] = [str(TESTS / "gate_steps"), str(TESTS)]  # the trials and their wait helper live there
 
-from gate_once import POINTS  # noqa: E402
-from trials import run_trial, summary  # noqa: E402
+from _fault_trials import run_trial, summary  # noqa: E402
+from _gate_once import POINTS  # noqa: E402
 
 MODES = ("append", "replace_keys", "split")
 

@@ -1,4 +1,9 @@
-"""The gate end to end through the generated DAGs: ``dag.test()`` on SQLite, local Spark, Delta."""
+"""The gate end to end through the generated DAGs: ``dag.test()`` on SQLite, local Spark, Delta.
+
+The Airflow world (database, DAG files, lakehouse) is the session's, so each test lands batches
+of its own regions (R, S, T, U/V) and asserts on its own rows, submissions and candidates: any
+test runs alone, in any order.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +17,17 @@ REGIONAL = "regional_daily_cases"
 TARGET = "lakehouse/regional_daily_cases"
 QUARANTINE = "lakehouse/regional_daily_cases_quarantine"
 SECRET = "ZQX-CLASSIFIED-7731"  # a reporting_org (classification: restricted) value to trace
-RUNS: dict[str, object] = {}
+CANDIDATES = "lakehouse/_contract_gate_candidates"
 
 
 def published(run) -> dict:
     result = run.xcoms.get("publish") or run.xcoms.get("split")
     return result["publish"]
+
+
+def target_rows(gate, region: str) -> list[dict]:
+    """The target's rows of the regions ``<region>0..`` (each test lands its own regions)."""
+    return [row for row in gate.rows(TARGET) if row["region_code"].startswith(region)]
 
 
 def test_good_batch_is_published_once_whatever_is_retried(gate):
@@ -31,7 +41,7 @@ def test_good_batch_is_published_once_whatever_is_retried(gate):
     assert commit["status"] == "published"
     assert commit["target_version_after"] == commit["target_version_before"] + 1
     assert gate.version(TARGET) == commit["target_version_after"]
-    assert commit["rows"] == summary["candidate"]["row_count"] == len(gate.rows(TARGET)) == 3
+    assert commit["rows"] == summary["candidate"]["row_count"] == len(target_rows(gate, "R")) == 3
     submission_id = first.xcoms["submission"]["submission_id"]
     assert gate.table(TARGET).history(1)[0]["userMetadata"] == submission_id
     # The validated snapshot is the published one: the report judged the staged version.
@@ -42,7 +52,7 @@ def test_good_batch_is_published_once_whatever_is_retried(gate):
     second = gate.run(REGIONAL, logical_date=date)
     assert published(second)["status"] == "already_published"
     assert gate.version(TARGET) == commit["target_version_after"]
-    assert len(gate.rows(TARGET)) == 3
+    assert len(target_rows(gate, "R")) == 3
     assert second.decision["outcome"] == "published"
     assert second.decision["submission_id"] == submission_id
 
@@ -52,7 +62,7 @@ def test_good_batch_is_published_once_whatever_is_retried(gate):
     assert third.states["stage_validate"] == "skipped"
     assert third.decision["outcome"] == "published"
     assert gate.version(TARGET) == commit["target_version_after"]
-    assert len(gate.rows(TARGET)) == 3
+    assert len(target_rows(gate, "R")) == 3
     assert_asset_event(REGIONAL, submission_id, commit)
 
 
@@ -67,16 +77,17 @@ def assert_asset_event(contract_id: str, submission_id: str, commit: dict) -> No
             .where(AssetModel.name == f"contract_gate.{contract_id}")
         ).all()
         extras = [event.extra for event in events]
-    assert {"submission_id": submission_id, "version": commit["target_version_after"], "rows": commit["rows"]} in extras
-    # only runs that published announce the target: the skipped re-trigger did not
-    assert all(extra.get("submission_id") == submission_id for extra in extras)
+    # of this submission's three runs, the two whose publish task ran (the first, and the cleared
+    # one, which found the commit done) announce the same version; the skipped re-trigger does not.
+    # Other tests' submissions announce too: only this one's events are counted.
+    announced = {"submission_id": submission_id, "version": commit["target_version_after"], "rows": commit["rows"]}
+    assert [extra for extra in extras if extra.get("submission_id") == submission_id] == [announced, announced]
 
 
 def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
     before = (gate.version(TARGET), len(gate.rows(TARGET)))
     gate.land(REGIONAL, regional_rows(region="S", bad=True, org=SECRET), "csv")
     run = gate.run(REGIONAL)
-    RUNS["rejected"] = run
     decision = run.decision
     assert decision["outcome"] == "quarantined"
     assert run.states["publish"] == "skipped" and run.states["quarantine"] == "success"
@@ -97,15 +108,16 @@ def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
 
 
 def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
-    rejected = RUNS["rejected"].decision
-    gate.land(REGIONAL, regional_rows(region="S", org="Org-B"), "csv")
+    gate.land(REGIONAL, regional_rows(region="T", bad=True), "csv")
+    rejected = gate.run(REGIONAL).decision
+    assert rejected["outcome"] == "quarantined"
+    gate.land(REGIONAL, regional_rows(region="T", org="Org-B"), "csv")
     rerun = gate.run(REGIONAL, rerun_of=rejected["submission_id"])
     decision = rerun.decision
     assert decision["outcome"] == "published"
     assert decision["rerun_of"] == rejected["submission_id"]
     assert decision["submission_id"] != rejected["submission_id"]
-    fixed = [row for row in gate.rows(TARGET) if row["region_code"].startswith("S")]
-    assert sorted(row["region_code"] for row in fixed) == ["S0", "S1", "S2"]
+    assert sorted(row["region_code"] for row in target_rows(gate, "T")) == ["T0", "T1", "T2"]
 
     from contract_gate import decisions
     from contract_gate.contract.compiler import compile_plan
@@ -125,12 +137,12 @@ def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
 
     # Asked explicitly, a correction replaces the published rows by business key, once.
     gate.land(REGIONAL, [{**row, "case_count": row["case_count"] + 100}
-                         for row in regional_rows(region="S", org="Org-B")], "csv")
+                         for row in regional_rows(region="T", org="Org-B")], "csv")
     corrected = gate.run(REGIONAL, rerun_of=decision["submission_id"], correction=True).decision
     assert corrected["outcome"] == "published" and corrected["correction"] is True
     assert corrected["rerun_of"] == decision["submission_id"]
-    fixed = sorted((r["region_code"], r["case_count"]) for r in gate.rows(TARGET) if r["region_code"].startswith("S"))
-    assert fixed == [("S0", 110), ("S1", 111), ("S2", 112)]
+    fixed = sorted((r["region_code"], r["case_count"]) for r in target_rows(gate, "T"))
+    assert fixed == [("T0", 110), ("T1", 111), ("T2", 112)]
 
 
 def test_split_rows_publish_valid_and_quarantine_invalid(gate):
@@ -157,15 +169,22 @@ def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
     """The daily ``<contract>__retention`` DAG runs the cleanup job: a candidate whose commit is
     older than ``candidateDays`` (7) is dropped, younger ones and the quarantined rows (90 days)
     stay. The old candidate is made old by dating its commit file back, which is what Delta's
-    history reads as the commit time."""
+    history reads as the commit time. The test stages its own two candidates (only the
+    staging job runs: the later tasks are marked done, the candidates are all it needs)."""
     import os
     import time
 
     from _airflow_gate import HOME
 
-    candidates = sorted((HOME / "lakehouse/_contract_gate_candidates").glob(f"{REGIONAL}__*"))
-    assert len(candidates) >= 2
+    candidates = []
+    for region in ("U", "V"):
+        gate.land(REGIONAL, regional_rows(region=region), "csv")
+        staged = gate.run(REGIONAL, mark_success="publish|quarantine|split|record_decision")
+        submission_id = staged.xcoms["submission"]["submission_id"]
+        candidates.append(HOME / CANDIDATES / f"{REGIONAL}__{submission_id}")
+    assert all((c / "_delta_log").is_dir() for c in candidates)
     old, kept = candidates[0], candidates[1:]
+    others = sorted(set((HOME / CANDIDATES).glob(f"{REGIONAL}__*")) - set(candidates))  # other tests'
     ten_days_ago = time.time() - 10 * 86400
     for commit in (old / "_delta_log").glob("*.json"):
         os.utime(commit, (ten_days_ago, ten_days_ago))
@@ -177,6 +196,6 @@ def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
     result = run.xcoms["apply_retention"]
     assert [Path(p).name for p in result["candidates_dropped"]] == [old.name]
     assert result["quarantine_rows_deleted"] == 0
-    assert not old.exists() and all((c / "_delta_log").is_dir() for c in kept)
+    assert not old.exists() and all((c / "_delta_log").is_dir() for c in kept + others)
     assert len(gate.rows(QUARANTINE)) == quarantined
     assert (gate.version(TARGET), len(gate.rows(TARGET))) == target

@@ -13,6 +13,7 @@ import time
 import pytest
 from _airflow_gate import REPO, gate_home, regional_rows
 from _jobs_api_emulator import JobsApiEmulator
+from waiting import wait_until
 
 from contract_gate.runners import GateJob, GateJobError, get_runner
 from contract_gate.runners.process import StreamedProcess
@@ -58,15 +59,13 @@ def test_on_kill_stops_the_job_and_everything_it_started(tmp_path):
     errors: list[BaseException] = []
     thread = threading.Thread(target=lambda: _capture(process.run, errors))
     thread.start()
-    deadline = time.monotonic() + 30
-    while not any(line.startswith("child ") for line in seen.lines) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    child = int(next(line for line in seen.lines if line.startswith("child ")).split()[1])
+    announced = wait_until(lambda: next((line for line in seen.lines if line.startswith("child ")), None),
+                           timeout=30, message="the job announcing its child")
+    child = int(announced.split()[1])
     process.kill()
     thread.join(30)
     assert isinstance(errors[0], GateJobError) and "killed" in str(errors[0])
-    time.sleep(0.5)
-    assert not _alive(child)
+    wait_until(lambda: not _alive(child), timeout=10, message=f"the job's child {child} ending")
 
 
 def _capture(call, errors: list) -> None:

@@ -148,8 +148,11 @@ def test_example_ddl_creates_a_delta_table_that_enforces_the_plan(spark, example
     assert spark.read.format("delta").load(str(path)).count() == 0
 
 
-def test_compatibility_lists_a_dropped_constraint(spark, example_tables):
-    plan, path = example_tables["regional_daily_cases"]
+def test_compatibility_lists_a_dropped_constraint(spark, tmp_path):
+    # its own table: the module's example tables are shared and must stay as the plan made them
+    plan = example_plan("regional_daily_cases")
+    path = tmp_path / "regional_daily_cases"
+    create(spark, plan, path)
     spark.sql(f"ALTER TABLE delta.`{path}` DROP CONSTRAINT cg_status_enum")
     assert compatibility_differences(plan, *deployed(spark, path)) == [
         "constraint 'cg_status_enum' is missing from the table"]

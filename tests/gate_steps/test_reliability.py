@@ -1,23 +1,18 @@
 """kill -9 of the publishing process, then a new run: nothing twice, nothing lost, one decision.
 
-Three trials of ``benchmarks/reliability`` — killed right after the commit and before the
+Three of the trials of ``_fault_trials`` — killed right after the commit and before the
 record, killed inside the record, and a row split killed between publishing its valid rows and
 quarantining its invalid ones — each starting a Spark JVM in a child process, so the default run
-stays affordable. ``benchmarks/reliability/run.py`` runs the full set over all four fault
+stays affordable. ``benchmarks/reliability/run.py`` runs the same trials over all four fault
 points and both publication modes (24 trials by default).
 """
 
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "reliability"))
-
-from trials import run_trial  # noqa: E402
+from _fault_trials import run_trial
 
 
 @pytest.mark.reliability

@@ -9,7 +9,8 @@ points are where a trial may kill it (``CONTRACT_GATE_FAULT``):
 * ``during_publish`` / ``during_record``: write a flag file and carry on: the trial kills the
   process a random moment later, inside the MERGE or inside the decision write.
 
-The trials import ``publish_and_record`` for the retry too, so the retry is the same code.
+The trials (``_fault_trials.py``) import ``publish_and_record`` for the retry too, so the retry
+is the same code.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,8 @@ def fault_hook(flags: Path) -> Callable[[str], None]:
         if point != wanted:
             return
         (flags / point).write_text(str(os.getpid()), encoding="utf-8")
-        while point in PAUSES:  # wait for the SIGKILL
-            time.sleep(60)
+        while point in PAUSES:  # until the SIGKILL (no handler: pause() never returns for it)
+            signal.pause()
 
     return hook
 

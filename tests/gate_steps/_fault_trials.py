@@ -1,12 +1,15 @@
 """Fault-injection trials: kill -9 the publishing process at a chosen point, run again, check.
 
+The test suite runs three of them (``test_reliability.py``); ``benchmarks/reliability/run.py``
+runs many over every fault point and publication mode with this same code.
+
 One trial, on real local Spark and real Delta tables in its own folder:
 
 1. the target already holds an earlier, gated batch (``seed``); a new candidate is frozen
    (``append``: new keys; ``replace_keys``: half of them correct seeded rows; ``split``: new
    keys plus a few rows with a negative count, under the ``split_rows`` policy: the valid rows
    are published, then the invalid ones quarantined);
-2. ``gate_once.py`` publishes and records the submission in a child process (own Python, own
+2. ``_gate_once.py`` publishes and records the submission in a child process (own Python, own
    JVM, own process group) with ``CONTRACT_GATE_FAULT`` naming the point; when it reaches the
    point, the whole process group gets SIGKILL. ``during_publish`` waits until the MERGE has
    written its first data file into the target and then kills after a random delay of up to
@@ -23,6 +26,7 @@ One trial, on real local Spark and real Delta tables in its own folder:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -35,19 +39,17 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from _gate_once import FAULT_ENV, PAUSES, publish_and_record
+from _gate_plans import plan_for
+from waiting import wait_until
+
+from contract_gate import decisions
+from contract_plan.addresses import candidate_address
+from spark_jobs.steps.history import find_submission, tagged_commits
+from spark_jobs.steps.publish import publish
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-from gate_once import FAULT_ENV, PAUSES, publish_and_record  # noqa: E402
-
-from contract_gate import decisions  # noqa: E402
-from contract_gate.contract.compiler import compile_plan  # noqa: E402
-from contract_plan.addresses import candidate_address  # noqa: E402
-from spark_jobs.steps.history import find_submission, tagged_commits  # noqa: E402
-from contract_plan.document import load_plan  # noqa: E402
-from spark_jobs.steps.publish import publish  # noqa: E402
-
-CONTRACT = HERE.parents[1] / "contracts" / "regional_daily_cases.yaml"
 DDL = "region_code string, report_date date, reporting_org string, case_count bigint, status string"
 ROWS = 40
 KILL_DELAY = {"during_publish": (0.0, 1.0), "during_record": (0.0, 0.15)}
@@ -80,14 +82,10 @@ class TrialResult:
 
 
 def plan_under(root: Path, mode: str) -> dict[str, Any]:
-    plan = compile_plan(CONTRACT)
-    plan.pop("fingerprint")
-    for address in plan["tables"].values():
-        address["path"] = str(root / address["path"])
-    plan["gate"]["publication"] = {"mode": "append" if mode == "split" else mode}
+    gate: dict[str, Any] = {"publication": {"mode": "append" if mode == "split" else mode}}
     if mode == "split":
-        plan["gate"]["violations"] = {"policy": "split_rows", "maxInvalidShare": 0.5}
-    return load_plan(plan)
+        gate["violations"] = {"policy": "split_rows", "maxInvalidShare": 0.5}
+    return plan_for("regional_daily_cases", root, **gate)
 
 
 def rows(prefix: str, count: int, day: int, cases: int) -> list[tuple]:
@@ -156,30 +154,35 @@ def _frozen(spark, root: Path, name: str, data: list[tuple], address: dict[str, 
 
 def _run_child_and_kill(root: Path, plan: dict, submission: str, candidate: dict, point: str,
                         rng: random.Random) -> bool:
-    """Start ``gate_once.py`` with the fault point; SIGKILL its process group there. Returns
+    """Start ``_gate_once.py`` with the fault point; SIGKILL its process group there. Returns
     whether the kill happened (False: the child finished before the random delay ran out)."""
     flags = root / "flags"
     flags.mkdir()
     target = Path(plan["tables"]["target"]["path"])
     files_before = set(target.glob("*.parquet"))
-    command = [sys.executable, str(HERE / "gate_once.py"), "--plan", str(root / "plan.json"),
+    command = [sys.executable, str(HERE / "_gate_once.py"), "--plan", str(root / "plan.json"),
                "--submission-id", submission, "--candidate", json.dumps(candidate), "--version", "0",
                "--run-id", f"{submission}-first", "--flags", str(flags)]
     env = {**os.environ, FAULT_ENV: point, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR"}
     with open(root / "child.log", "wb") as log:
         child = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + CHILD_TIMEOUT
-        while not (flags / point).exists():
+
+        def reached() -> bool:
             if child.poll() is not None:
                 raise RuntimeError(f"the child exited ({child.returncode}) before {point}; see {root / 'child.log'}")
-            if time.monotonic() > deadline:
+            return (flags / point).exists()
+
+        try:
+            wait_until(reached, CHILD_TIMEOUT, message=f"the child reaching {point}")
+            if point == "during_publish":  # the MERGE's first data file (or the child already done)
+                wait_until(lambda: child.poll() is not None or set(target.glob("*.parquet")) - files_before,
+                           CHILD_TIMEOUT, interval=0.01, message="the MERGE's first data file")
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)
-                raise TimeoutError(f"the child never reached {point}")
-            time.sleep(0.05)
-        if point == "during_publish":  # wait for the MERGE's first data file
-            while child.poll() is None and not set(target.glob("*.parquet")) - files_before:
-                time.sleep(0.01)
+            raise
         if point not in PAUSES:
+            # not a wait: a random moment inside the MERGE or the record is where this trial kills
             time.sleep(rng.uniform(*KILL_DELAY[point]))
         killed = child.poll() is None
         os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: the publishing process dies whole
@@ -191,11 +194,7 @@ def _run_child_and_kill(root: Path, plan: dict, submission: str, candidate: dict
 def _wait_group_gone(group: int) -> None:
     """The JVM dies with its group; wait until no live member is left before the next run.
     (Zombies do not count: in a container, PID 1 may never reap the orphaned JVM.)"""
-    for _ in range(200):
-        if not _live_members(group):
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f"process group {group} survived SIGKILL")
+    wait_until(lambda: not _live_members(group), 10, message=f"process group {group} ending after SIGKILL")
 
 
 def _live_members(group: int) -> list[int]:
