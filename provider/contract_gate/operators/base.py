@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from contract_gate.runners import GateJob, GateRunner
 
 WORK_DIR_ENV = "CONTRACT_GATE_WORK_DIR"
+EXECUTION_MODE_ENV = "CONTRACT_GATE_EXECUTION_MODE"
 
 
 def work_root() -> Path:
@@ -97,13 +98,32 @@ class ContractGateBaseOperator(BaseOperator):
             )
 
 
+def pick_execution(mode: str | None, conn_id: str | None, plan: dict) -> tuple[str | None, str | None]:
+    """The execution mode and connection of a gate job: the task's own ``execution_mode``, else
+    the deployment's ``CONTRACT_GATE_EXECUTION_MODE`` (one switch that points every gate at a
+    Spark Connect server or a cluster, as the compose stack does), else the contract's
+    ``execution.mode``. The contract's ``connectionId`` belongs to the contract's mode, so it is
+    used only when that mode is the one chosen; otherwise the runner takes its default connection."""
+    from contract_gate.runners import RUNNERS
+
+    execution = (plan.get("gate") or {}).get("execution") or {}
+    deployment = os.environ.get(EXECUTION_MODE_ENV, "").strip() or None
+    if deployment is not None and deployment not in RUNNERS:
+        raise ValueError(f"{EXECUTION_MODE_ENV}={deployment!r} is not an execution mode; "
+                         f"use one of {', '.join(sorted(RUNNERS))}")
+    mode = mode or deployment or execution.get("mode")
+    contract_conn_id = execution.get("connectionId") if mode == execution.get("mode") else None
+    return mode, conn_id or contract_conn_id
+
+
 class SparkGateOperator(ContractGateBaseOperator):
     """A gate operator whose work is a Spark job, run by the execution mode's runner.
 
     :param execution_mode: ``local`` (default), ``spark_submit`` or ``databricks``; default
-        the contract's ``execution.mode``.
+        ``CONTRACT_GATE_EXECUTION_MODE``, else the contract's ``execution.mode``.
     :param conn_id: the mode's Airflow connection; default the contract's
-        ``execution.connectionId``, else the mode's default connection.
+        ``execution.connectionId`` (when the contract's mode is the one used), else the mode's
+        default connection.
     :param spark_conf: extra Spark settings for the job.
     :param runner_options: settings of the execution mode's runner, e.g. for ``databricks``
         ``{"python_file": ..., "existing_cluster_id": ...}`` (see :mod:`contract_gate.runners`). (templated)
@@ -145,9 +165,8 @@ class SparkGateOperator(ContractGateBaseOperator):
     def make_runner(self, plan: dict) -> GateRunner:
         from contract_gate.runners import get_runner
 
-        execution = (plan.get("gate") or {}).get("execution") or {}
-        mode = self.execution_mode or execution.get("mode")
-        kwargs: dict[str, Any] = {"conn_id": self.conn_id or execution.get("connectionId"),
+        mode, conn_id = pick_execution(self.execution_mode, self.conn_id, plan)
+        kwargs: dict[str, Any] = {"conn_id": conn_id,
                                   "spark_conf": self.spark_conf, "log": self.log, **(self.runner_options or {})}
         if (mode or "local") == "local":
             kwargs["cwd"] = str(gate_home())
