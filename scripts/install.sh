@@ -2,8 +2,8 @@
 # Install contract-gate and everything it needs into ./.venv on a fresh machine:
 # Python packages (Airflow, pyspark + delta-spark, the providers), the Delta Lake jars
 # (Ivy from Maven Central, falling back to `mvn dependency:copy` into .jars/), the JVM class
-# archive that shortens every local gate job's start, and an Airflow home with a SQLite
-# metadata database under ./.airflow.
+# archive that shortens every local gate job's start, an Airflow home with a SQLite
+# metadata database under ./.airflow, and PostgreSQL's server programs for the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,13 @@ PYTHON=${PYTHON:-python3}
 if ! command -v java >/dev/null 2>&1; then
   echo "install: Java 17+ is required for Spark; installing openjdk-17-jre-headless" >&2
   apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+# PostgreSQL (the Debian package), for the tests that run Airflow on a real PostgreSQL metadata
+# database as the compose stack does; skipped when its server programs are already there.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  echo "install: PostgreSQL server programs not found; installing the postgresql package" >&2
+  apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then
