@@ -13,13 +13,6 @@ if ! command -v java >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 
-# PostgreSQL (the Debian package), for the tests that run Airflow on a real PostgreSQL metadata
-# database as the compose stack does; skipped when its server programs are already there.
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
-  echo "install: PostgreSQL server programs not found; installing the postgresql package" >&2
-  apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
-fi
-
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi

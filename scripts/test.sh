@@ -4,6 +4,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
+# PostgreSQL (the Debian package) for the tests that run Airflow on a real PostgreSQL metadata
+# database, as the compose stack does. Installed here, not by the quick start, which needs none.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  echo "test: PostgreSQL server programs not found; installing the postgresql package" >&2
+  apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+fi
 .venv/bin/python -m pytest "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
