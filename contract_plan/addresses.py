@@ -43,9 +43,14 @@ def sql_name(address: dict[str, Any]) -> str:
     return table_reference(resolve(address))
 
 
+def looks_like_path(text: str) -> bool:
+    """A location on a filesystem (``/x``, ``./x``, ``s3://b/x``) rather than a catalog name."""
+    return "/" in text or "\\" in text or text.startswith(".") or os.path.exists(text)
+
+
 def from_location(text: str, format: str = "delta") -> dict[str, Any]:
     """An address for a string a CLI user typed: a path when it looks like one, else a name."""
-    if "/" in text or "\\" in text or text.startswith(".") or os.path.exists(text):
+    if looks_like_path(text):
         return {"kind": "path", "path": text, "format": format}
     return {"kind": "table", "name": text, "format": format}
 
@@ -68,15 +73,16 @@ def name_part(submission_id: str) -> str:
     return f"{safe}_{hashlib.sha256(submission_id.encode('utf-8')).hexdigest()[:8]}"
 
 
-def candidate_address(plan: dict[str, Any], submission_id: str) -> dict[str, Any]:
-    """Where stage freezes a file landing: ``<candidate schema>/<object>__<submission>``.
+def candidate_address(schema_address: dict[str, Any], object_name: str, submission_id: str) -> dict[str, Any]:
+    """Where stage freezes a file landing: ``<candidate schema>/<object>__<submission>``, for the
+    plan's ``tables.candidate_schema`` and ``object`` (``contract_plan.model.Plan.candidate``).
 
     For catalogs the candidate schema is a schema next to the target's: the compiler
     qualifies its name like a table (``catalog.schema._contract_gate_candidates``), so a
     three-part name is read as catalog + schema (first and last part).
     """
-    schema = candidate_schema(plan["tables"]["candidate_schema"])
-    table = f"{plan['object']}__{name_part(submission_id)}"
+    schema = candidate_schema(schema_address)
+    table = f"{object_name}__{name_part(submission_id)}"
     if schema["kind"] == "path":
         return {"kind": "path", "path": posixpath.join(schema["path"], table), "format": "delta"}
     return {"kind": "table", "name": f"{schema['name']}.{table}", "format": "delta"}

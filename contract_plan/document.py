@@ -1,4 +1,5 @@
-"""Load a ValidationPlan (docs/plan-format.md) and refuse one the engine cannot execute faithfully.
+"""The plan document (docs/plan-format.md): version, fingerprint, rendering, and the check that
+refuses a plan the engine cannot execute faithfully.
 
 The plan is the only contract the Spark side sees, so a plan that is malformed, from a newer
 compiler, or edited after compilation must stop the job with a clear message instead of
@@ -17,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contract_plan import keys_across_batches
 from contract_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
 
 PLAN_VERSION = 1
@@ -44,6 +46,7 @@ SCOPE_OF_KIND = {
     "unique": "group",
     "sql": "query",
     "text": "text",
+    keys_across_batches.KIND: keys_across_batches.SCOPE,
 }
 
 OPERATORS = (
@@ -70,8 +73,15 @@ def fingerprint(plan: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """Read (from a dict, a JSON file path or JSON text) and check a plan.
+def render_plan(plan: dict[str, Any]) -> str:
+    """The plan file's text: sorted keys, two-space indent, UTF-8, a trailing newline. The same
+    contract and environment always give the same bytes (``tests/golden``)."""
+    return json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read_document(source: str | Path | dict[str, Any]) -> dict[str, Any]:
+    """Read (from a dict, a JSON file path or JSON text) and check a plan document; the typed
+    plan the steps use is ``contract_plan.model.load_plan``.
 
     A plan carrying a ``fingerprint`` must match it: a hand-edited plan is refused. A plan
     file must carry one; a plan dict without one (built in-process, in a notebook or a test)
@@ -89,7 +99,7 @@ def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
             raise PlanError(f"plan is not valid JSON: {exc}") from exc
         if not isinstance(plan, dict) or "fingerprint" not in plan:
             raise PlanError("plan file has no fingerprint: only a compiled plan is executed")
-    check_plan(plan)
+    check_document(plan)
     expected = fingerprint(plan)
     if plan.setdefault("fingerprint", expected) != expected:
         raise PlanError(
@@ -100,7 +110,7 @@ def load_plan(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
-def check_plan(plan: Any) -> None:
+def check_document(plan: Any) -> None:
     """Raise ``PlanError`` naming the first thing in ``plan`` the engine cannot execute."""
     if not isinstance(plan, dict):
         raise PlanError("plan must be a JSON object")
@@ -123,6 +133,7 @@ def check_plan(plan: Any) -> None:
     duplicates = sorted({rule_id for rule_id in ids if ids.count(rule_id) > 1})
     if duplicates:
         raise PlanError(f"plan.rules has duplicate ids: {', '.join(duplicates)}")
+    _check_across_batches(plan)
 
 
 def reference_aliases(plan: dict[str, Any]) -> list[str]:
@@ -184,7 +195,7 @@ def _check_rule(index: int, rule: Any) -> str:
         raise PlanError(f"{where}.columns must be a list of column names")
     if (scope == "row" or kind == "metric") and not _text(rule.get("predicate")):
         raise PlanError(f"{where} needs a predicate")
-    if scope == "group" and not columns:
+    if scope in ("group", keys_across_batches.SCOPE) and not columns:
         raise PlanError(f"{where} needs the key columns")
     if scope == "query" and not _text(rule.get("query")):
         raise PlanError(f"{where} needs a query")
@@ -193,6 +204,25 @@ def _check_rule(index: int, rule: Any) -> str:
     if rule.get("threshold") is not None:
         _check_threshold(where, rule["threshold"])
     return rule["id"]
+
+
+def _check_across_batches(plan: dict[str, Any]) -> None:
+    """A cross-batch key rule is measured against the target on the plan's business key, as the
+    publish appends: on other columns, or beside another publication, it would judge a batch by
+    what its publish does not do (quarantine a correction that ``replace_keys`` would apply)."""
+    gate = plan.get("gate") or {}
+    appends = (gate.get("publication") or {}).get("mode", "append") == "append"
+    for rule in plan["rules"]:
+        if rule["kind"] != keys_across_batches.KIND:
+            continue
+        where = f"rule {rule['id']!r}"
+        if rule["columns"] != plan["key"]:
+            raise PlanError(f"{where}: kind {rule['kind']!r} must have the plan's key as its columns")
+        if not appends or not (plan.get("tables") or {}).get("target"):
+            raise PlanError(f"{where}: kind {rule['kind']!r} needs gate settings that append to a target")
+        extra = [key for key in ("predicate", "filter", "threshold") if rule.get(key) is not None]
+        if extra:
+            raise PlanError(f"{where}: kind {rule['kind']!r} takes no {extra[0]}")
 
 
 def _check_threshold(where: str, threshold: Any) -> None:

@@ -13,16 +13,16 @@ an empty DataFrame fails only the contract's own ``rowCount`` rules.
 
 from __future__ import annotations
 
-from typing import Any
-
 RULE_ID = "submission.not_empty"
 
 
-def empty_batch_rules(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """[the rule] (the compiler refuses a contract rule with its id, so none can stand in for it)."""
-    return [{
-        "id": RULE_ID, "kind": "row_count", "scope": "dataset", "columns": [], "severity": "error",
-        "source": "the gate (an empty submission is never published)", "enforceable": False,
-        "description": "the submission has no rows", "filter": None, "predicate": None,
-        "threshold": {"operator": "mustBeGreaterThan", "value": 0, "unit": "rows"},
-    }]
+def empty_batch_rule():
+    """The rule (the compiler refuses a contract rule with its id, so none can stand in for it)."""
+    from contract_plan.model import Rule, Threshold  # the compiler imports RULE_ID without the model
+
+    return Rule(
+        id=RULE_ID, kind="row_count", scope="dataset", severity="error",
+        source="the gate (an empty submission is never published)",
+        description="the submission has no rows",
+        threshold=Threshold(operator="mustBeGreaterThan", value=0, unit="rows"),
+    )

@@ -18,10 +18,13 @@ store passes the properties it read with ``deltalake`` or Databricks SQL.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contract_plan.addresses import location, resolve, sql_name
 from contract_plan.sql_text import string_literal
+
+if TYPE_CHECKING:
+    from contract_plan.model import Plan
 
 CONTRACT = "contract_gate.contract"
 ROLE = "contract_gate.role"
@@ -89,9 +92,9 @@ def read_properties(spark: Any, address: dict[str, Any]) -> dict[str, str]:
     return {row["key"]: row["value"] for row in rows}
 
 
-def require_owner(spark: Any, plan: dict[str, Any], address: dict[str, Any], role: str) -> dict[str, str]:
+def require_owner(spark: Any, plan: Plan, address: dict[str, Any], role: str) -> dict[str, str]:
     """Check that the existing table at ``address`` is ``plan``'s ``role``; returns its properties
     (a caller that compares other properties, like the target's drift check, reuses them)."""
     properties = read_properties(spark, address)
-    check_owner(properties, address, plan["contract"]["id"], role)
+    check_owner(properties, address, plan.contract_id, role)
     return properties

@@ -24,10 +24,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from contract_plan.addresses import resolve
 from contract_plan.sql_text import quote_identifier
+
+if TYPE_CHECKING:
+    from contract_plan.model import Column
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
@@ -40,13 +44,13 @@ _STATS_TYPES = re.compile(r"tinyint|smallint|int|bigint|float|double|decimal\(\d
 
 
 def statistics_properties(
-    plan: dict[str, Any], fields: list[tuple[str, str]], bookkeeping: tuple[str, ...] = ()
+    columns: Iterable[Column], fields: list[tuple[str, str]], bookkeeping: tuple[str, ...] = ()
 ) -> dict[str, str]:
-    """``delta.dataSkippingStatsColumns`` for a candidate or quarantine table of ``plan`` whose
-    columns are ``fields`` ((name, Spark simpleString type)): the plan's unclassified columns
+    """``delta.dataSkippingStatsColumns`` for a candidate or quarantine table of a plan with
+    ``columns`` whose own columns are ``fields`` ((name, Spark simpleString type)): the plan's unclassified columns
     and the table's ``bookkeeping`` columns, of types Delta keeps statistics for. A column the
     contract does not name (a producer's extra one) is unknown, so it keeps none."""
-    unclassified = {column["name"] for column in plan["columns"] if not column.get("classification")}
+    unclassified = {column.name for column in columns if not column.classified}
     names = [name for name, type_ in fields
              if (name in unclassified or name in bookkeeping) and _STATS_TYPES.fullmatch(type_)]
     return {STATS_COLUMNS: ",".join(quote_identifier(name) for name in names)}

@@ -31,6 +31,8 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import TokenType
 
+from contract_plan.sql_text import quote_identifier
+
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" warning
 
 TABLE_PLACEHOLDERS = ("object",)  # + the aliases of the gate's ``references``
@@ -414,7 +416,7 @@ def check_query(text: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS) -> 
 def bind_query(text: str, names: Mapping[str, str]) -> str:
     """The checked query with each placeholder replaced by the back-quoted identifier that
     ``names`` gives it (a view for a table, a column for ``{property}``)."""
-    return _SENTINEL_IDENTIFIER.sub(lambda m: "`" + names[m.group(1)].replace("`", "``") + "`",
+    return _SENTINEL_IDENTIFIER.sub(lambda m: quote_identifier(names[m.group(1)]),
                                     _checked_query(text, names))
 
 

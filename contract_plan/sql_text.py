@@ -13,8 +13,27 @@ def quote_identifier(name: str) -> str:
 
 
 def quote_qualified(name: str) -> str:
-    """Quote a dotted table name (``catalog.schema.table``) part by part."""
-    return ".".join(quote_identifier(part) for part in name.split("."))
+    """A dotted table name (``catalog.schema.table``) quoted part by part; a part already
+    back-quoted (```odd.name`.t``) stays whole. Raises ``ValueError`` for an empty part."""
+    parts, current, quoted, index = [], "", False, 0
+    while index < len(name):
+        char = name[index]
+        if char == "`":
+            if quoted and name[index + 1 : index + 2] == "`":
+                current += "`"
+                index += 1
+            else:
+                quoted = not quoted
+        elif char == "." and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+        index += 1
+    parts.append(current)
+    if quoted or not all(parts):
+        raise ValueError(f"not a table name: {name!r}")
+    return ".".join(quote_identifier(part) for part in parts)
 
 
 # Spark processes backslash escapes in string literals (by default), so the backslash and the

@@ -9,73 +9,77 @@ from __future__ import annotations
 
 import re
 
-from contract_plan.ownership import owner_properties
+from contract_plan.model import Plan, load_plan
+from contract_plan.ownership import owner_properties, properties_clause
 from contract_plan.sql_text import quote_identifier, string_literal, table_reference
 
 CONSTRAINT_PREFIX = "cg_"
 
 
-def constraint_names(plan: dict) -> dict[str, str]:
+def constraint_names(plan: Plan | dict) -> dict[str, str]:
     """rule id -> Delta constraint name for every rule Delta enforces as a CHECK.
 
     ``required`` rules are enforced by NOT NULL columns instead. Delta stores constraint names
     lower-cased, so names are lower-case ``[a-z0-9_]`` and made unique deterministically."""
+    plan = load_plan(plan)
     names: dict[str, str] = {}
     used: set[str] = set()
-    for rule in plan["rules"]:
-        if not rule["enforceable"] or rule["kind"] == "required":
+    for rule in plan.rules:
+        if not rule.enforceable or rule.kind == "required":
             continue
-        base = CONSTRAINT_PREFIX + re.sub(r"[^a-z0-9_]", "_", rule["id"].lower())
+        base = CONSTRAINT_PREFIX + re.sub(r"[^a-z0-9_]", "_", rule.id.lower())
         name, n = base, 2
         while name in used:
             name, n = f"{base}_{n}", n + 1
         used.add(name)
-        names[rule["id"]] = name
+        names[rule.id] = name
     return names
 
 
-def expected_constraints(plan: dict) -> dict[str, str]:
+def expected_constraints(plan: Plan | dict) -> dict[str, str]:
     """constraint name -> CHECK expression text."""
-    predicates = {rule["id"]: rule["predicate"] for rule in plan["rules"]}
+    plan = load_plan(plan)
+    predicates = {rule.id: rule.predicate for rule in plan.rules}
     return {name: predicates[rule_id] for rule_id, name in constraint_names(plan).items()}
 
 
-def table_properties(plan: dict) -> dict[str, str]:
+def table_properties(plan: Plan | dict) -> dict[str, str]:
+    plan = load_plan(plan)
     properties = {}
-    if plan.get("delta_column_mapping"):
+    if plan.delta_column_mapping:
         # Column names with spaces, commas, braces... need Delta column mapping.
         properties.update({"delta.columnMapping.mode": "name", "delta.minReaderVersion": "2",
                            "delta.minWriterVersion": "5"})
     return properties
 
 
-def create_table_statements(plan: dict, address: dict | None = None) -> list[str]:
+def create_table_statements(plan: Plan | dict, address: dict | None = None) -> list[str]:
     """CREATE TABLE + one ALTER TABLE ... ADD CONSTRAINT per enforceable rule, in plan order."""
-    address = address or plan["tables"]["target"]
+    plan = load_plan(plan)
+    address = address or plan.document["tables"]["target"]  # as the plan writes it: reviewable
     table = table_reference(address)
     columns = []
-    for column in plan["columns"]:
+    for column in plan.columns:
         # The plan's type is Spark's simpleString, which is valid DDL (struct field names are
         # plain words, see contract_plan.spark_types); upper-casing it would rename them.
-        text = f"  {quote_identifier(column['name'])} {column['type']}"
-        if not column["nullable"]:
+        text = f"  {quote_identifier(column.name)} {column.type}"
+        if not column.nullable:
             text += " NOT NULL"
-        if column.get("description"):
-            text += f" COMMENT {string_literal(column['description'])}"
+        if column.description:
+            text += f" COMMENT {string_literal(column.description)}"
         columns.append(text)
     statement = f"CREATE TABLE IF NOT EXISTS {table} (\n" + ",\n".join(columns) + "\n) USING DELTA"
     # the ownership properties first: every write step checks them (contract_plan.ownership)
-    properties = {**owner_properties(plan["contract"]["id"], "target"), **table_properties(plan)}
-    if properties:
-        rendered = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in properties.items())
-        statement += f"\nTBLPROPERTIES ({rendered})"
+    properties = {**owner_properties(plan.contract_id, "target"), **table_properties(plan)}
+    statement += f"\nTBLPROPERTIES ({properties_clause(properties)})"
     statements = [statement]
     for name, predicate in expected_constraints(plan).items():
         statements.append(f"ALTER TABLE {table} ADD CONSTRAINT {quote_identifier(name)} CHECK ({predicate})")
     return statements
 
 
-def render_ddl(plan: dict, address: dict | None = None) -> str:
+def render_ddl(plan: Plan | dict, address: dict | None = None) -> str:
+    plan = load_plan(plan)
     return ";\n\n".join(create_table_statements(plan, address)) + ";\n"
 
 
@@ -89,26 +93,27 @@ def _tokens(expression: str) -> list[str]:
     return _TOKEN.findall(expression)
 
 
-def compatibility_differences(plan: dict, fields: list[tuple[str, str, bool]], properties: dict[str, str]) -> list[str]:
+def compatibility_differences(plan: Plan | dict, fields: list[tuple[str, str, bool]], properties: dict[str, str]) -> list[str]:
     """Differences between a deployed table and the plan, one readable line each ([] = compatible).
 
     ``fields`` are (name, Spark simpleString type, nullable) of the table's schema; ``properties``
     its table properties, where Delta keeps constraints as ``delta.constraints.<name>``."""
+    plan = load_plan(plan)
     differences = []
     deployed = {name: (type_, nullable) for name, type_, nullable in fields}
-    for column in plan["columns"]:
-        name = column["name"]
+    for column in plan.columns:
+        name = column.name
         if name not in deployed:
             differences.append(f"column {name!r} is missing from the table")
             continue
         type_, nullable = deployed[name]
-        if type_ != column["type"]:
-            differences.append(f"column {name!r} has type {type_}, the plan says {column['type']}")
-        if nullable and not column["nullable"]:
+        if type_ != column.type:
+            differences.append(f"column {name!r} has type {type_}, the plan says {column.type}")
+        if nullable and not column.nullable:
             differences.append(f"column {name!r} is nullable in the table, the plan says NOT NULL")
-        if not nullable and column["nullable"]:
+        if not nullable and column.nullable:
             differences.append(f"column {name!r} is NOT NULL in the table, the plan allows NULL")
-    planned = {c["name"] for c in plan["columns"]}
+    planned = {c.name for c in plan.columns}
     for name in deployed:
         if name not in planned:
             differences.append(f"column {name!r} is in the table but not in the plan")

@@ -34,8 +34,8 @@ def percent(failed: int, evaluated: int) -> Fraction:
     return Fraction(100 * failed, evaluated) if evaluated else Fraction(0)
 
 
-def satisfies(measured: Number, threshold: dict[str, Any]) -> bool:
-    """Whether ``measured`` meets ``threshold`` (``mustBeBetween`` bounds are inclusive)."""
-    value = threshold["value"]
-    limit = [exact(v) for v in value] if isinstance(value, list) else exact(value)
-    return bool(_COMPARE[threshold["operator"]](exact(measured), limit))
+def satisfies(measured: Number, operator: str, value: Any) -> bool:
+    """Whether ``measured`` meets the threshold ``operator`` ``value`` (``mustBeBetween`` bounds,
+    a pair, are inclusive)."""
+    limit = [exact(v) for v in value] if isinstance(value, (list, tuple)) else exact(value)
+    return bool(_COMPARE[operator](exact(measured), limit))

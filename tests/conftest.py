@@ -30,3 +30,14 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(tmp_path_factory):
+    """One real Spark Connect server with Delta for the session (``tests/connect_server.py``):
+    127.0.0.1, a free port, detached from the test's process, stopped at the end."""
+    from connect_server import ConnectServer
+
+    server = ConnectServer(tmp_path_factory.mktemp("spark-connect")).start()
+    yield server
+    server.stop()

@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from contract_gate.contract.compiler import compile_plan, render_plan
+from contract_gate.contract.compiler import compile_plan
+from contract_plan.document import render_plan
 from contract_gate.contract.loader import load_contract
 
 TARGET_MS = 5.0

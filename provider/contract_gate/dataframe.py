@@ -22,14 +22,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from spark_jobs.validation.engine import DEPTHS, run_validation
-from contract_plan.document import load_plan
+from contract_plan.model import Plan, load_plan
 from spark_jobs.validation.report import log_summary
 
 DISABLE_ENV = "CONTRACT_GATE_DISABLE_VALIDATION"
 MODES = ("hard", "soft")
 LOGGER = logging.getLogger("contract_gate.validation")
 
-Contract = str | Path | dict[str, Any]
+Contract = str | Path | dict[str, Any] | Plan
 
 
 class ContractViolation(Exception):
@@ -56,13 +56,13 @@ def disabled() -> bool:
     return os.environ.get(DISABLE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def compile_contract(contract: Contract, env: str | None = None) -> dict[str, Any]:
-    """The plan for ``contract``: compiled from a contract file, or a plan dict checked."""
-    if isinstance(contract, dict):
+def compile_contract(contract: Contract, env: str | None = None) -> Plan:
+    """The typed plan for ``contract``: compiled from a contract file, or a plan dict checked."""
+    if isinstance(contract, (dict, Plan)):
         return load_plan(contract)
     from contract_gate.contract.compiler import compile_plan
 
-    return compile_plan(contract, env=env)
+    return load_plan(compile_plan(contract, env=env))
 
 
 def validate(
@@ -139,7 +139,7 @@ def check_output(
     return decorate
 
 
-def _lazy_plan(contract: Contract, env: str | None) -> Callable[[], dict[str, Any]]:
+def _lazy_plan(contract: Contract, env: str | None) -> Callable[[], Plan]:
     """Compile on first call, once: decorating a function must not read files at import."""
     return functools.cache(lambda: compile_contract(contract, env))
 
@@ -149,12 +149,12 @@ def spark_schema(contract: Contract, env: str | None = None) -> StructType:
     return StructType(
         [
             StructField(
-                column["name"],
-                DataType.fromDDL(column["type"]),
-                nullable=bool(column.get("nullable", True)),
-                metadata={"comment": column["description"]} if column.get("description") else {},
+                column.name,
+                DataType.fromDDL(column.type),
+                nullable=column.nullable,
+                metadata={"comment": column.description} if column.description else {},
             )
-            for column in compile_contract(contract, env)["columns"]
+            for column in compile_contract(contract, env).columns
         ]
     )
 

@@ -13,6 +13,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from contract_plan.model import Plan, load_plan
+
+
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The job's plan, read and checked once however many steps are chained (every step of a
+    chain parses the same ``--plan``); kept in the chain's shared ``args.context``."""
+    context = getattr(args, "context", None)
+    if context is None:
+        return load_plan(args.plan)
+    if "plan" not in context:
+        context["plan"] = load_plan(args.plan)
+    return context["plan"]
+
 
 def address_argument(text: str) -> dict[str, Any] | str:
     """An address as JSON (what the operators pass), or a path / table name as typed."""
@@ -36,9 +49,7 @@ def add_candidate_arguments(parser: argparse.ArgumentParser) -> None:
 def candidate_and_target(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
     """``tables_read`` of a step that publishes: the target's latest version (its MERGE reads that
     first), and the candidate at its version."""
-    from contract_plan.document import load_plan
-
-    return [(load_plan(args.plan)["tables"]["target"], None), (args.candidate, args.version)]
+    return [(plan_of(args).require_tables().target, None), (args.candidate, args.version)]
 
 
 def read_report(path: Path) -> dict[str, Any]:

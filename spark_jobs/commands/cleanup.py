@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from spark_jobs.commands._step_io import write_result
+from spark_jobs.commands._step_io import write_result, plan_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,8 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_plan.document import load_plan
     from spark_jobs.steps.retention import cleanup
     from spark_jobs.runtime.session import get_session
 
-    return write_result(args.result, cleanup(get_session(), load_plan(args.plan)))
+    return write_result(args.result, cleanup(get_session(), plan_of(args)))

@@ -56,10 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         steps = [parser.parse_args(argv)]
     else:
         steps = [parser.parse_known_args([step, *argv[1:]])[0] for step in argv[0].split("+")]
-    _warm_up(steps)
     context: dict = {}
+    for args in steps:  # shared by the chain's steps (and its warm-up): one plan load per job
+        args.context = context
+    _warm_up(steps)
     for args in steps:
-        code = _run(args, context)
+        code = _run(args)
         if code != 0:
             return code
     return 0
@@ -84,8 +86,7 @@ def _warm_up(steps: list[argparse.Namespace]) -> None:
         load_snapshots(get_session(), tables)
 
 
-def _run(args: argparse.Namespace, context: dict) -> int:
-    args.context = context
+def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         code = int(args.func(args))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result
+from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result, plan_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,11 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_plan.document import load_plan
     from spark_jobs.steps.publish import publish
     from spark_jobs.runtime.session import get_session
 
-    result = publish(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
+    result = publish(get_session(), plan_of(args), args.submission_id, args.candidate,
                      args.version, args.rows, read_report(args.report))
     args.context["publish"] = result
     return write_result(args.result, result)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result
+from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result, plan_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,11 +16,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_plan.document import load_plan
     from spark_jobs.steps.quarantine import quarantine
     from spark_jobs.runtime.session import get_session
 
-    result = quarantine(get_session(), load_plan(args.plan), args.submission_id, args.candidate,
+    result = quarantine(get_session(), plan_of(args), args.submission_id, args.candidate,
                         args.version, read_report(args.report), args.rows)
     args.context["quarantine"] = result
     return write_result(args.result, result)

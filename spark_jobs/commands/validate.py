@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from spark_jobs.commands._step_io import plan_of
+
 from spark_jobs.validation.candidate import FORMATS, read_candidate
 from spark_jobs.validation.engine import DEPTHS, run_validation
-from contract_plan.document import load_plan
 from spark_jobs.validation.report import log_summary, write_report
 from spark_jobs.runtime.session import get_session
 
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     source, format, version = _source(args)
-    plan = load_plan(args.plan)
+    plan = plan_of(args)
     spark = get_session()
     candidate = read_candidate(
         spark,
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         format=format,
         version=version,
         options=dict(option.split("=", 1) for option in args.option),
-        columns=plan["columns"],
+        columns=plan.columns,
     )
     report = run_validation(
         spark,

@@ -28,7 +28,7 @@ job_start.prepare()
 from spark_jobs.validation.candidate import read_candidate  # noqa: E402
 from spark_jobs.validation.engine import run_validation  # noqa: E402
 from spark_jobs.steps.history import tagged_commits  # noqa: E402
-from contract_plan.document import load_plan  # noqa: E402
+from contract_plan.model import Plan, load_plan  # noqa: E402
 from spark_jobs.steps.publish import keys_across_batches, publish  # noqa: E402
 from spark_jobs.steps.quarantine import quarantine  # noqa: E402
 from spark_jobs.runtime.session import get_session  # noqa: E402
@@ -41,7 +41,7 @@ def _rule(rule_id: str, kind: str, scope: str, columns: list[str], predicate: st
             "threshold": None, "predicate": predicate, **extra}
 
 
-def workload_plan(root: Path) -> dict:
+def workload_plan(root: Path) -> Plan:
     tables = {name: {"kind": "path", "path": str(root / name), "format": "delta"}
               for name in ("target", "quarantine", "decisions")}
     tables["candidate_schema"] = {"kind": "path", "path": str(root / "candidates"), "format": "delta"}
@@ -80,7 +80,7 @@ def run(root: Path) -> None:
     keys_across_batches(spark, plan, candidate.df, "warmup-1")
     publish(spark, plan, "warmup-1", staged["candidate"], staged["version"], "valid", report)
     quarantine(spark, plan, "warmup-1", staged["candidate"], staged["version"], report, "invalid")
-    tagged_commits(spark, plan["tables"]["target"])
+    tagged_commits(spark, plan.tables.target)
     spark.stop()
 
 

@@ -15,8 +15,9 @@ Where the condition is, by kind of session:
   failure inside a task (``raise_error`` in a MERGE) is the cause of the driver's exception.
 * Spark Connect: the client's exception carries the server's condition and parameters of the
   outermost failure, under the same names (the server is the same Spark), but not its causes.
-  The one cause-only case, the publish step's MERGE guard, is classic-only: the publish step
-  does not run over Spark Connect (docs/architecture.md).
+  A failure inside a task (the publish step's MERGE guard, a CHECK violated by a MERGE) arrives
+  as ``TASK_WRITE_FAILED``: the publish step tells its guard by counting the held keys instead
+  (``spark_jobs.steps.publish``).
 * Delta's commit conflicts (``ConcurrentAppendException`` ...) are exception types of
   ``delta.exceptions``, shared by both kinds of session; classic PySpark builds them without
   the Java original, so they carry no condition here and are caught by type
@@ -34,6 +35,8 @@ TABLE_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "DELTA_TABLE_ALREADY_EXISTS")
 # ``save()`` in ``errorifexists`` mode onto a path table (``writeTo(...).create()`` says TABLE_EXISTS)
 PATH_EXISTS = ("DELTA_PATH_EXISTS",)
 NON_EMPTY_LOCATION = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",)
+# ``DESCRIBE DETAIL`` of a path that holds no Delta table (missing, or a folder of other files)
+NOT_A_DELTA_TABLE = ("DELTA_MISSING_DELTA_TABLE", "DELTA_PATH_DOES_NOT_EXIST", "PATH_NOT_FOUND")
 NOTHING_TO_INFER = ("UNABLE_TO_INFER_SCHEMA",)  # a folder without a file to read a schema from
 USER_RAISED = ("USER_RAISED_EXCEPTION",)  # ``raise_error(message)``: its ``errorMessage`` parameter
 CHECK_VIOLATED = ("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES",)  # parameter ``constraintName``

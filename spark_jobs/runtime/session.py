@@ -9,7 +9,10 @@ with Delta Lake wired in, when nothing exists yet.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from pyspark import SparkConf, SparkContext
@@ -77,8 +80,65 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
     }
 
 
+_GIVEN: ContextVar[SparkSession | None] = ContextVar("contract_gate_session", default=None)
+
+
+@contextlib.contextmanager
+def using(session: SparkSession) -> Iterator[SparkSession]:
+    """Make ``session`` the one :func:`get_session` returns, in this context only (this thread or
+    task): the ``spark_connect`` runner runs the gate job's steps in-process over its own Connect
+    session, and two such jobs may share a worker process."""
+    token = _GIVEN.set(session)
+    try:
+        yield session
+    finally:
+        _GIVEN.reset(token)
+
+
+CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
+"""PySpark's process-wide switch to its Spark Connect implementation (``pyspark.sql.functions``
+and the DataFrame API dispatch on it); a process is then a Connect client, it holds no JVM."""
+
+
+def connect(url: str) -> SparkSession:
+    """A new Spark Connect session on the server at ``url`` (``sc://host:port/;token=...``).
+
+    A new session each time, never the process's default one: its SQL conf and temporary views
+    are its own on the server, so nothing one gate job sets reaches another's commits. The
+    server owns the configuration (Delta included); only the gate's no-substitution setting is
+    added."""
+    if SparkContext._active_spark_context is not None:
+        raise RuntimeError("this process already runs a local Spark (a JVM); a Spark Connect client"
+                           " cannot share it: run the spark_connect mode in its own worker process")
+    os.environ[CONNECT_MODE_ENV] = "1"
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    session = ConnectSession.builder.remote(url).create()
+    for key, value in NO_SUBSTITUTION.items():
+        session.conf.set(key, value)
+    return session
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """True for a Spark Connect session (no JVM in this process, no ``sparkContext``)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def child_session(spark: SparkSession) -> SparkSession:
+    """A session on the same engine with its own SQL conf and temporary views, for settings that
+    must not reach the caller's session (a commit's tags). Classic: ``newSession`` (same
+    SparkContext). Spark Connect has no ``newSession``: its ``cloneSession`` makes a new session
+    on the server, with the caller's conf copied; the server releases it when it goes idle
+    (``spark.connect.session.manager.defaultSessionTimeout``)."""
+    return spark.cloneSession() if is_connect(spark) else spark.newSession()
+
+
 def active_session() -> SparkSession | None:
-    """The session already running in this process (notebook, Databricks, Connect), if any."""
+    """The session given to this context (:func:`using`), else the one already running in this
+    process (notebook, Databricks, Connect), if any."""
+    session = _GIVEN.get()
+    if session is not None:
+        return session
     session = SparkSession.getActiveSession()
     if session is not None:
         return session

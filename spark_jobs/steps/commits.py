@@ -11,9 +11,11 @@ Every write the gate makes to a shared table (target, quarantine) carries:
 They are set as session conf (``spark.databricks.delta.write.txnAppId``/``txnVersion`` and
 ``spark.databricks.delta.commitInfo.userMetadata``), the one form delta-spark 4.4 honours
 for every write the gate makes: MERGE takes no options at all, and ``saveAsTable`` ignores
-the ``userMetadata`` option. The conf lives in a child session (``SparkSession.newSession``:
-same SparkContext, own SQL conf) that reads and writes one submission's data, so the
-caller's session, or a concurrent publish on another thread, never sees its tags. Delta
+the ``userMetadata`` option. The conf lives in a child session
+(``spark_jobs.runtime.session.child_session``: classic ``newSession``, Spark Connect
+``cloneSession``; own SQL conf either way) that reads and writes one submission's data, so the
+caller's session, or a concurrent publish on another thread or Connect session, never sees its
+tags. Delta
 records the idempotency pair only on writes into an existing table (not on a CREATE TABLE AS
 SELECT), so tables are created untagged first and then written to.
 """
@@ -24,10 +26,13 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from delta import exceptions as delta_errors
 from pyspark.sql import SparkSession
+
+from contract_plan.model import Plan
+from spark_jobs.runtime.session import child_session
 
 TXN_VERSION = 1
 MAX_ATTEMPTS = 8
@@ -46,18 +51,18 @@ LOGGER = logging.getLogger("contract_gate.commits")
 T = TypeVar("T")
 
 
-def app_id(plan: dict[str, Any], submission_id: str) -> str:
-    return f"contract-gate:{plan['contract']['id']}:{submission_id}"
+def app_id(plan: Plan, submission_id: str) -> str:
+    return f"contract-gate:{plan.contract_id}:{submission_id}"
 
 
 def tagged_session(
-    spark: SparkSession, plan: dict[str, Any], submission_id: str, idempotent: bool = True
+    spark: SparkSession, plan: Plan, submission_id: str, idempotent: bool = True
 ) -> SparkSession:
     """A child session whose Delta commits carry the submission id and, when ``idempotent``,
     its idempotency pair. DataFrames to be written must be read through it: a write runs in
     its DataFrame's session. (Stage goes without the pair: with it, Delta would skip a second
     ``errorifexists`` write silently instead of saying the candidate exists.)"""
-    session = spark.newSession()
+    session = child_session(spark)
     session.conf.set("spark.databricks.delta.commitInfo.userMetadata", submission_id)
     if idempotent:
         session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))

@@ -10,20 +10,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from delta.tables import DeltaTable
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from contract_plan.addresses import resolve, sql_name
 from contract_plan.tagged_commit import TaggedCommit
+from spark_jobs.runtime.errors import NOT_A_DELTA_TABLE, has_condition
 
 
 def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
     """True when ``address`` holds a Delta table (a folder of stray files is not one)."""
     address = resolve(address)
-    if address["kind"] == "path":
-        return DeltaTable.isDeltaTable(spark, address["path"])
-    return spark.catalog.tableExists(address["name"])
+    if address["kind"] != "path":
+        return spark.catalog.tableExists(address["name"])
+    # Delta SQL, which any session offers (a Spark Connect client has no DeltaTable API)
+    try:
+        detail = spark.sql(f"DESCRIBE DETAIL {sql_name(address)}").first()
+    except AnalysisException as exc:
+        if has_condition(exc, NOT_A_DELTA_TABLE):
+            return False
+        raise
+    return detail is not None and detail["format"] == "delta"
 
 
 def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:

@@ -8,8 +8,9 @@
   replaces matching rows and inserts the others (the replaced rows stay readable by time
   travel); ``append`` inserts and fails on any match, atomically, whether the key came from
   an earlier batch or a concurrent publish: the step then reports ``rejected`` with the
-  ``key.unique_across_batches`` count. (The gate's validation job runs the same check
-  beforehand, so the branch quarantines such a batch instead of publishing into the failure.)
+  ``key.unique_across_batches`` count. (The gate's validation job measures the plan's rule of
+  that id beforehand, ``batch_keys``, so the branch quarantines such a batch instead of
+  publishing into the failure.)
   ``append`` without a key is a plain append.
 * Each commit is tagged and idempotent (``spark_jobs.steps.commits``): Delta skips the write of a
   submission already committed, whichever attempt or process committed it. After writing, the
@@ -20,25 +21,25 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import as_address, location, resolve
+from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, USER_RAISED, find_error
-from spark_jobs.steps.commits import retry_conflicts, tagged_session
+from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
+from spark_jobs.steps.commits import CONFLICTS, retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.steps.history import current_version, exists, find_submission
-from contract_plan.document import load_plan
-from spark_jobs.validation.rule_columns import quote
+from contract_plan.model import Plan, load_plan
 from contract_plan.tagged_commit import TaggedCommit
 from spark_jobs.steps.target import ensure_target
+from contract_plan.sql_text import quote_identifier, string_literal
+from contract_plan.keys_across_batches import KIND as _ACROSS_KIND, RULE_ID as KEYS_ACROSS_BATCHES, SCOPE as _ACROSS_SCOPE
 
-KEYS_ACROSS_BATCHES = "key.unique_across_batches"
 ROWS = ("all", "valid")
 _GUARD = f"contract-gate:{KEYS_ACROSS_BATCHES}"
 
@@ -52,12 +53,8 @@ class ConstraintViolation(RuntimeError):
     own message lists the offending values, which may be classified."""
 
 
-def publication_mode(plan: dict[str, Any]) -> str:
-    return ((plan.get("gate") or {}).get("publication") or {}).get("mode", "append")
-
-
 def read_pinned(
-    spark: SparkSession, plan: dict[str, Any], candidate: dict[str, Any] | str, version: int
+    spark: SparkSession, plan: Plan, candidate: dict[str, Any] | str, version: int
 ) -> DataFrame:
     """The candidate exactly as validated: its Delta table at ``version``."""
     resolved = resolve(as_address(candidate))
@@ -66,39 +63,26 @@ def read_pinned(
 
 
 def keys_across_batches(
-    spark: SparkSession, plan: dict[str, Any], df: DataFrame, submission_id: str | None = None
-) -> dict[str, Any]:
-    """The ``key.unique_across_batches`` check: candidate rows whose business key the target
-    already holds (publishing them in ``append`` mode would duplicate keys across batches).
+    spark: SparkSession, plan: Plan, df: DataFrame, submission_id: str | None = None
+) -> int:
+    """The ``key.unique_across_batches`` measure: the number of candidate rows whose business key
+    the target already holds (publishing them in ``append`` mode would duplicate keys across
+    batches). A count only: no key value leaves this function.
 
-    Returns a report-style rule entry with ``failed_rows``. When ``submission_id`` is already
-    published, the target is read as it was just before that commit, so a retry is not
-    judged against its own rows. Keys compare NULL-safely, as the ``key.unique`` rule does.
+    When ``submission_id`` is already published, the target is read as it was just before that
+    commit, so a retry is not judged against its own rows. Keys compare NULL-safely, as the ``key.unique`` rule does.
     Only a batch whose keys the target holds has its history read (the usual batch has none).
     """
     plan = load_plan(plan)
-    keys = plan["key"]
-    entry = {
-        "id": KEYS_ACROSS_BATCHES,
-        "kind": "unique",
-        "scope": "group",
-        "columns": list(keys),
-        "severity": "error",
-        "threshold": None,
-        "status": "evaluated",
-        "failed_rows": 0,
-        "passed": True,
-    }
-    target = resolve(plan["tables"]["target"])
+    keys = plan.key
+    target = plan.tables.target
     if not keys or not exists(spark, target):
-        return entry
+        return 0
     failed = _rows_with_held_keys(spark, keys, df, target)
     own = find_submission(spark, target, submission_id) if failed and submission_id else None
     if own is not None:
         failed = _rows_with_held_keys(spark, keys, df, target, version=own.version - 1)
-    entry["failed_rows"] = failed
-    entry["passed"] = failed == 0
-    return entry
+    return failed
 
 
 def _rows_with_held_keys(
@@ -109,14 +93,14 @@ def _rows_with_held_keys(
     if version is not None:
         reader = reader.option("versionAsOf", version)
     existing = reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
-    existing = existing.select(*[F.col(quote(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
-    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote(k)])
+    existing = existing.select(*[F.col(quote_identifier(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
+    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote_identifier(k)])
     return df.join(existing.distinct(), condition, "left_semi").count()
 
 
 def publish(
     spark: SparkSession,
-    plan: dict[str, Any] | str,
+    plan: Plan | dict[str, Any] | str,
     submission_id: str,
     candidate: dict[str, Any] | str,
     version: int,
@@ -138,10 +122,10 @@ def publish(
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
     candidate = as_address(candidate)
     _check_report(report, version, submission_id, rows)
-    mode = publication_mode(plan)
-    if mode == "replace_keys" and not plan["key"]:
+    mode = plan.publication_mode
+    if mode == "replace_keys" and not plan.key:
         raise PublishRefused("publication mode replace_keys needs a business key in the contract")
-    target = resolve(plan["tables"]["target"])
+    target = plan.tables.target
     ensure_target(spark, plan, target)
     return retry_conflicts(
         lambda attempt: _attempt(spark, plan, submission_id, candidate, version, rows, mode, attempt),
@@ -172,7 +156,7 @@ def _check_report(
 
 def _attempt(
     spark: SparkSession,
-    plan: dict[str, Any],
+    plan: Plan,
     submission_id: str,
     candidate: dict[str, Any],
     version: int,
@@ -180,12 +164,12 @@ def _attempt(
     mode: str,
     attempt: int,
 ) -> dict[str, Any]:
-    target = resolve(plan["tables"]["target"])
+    target = plan.tables.target
     session = tagged_session(spark, plan, submission_id)
     df = read_pinned(session, plan, candidate, version)
     if rows == "valid":  # on every column the candidate has: a CSV's unfit-value marker is one
         df = split(df, plan)[0]
-    df = df.select(*[F.col(quote(c["name"])) for c in plan["columns"]])
+    df = df.select(*[F.col(quote_identifier(c.name)) for c in plan.columns])
     # The business date is read after the commit (when the MERGE has warmed up this JVM's
     # reading of the candidate), so it costs a cheap second pass instead of a cold first one.
     def result(outcome: dict[str, Any]) -> dict[str, Any]:
@@ -195,16 +179,22 @@ def _attempt(
     try:  # a submission already committed is skipped by Delta (its txnAppId), before any join
         _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
-        raised = find_error(exc, USER_RAISED)  # the guard's raise_error, the cause of a failed MERGE task
-        if raised is not None and raised.parameters.get("errorMessage") == _GUARD:
-            # the target holds some of our keys (the MERGE wrote nothing): count them
-            return result(_rejected(before, keys_across_batches(session, plan, df)))
         violated = find_error(exc, CHECK_VIOLATED + NOT_NULL_VIOLATED)
         if violated is not None:  # its name only: its parameter ``values`` quotes the row
             name = violated.parameters.get("constraintName", "NOT NULL")
             raise ConstraintViolation(
                 f"target constraint {name} rejected rows of {submission_id}; nothing was published"
             ) from None
+        # The guard's raise_error fails a task of the MERGE, which then wrote nothing. A classic
+        # session sees it as the failure's cause, a Spark Connect client only as TASK_WRITE_FAILED:
+        # both count the keys the target holds, the guard's one trigger (an append MERGE whose
+        # target holds none of the keys has nothing for the guard to fire on).
+        # A lost commit race is retried (``retry_conflicts``); a twin's commit of this very
+        # submission holds our keys too, so it is left out of the count.
+        guarded = mode == "append" and plan.key and not isinstance(exc, CONFLICTS)
+        held = keys_across_batches(session, plan, df, submission_id) if guarded else 0
+        if held:
+            return result(_rejected(before, plan.key, held))
         raise
     done = find_submission(spark, target, submission_id)
     if done is None:
@@ -220,26 +210,30 @@ def _attempt(
 
 
 def _commit(
-    session: SparkSession, plan: dict[str, Any], df: DataFrame, target: dict[str, Any], mode: str
+    session: SparkSession, plan: Plan, df: DataFrame, target: dict[str, Any], mode: str
 ) -> None:
     """The one commit, in ``session`` (tagged): see the module docs for the three shapes."""
-    keys = plan["key"]
+    keys = plan.key
     if not keys:
         writer = df.write.format("delta").mode("append")
         writer.save(target["path"]) if target["kind"] == "path" else writer.saveAsTable(target["name"])
         return
-    table = (
-        DeltaTable.forPath(session, target["path"])
-        if target["kind"] == "path"
-        else DeltaTable.forName(session, target["name"])
-    )
-    condition = _key_match(keys, lambda i, k: F.col(f"t.{quote(k)}"), lambda i, k: F.col(f"s.{quote(k)}"))
-    merge = table.alias("t").merge(df.alias("s"), condition)
+    # MERGE INTO in SQL, which any session offers (a Spark Connect client has no DeltaTable
+    # API); the rows come through a temporary view of the tagged session, dropped afterwards.
+    source = f"contract_gate_publish_{uuid.uuid4().hex}"
+    condition = " AND ".join(f"t.{quote_identifier(k)} <=> s.{quote_identifier(k)}" for k in keys)
     if mode == "replace_keys":
-        merge = merge.whenMatchedUpdateAll()
-    else:
-        merge = merge.whenMatchedUpdate(set={quote(keys[0]): F.raise_error(F.lit(_GUARD))})
-    merge.whenNotMatchedInsertAll().execute()
+        matched = "UPDATE SET *"
+    else:  # the guard: any match fails the MERGE (see ``_attempt``)
+        matched = f"UPDATE SET t.{quote_identifier(keys[0])} = raise_error({string_literal(_GUARD)})"
+    df.createOrReplaceTempView(source)
+    try:
+        session.sql(
+            f"MERGE INTO {sql_name(target)} AS t USING {source} AS s ON {condition}"
+            f" WHEN MATCHED THEN {matched} WHEN NOT MATCHED THEN INSERT *"
+        ).collect()
+    finally:
+        session.catalog.dropTempView(source)
 
 
 def _key_match(keys: list[str], left, right) -> Column:
@@ -258,7 +252,9 @@ def _outcome(status: str, commit: TaggedCommit) -> dict[str, Any]:
     }
 
 
-def _rejected(before: int | None, check: dict[str, Any]) -> dict[str, Any]:
+def _rejected(before: int | None, keys: tuple[str, ...], held: int) -> dict[str, Any]:
+    check = {"id": KEYS_ACROSS_BATCHES, "kind": _ACROSS_KIND, "scope": _ACROSS_SCOPE, "columns": list(keys),
+             "severity": "error", "failed_rows": held, "passed": False}
     return {
         "status": "rejected",
         "target_version_before": before,
@@ -268,17 +264,17 @@ def _rejected(before: int | None, check: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def latest_business_date(plan: dict[str, Any], df: DataFrame) -> str | None:
+def latest_business_date(plan: Plan, df: DataFrame) -> str | None:
     """Max of the freshness column over ``df`` as ISO 8601 (dates as dates, timestamps in
     UTC), computed in Spark so the session or worker time zone cannot shift it."""
-    freshness = plan.get("freshness")
+    freshness = plan.freshness
     if not freshness:
         return None
-    column = F.col(quote(freshness["column"]))
-    if freshness.get("column_type", "timestamp") == "date":
+    column = F.col(quote_identifier(freshness.column))
+    if freshness.column_type == "date":
         value = df.agg(F.date_format(F.max(column), "yyyy-MM-dd")).first()[0]
         return value
-    if freshness.get("column_type") == "timestamp_ntz":
+    if freshness.column_type == "timestamp_ntz":
         column = column.cast("timestamp")  # a wall-clock time; read in the session zone
     micros = df.agg(F.unix_micros(F.max(column))).first()[0]
     if micros is None:

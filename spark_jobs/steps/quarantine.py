@@ -8,10 +8,11 @@ table serves every batch of a contract, so its shape is the plan's, not each bat
 * ``rows="invalid"`` (row-level split) writes the rows the engine's ``split`` marks invalid,
   from the same pinned candidate version that was validated and published from;
 * ``rows="all"`` (the batch is rejected) writes every row with its row diagnostics, plus the
-  batch-level failures from the report (dataset and query rules, a failed schema check) on
-  every row. A batch whose schema broke is stored as far as the plan's columns go — missing
-  columns empty, mistyped values cast where they can be — and the untouched batch stays in
-  its candidate table until candidate retention removes it.
+  batch-level failures from the report (dataset, query and target rules such as
+  ``key.unique_across_batches``, a failed schema check) on every row. A batch whose schema
+  broke is stored as far as the plan's columns go — missing columns empty, mistyped values
+  cast where they can be — and the untouched batch stays in its candidate table until
+  candidate retention removes it.
 
 Writes are tagged and idempotent exactly like publication (``spark_jobs.steps.commits``). The table
 is created with this contract's ownership properties, and a table that is not this contract's
@@ -28,30 +29,32 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from contract_plan.addresses import location, resolve, sql_name
+from contract_plan import keys_across_batches
+from contract_plan.addresses import location, sql_name
 from spark_jobs.runtime.errors import TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
 from spark_jobs.steps.history import exists, find_submission
 from contract_plan.ownership import owner_properties, properties_clause, require_owner
-from contract_plan.document import load_plan
+from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.publish import read_pinned
 from contract_plan.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
-from spark_jobs.validation.rule_columns import quote, triage
+from spark_jobs.validation.rule_columns import triage
 from spark_jobs.validation.schema_compare import check_schema
 from contract_plan.table_ddl import table_properties
+from contract_plan.sql_text import quote_identifier
 
 ROWS = ("all", "invalid")
 SUBMISSION = "_submission_id"
 CONTRACT_VERSION = "_contract_version"
 QUARANTINED_AT = "_quarantined_at"
 SCHEMA_RULE = "schema"
-BATCH_SCOPES = ("dataset", "query")
+BATCH_SCOPES = ("dataset", "query", keys_across_batches.SCOPE)  # rules that judge the batch, no row
 
 
 def quarantine(
     spark: SparkSession,
-    plan: dict[str, Any] | str,
+    plan: Plan | dict[str, Any] | str,
     submission_id: str,
     candidate: dict[str, Any] | str,
     version: int,
@@ -66,7 +69,7 @@ def quarantine(
     plan = load_plan(plan)
     if rows not in ROWS:
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
-    table = resolve(plan["tables"]["quarantine"])
+    table = plan.tables.quarantine
 
     def attempt(_: int) -> dict[str, Any]:
         done = find_submission(spark, table, submission_id)
@@ -93,7 +96,7 @@ def quarantine(
     return result
 
 
-def _all_rows(plan: dict[str, Any], df: DataFrame, report: dict[str, Any] | None) -> DataFrame:
+def _all_rows(plan: Plan, df: DataFrame, report: dict[str, Any] | None) -> DataFrame:
     """Every row, diagnosed as far as the schema allows, plus the batch-level failures."""
     schema = check_schema(plan, df.schema)
     diagnosed = annotate(df, triage(plan, df, schema, "all").runnable)
@@ -104,7 +107,7 @@ def _all_rows(plan: dict[str, Any], df: DataFrame, report: dict[str, Any] | None
 
 
 def _batch_failures(
-    plan: dict[str, Any], report: dict[str, Any] | None
+    plan: Plan, report: dict[str, Any] | None
 ) -> dict[str, list[tuple[str, list[str], str]]]:
     """(rule id, columns, message) per severity for what failed the batch as a whole."""
     failures: dict[str, list[tuple[str, list[str], str]]] = {ERRORS: [], WARNINGS: []}
@@ -116,12 +119,12 @@ def _batch_failures(
         if schema.get("policy") == "strict":
             columns += schema.get("unexpected", [])
         failures[ERRORS].append((SCHEMA_RULE, columns, "the batch does not have the contract's schema"))
-    described = {rule["id"]: rule.get("description") for rule in plan["rules"]}
-    for rule in report.get("rules", []):
-        if rule.get("scope") in BATCH_SCOPES and rule.get("passed") is False:
-            message = described.get(rule["id"]) or f"{rule['kind']} check {rule['id']} failed"
-            severity = ERRORS if rule["severity"] == "error" else WARNINGS
-            failures[severity].append((rule["id"], list(rule["columns"]), message))
+    described = {rule.id: rule.description for rule in plan.rules}
+    for entry in report.get("rules", []):  # the report's entries: dicts
+        if entry["scope"] in BATCH_SCOPES and entry.get("passed") is False:
+            message = described.get(entry["id"]) or f"{entry['kind']} check {entry['id']} failed"
+            severity = ERRORS if entry["severity"] == "error" else WARNINGS
+            failures[severity].append((entry["id"], list(entry["columns"]), message))
     return failures
 
 
@@ -140,38 +143,38 @@ def _entries(items: list[tuple[str, list[str], str]]) -> Column:
     )
 
 
-def _shape(plan: dict[str, Any], df: DataFrame, submission_id: str) -> DataFrame:
+def _shape(plan: Plan, df: DataFrame, submission_id: str) -> DataFrame:
     """The quarantine table's columns: the plan's (typed as the plan says), diagnostics, tags."""
     present = {field.name: field.dataType for field in df.schema.fields}
     columns = []
-    for column in plan["columns"]:
-        wanted = DataType.fromDDL(column["type"])
-        if column["name"] not in present:
+    for column in plan.columns:
+        wanted = DataType.fromDDL(column.type)
+        if column.name not in present:
             value = F.lit(None).cast(wanted)
-        elif present[column["name"]] == wanted:
-            value = F.col(quote(column["name"]))
+        elif present[column.name] == wanted:
+            value = F.col(quote_identifier(column.name))
         else:
-            value = F.col(quote(column["name"])).try_cast(wanted)
-        columns.append(value.alias(column["name"]))
+            value = F.col(quote_identifier(column.name)).try_cast(wanted)
+        columns.append(value.alias(column.name))
     return df.select(
         *columns,
         F.col(ERRORS),
         F.col(WARNINGS),
         F.lit(submission_id).alias(SUBMISSION),
-        F.lit(plan["contract"]["version"]).alias(CONTRACT_VERSION),
+        F.lit(plan.contract_version).alias(CONTRACT_VERSION),
         F.current_timestamp().alias(QUARANTINED_AT),
     )
 
 
 def _create_if_missing(
-    spark: SparkSession, plan: dict[str, Any], table: dict[str, Any], schema: StructType
+    spark: SparkSession, plan: Plan, table: dict[str, Any], schema: StructType
 ) -> None:
     """Create the quarantine table untagged, so its first rows get Delta's idempotency record
     (a CREATE TABLE AS SELECT would not) and its creation is not mistaken for a submission."""
     if exists(spark, table):
         return
-    columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
-    properties = {**owner_properties(plan["contract"]["id"], "quarantine"), **table_properties(plan),
+    columns = ", ".join(f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+    properties = {**owner_properties(plan.contract_id, "quarantine"), **table_properties(plan),
                   **_statistics(plan, schema)}
     statement = (f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
                  f" TBLPROPERTIES ({properties_clause(properties)})")
@@ -182,13 +185,13 @@ def _create_if_missing(
             raise
 
 
-def _statistics(plan: dict[str, Any], schema: StructType) -> dict[str, str]:
+def _statistics(plan: Plan, schema: StructType) -> dict[str, str]:
     """Delta statistics only for unclassified columns (``contract_plan.restricted``)."""
     fields = [(f.name, f.dataType.simpleString()) for f in schema.fields]
-    return statistics_properties(plan, fields, (SUBMISSION, CONTRACT_VERSION, QUARANTINED_AT))
+    return statistics_properties(plan.columns, fields, (SUBMISSION, CONTRACT_VERSION, QUARANTINED_AT))
 
 
-def _keep_statistics_private(spark: SparkSession, plan: dict[str, Any], table: dict[str, Any],
+def _keep_statistics_private(spark: SparkSession, plan: Plan, table: dict[str, Any],
                              schema: StructType) -> None:
     """A quarantine created before, or by a contract version that classified fewer columns,
     gets the statistics setting of this one before rows are added (files already written keep

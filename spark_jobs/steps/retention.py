@@ -22,26 +22,26 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import candidate_address, location, resolve, sql_name
+from contract_plan.addresses import location, sql_name
+from spark_jobs.runtime.session import child_session
 from spark_jobs.steps.history import exists
 from contract_plan.ownership import CONTRACT, ROLE, ownership_problem, read_properties, require_owner
-from contract_plan.document import load_plan
+from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.quarantine import QUARANTINED_AT
 from contract_plan.restricted import local_folder, restrict_tree
-from spark_jobs.validation.rule_columns import quote
-from contract_plan.sql_text import quote_qualified
+from contract_plan.sql_text import quote_identifier, quote_qualified
 
 DEFAULT_DAYS = {"candidateDays": 7, "quarantineDays": 90}
 LOGGER = logging.getLogger("contract_gate.retention")
 
 
-def retention_days(plan: dict[str, Any]) -> dict[str, int]:
-    configured = ((plan.get("gate") or {}).get("retention")) or {}
+def retention_days(plan: Plan) -> dict[str, int]:
+    configured = (plan.gate.get("retention")) or {}
     return {key: int(configured.get(key, default)) for key, default in DEFAULT_DAYS.items()}
 
 
 def cleanup(
-    spark: SparkSession, plan: dict[str, Any] | str, now: datetime | None = None
+    spark: SparkSession, plan: Plan | dict[str, Any] | str, now: datetime | None = None
 ) -> dict[str, Any]:
     """Apply both retention rules for one contract. ``now`` (UTC) is for tests.
 
@@ -58,7 +58,7 @@ def cleanup(
     }
 
 
-def drop_old_candidates(spark: SparkSession, plan: dict[str, Any], cutoff: datetime) -> list[str]:
+def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> list[str]:
     """Drop this contract's candidates (``<object>__*``) frozen before ``cutoff``. A table there
     that does not carry this contract's candidate properties is left alone (logged when it
     carries none: a candidate frozen before ownership properties, to be claimed or removed by
@@ -66,7 +66,7 @@ def drop_old_candidates(spark: SparkSession, plan: dict[str, Any], cutoff: datet
     dropped = []
     for address in _candidates(spark, plan):
         properties = read_properties(spark, address)
-        problem = ownership_problem(properties, location(address), sql_name(address), plan["contract"]["id"],
+        problem = ownership_problem(properties, location(address), sql_name(address), plan.contract_id,
                                     "candidate")
         if problem is not None:
             if not any(key in properties for key in (CONTRACT, ROLE)):
@@ -84,14 +84,14 @@ def drop_old_candidates(spark: SparkSession, plan: dict[str, Any], cutoff: datet
     return dropped
 
 
-def delete_old_quarantine(spark: SparkSession, plan: dict[str, Any], cutoff: datetime) -> int:
+def delete_old_quarantine(spark: SparkSession, plan: Plan, cutoff: datetime) -> int:
     """Delete quarantined rows older than ``cutoff`` and vacuum; returns the rows deleted."""
-    table = resolve(plan["tables"]["quarantine"])
+    table = plan.tables.quarantine
     if not exists(spark, table):
         return 0
     require_owner(spark, plan, table, "quarantine")  # DELETE and VACUUM write: our quarantine only
     metrics = spark.sql(
-        f"DELETE FROM {sql_name(table)} WHERE unix_micros({quote(QUARANTINED_AT)}) < {_micros(cutoff)}"
+        f"DELETE FROM {sql_name(table)} WHERE unix_micros({quote_identifier(QUARANTINED_AT)}) < {_micros(cutoff)}"
     ).first()
     deleted = int(metrics[0]) if metrics is not None else 0
     if deleted:
@@ -105,18 +105,18 @@ def delete_old_quarantine(spark: SparkSession, plan: dict[str, Any], cutoff: dat
 def _vacuum(spark: SparkSession, table: dict[str, Any]) -> None:
     """VACUUM lists the table's folder with ``parallelPartitionDiscovery.parallelism`` tasks,
     10000 by default: 30-40 s of empty tasks on a small local table. A quarantine table is
-    small, so the listing runs with the cluster's default parallelism (in a child session, to
-    leave the caller's conf alone)."""
-    session = spark.newSession()
+    small, so the listing runs with as many tasks as a shuffle has (in a child session, to
+    leave the caller's conf alone; a setting any session, classic or Connect, can read)."""
+    session = child_session(spark)
     session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism",
-                     str(spark.sparkContext.defaultParallelism))
+                     spark.conf.get("spark.sql.shuffle.partitions"))
     session.sql(f"VACUUM {sql_name(table)}").collect()
 
 
-def _candidates(spark: SparkSession, plan: dict[str, Any]) -> list[dict[str, Any]]:
+def _candidates(spark: SparkSession, plan: Plan) -> list[dict[str, Any]]:
     """Every existing candidate of this contract's object in the candidate schema."""
-    probe = resolve(candidate_address(plan, "x"))
-    prefix = f"{plan['object']}__"
+    probe = plan.candidate("x")
+    prefix = f"{plan.object}__"
     if probe["kind"] == "path":
         folder = posixpath.dirname(probe["path"])
         return [

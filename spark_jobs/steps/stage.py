@@ -24,20 +24,20 @@ import posixpath
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.addresses import as_address, candidate_address, location, resolve, sql_name
+from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import tagged_session
 from spark_jobs.steps.history import find_submission
 from contract_plan.ownership import owner_properties, require_owner
-from contract_plan.document import load_plan
+from contract_plan.model import Plan, load_plan
 from contract_plan.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
 from contract_plan.table_ddl import table_properties
 
 
 def stage_candidate(
     spark: SparkSession,
-    plan: dict[str, Any] | str,
+    plan: Plan | dict[str, Any] | str,
     submission_id: str,
     landing: dict[str, Any] | str | None = None,
 ) -> dict[str, Any]:
@@ -52,18 +52,18 @@ def stage_candidate(
     source = _landing(plan, landing)
     if source["format"] == "delta":
         return _pin(spark, plan, source)
-    target = candidate_address(plan, submission_id)
+    target = plan.candidate(submission_id)
     resolved = resolve(source)
     batch = read_candidate(
         tagged_session(spark, plan, submission_id, idempotent=False),
         resolved["path"] if resolved["kind"] == "path" else resolved["name"],
         format=source["format"],
         options=source.get("options"),
-        columns=plan["columns"],
+        columns=plan.columns,
     ).df
     private = local_folder(target)
     if private:  # owner-only before its first file exists (contract_plan.restricted)
-        make_private_folder(local_folder(plan["tables"]["candidate_schema"]))
+        make_private_folder(local_folder(plan.tables.candidate_schema))
         make_private_folder(private)
     wrote = _write_once(batch, plan, target)
     if private:
@@ -86,8 +86,8 @@ def stage_candidate(
     }
 
 
-def _landing(plan: dict[str, Any], landing: dict[str, Any] | str | None) -> dict[str, Any]:
-    planned = (plan.get("tables") or {}).get("landing")
+def _landing(plan: Plan, landing: dict[str, Any] | str | None) -> dict[str, Any]:
+    planned = plan.tables.landing if plan.tables else None
     if landing is None:
         if planned is None:
             raise ValueError("the plan has no landing address and none was given")
@@ -97,7 +97,7 @@ def _landing(plan: dict[str, Any], landing: dict[str, Any] | str | None) -> dict
     return as_address(landing)
 
 
-def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+def _pin(spark: SparkSession, plan: Plan, source: dict[str, Any]) -> dict[str, Any]:
     resolved = resolve(source)
     where = resolved["path"] if resolved["kind"] == "path" else resolved["name"]
     candidate = read_candidate(spark, where, format="delta", options=source.get("options"))
@@ -109,13 +109,13 @@ def _pin(spark: SparkSession, plan: dict[str, Any], source: dict[str, Any]) -> d
     }
 
 
-def _write_once(batch: DataFrame, plan: dict[str, Any], target: dict[str, Any]) -> bool:
+def _write_once(batch: DataFrame, plan: Plan, target: dict[str, Any]) -> bool:
     """Write ``batch`` (read through a tagged session, so the commit names the submission) as
     a new Delta table at ``target``, carrying this contract's ownership properties from its
     first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
     properties); False when that table already exists."""
-    properties = {**owner_properties(plan["contract"]["id"], "candidate"), **table_properties(plan),
-                  **statistics_properties(plan, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
+    properties = {**owner_properties(plan.contract_id, "candidate"), **table_properties(plan),
+                  **statistics_properties(plan.columns, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
     writer = batch.writeTo(sql_name(target)).using("delta")
     for key, value in properties.items():
         writer = writer.tableProperty(key, value)

@@ -27,6 +27,7 @@ from contract_plan.addresses import location, resolve, sql_name
 from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import exists
+from contract_plan.model import Plan, load_plan
 from contract_plan.ownership import owner_properties, require_owner
 from contract_plan.sql_text import quote_identifier, string_literal
 from contract_plan.table_ddl import (
@@ -50,7 +51,7 @@ class TargetDriftError(RuntimeError):
 
 
 def deployed_differences(
-    spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]
+    spark: SparkSession, plan: Plan, address: dict[str, Any]
 ) -> list[str]:
     """``table_ddl.compatibility_differences`` for the table deployed at ``address``.
 
@@ -66,7 +67,7 @@ def deployed_differences(
 
 
 def ensure_target(
-    spark: SparkSession, plan: dict[str, Any], address: dict[str, Any] | None = None
+    spark: SparkSession, plan: Plan | dict[str, Any], address: dict[str, Any] | None = None
 ) -> bool:
     """Make the target exist and match the plan; True when this call created it.
 
@@ -75,21 +76,22 @@ def ensure_target(
     from the plan. Safe to call from
     several runs at once: a lost creation race is retried and then finds the winner's table.
     """
-    address = resolve(address or plan["tables"]["target"])
+    plan = load_plan(plan)
+    address = resolve(address) if address else plan.require_tables().target
     return retry_conflicts(lambda _: _ensure_once(spark, plan, address), "creating the target")
 
 
-def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
+def create_statement(plan: Plan, address: dict[str, Any]) -> str:
     """``table_ddl``'s CREATE TABLE with the CHECK constraints as table properties."""
     create = create_table_statements(plan, address)[0]
     head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
     properties = {
-        **owner_properties(plan["contract"]["id"], "target"),
+        **owner_properties(plan.contract_id, "target"),
         **table_properties(plan),
         **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
     }
-    statistics = [plan["freshness"]["column"]] if plan.get("freshness") else []
-    statistics += [key for key in plan["key"] if key not in statistics]
+    statistics = [plan.freshness.column] if plan.freshness else []
+    statistics += [key for key in plan.key if key not in statistics]
     if statistics:
         properties["delta.dataSkippingStatsColumns"] = ",".join(map(quote_identifier, statistics))
     if not properties:
@@ -98,7 +100,7 @@ def create_statement(plan: dict[str, Any], address: dict[str, Any]) -> str:
     return f"{head}\nTBLPROPERTIES ({rendered})"
 
 
-def _ensure_once(spark: SparkSession, plan: dict[str, Any], address: dict[str, Any]) -> bool:
+def _ensure_once(spark: SparkSession, plan: Plan, address: dict[str, Any]) -> bool:
     created = False
     if not exists(spark, address):
         try:

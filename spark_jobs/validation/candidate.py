@@ -10,7 +10,6 @@ plan's columns and no rows.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,9 +17,10 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
-from spark_jobs.validation.rule_columns import quote
 from spark_jobs.runtime.errors import NOTHING_TO_INFER, has_condition
 from spark_jobs.validation.unfit import read_text
+from contract_plan.addresses import looks_like_path
+from contract_plan.sql_text import quote_identifier, quote_qualified
 
 FORMATS = ("delta", "parquet", "csv", "json")
 
@@ -33,34 +33,6 @@ class Candidate:
     table: str | None = None
     version: int | None = None
     format: str | None = None
-
-
-def is_path(source: str) -> bool:
-    """A location on a filesystem (``/x``, ``./x``, ``s3://b/x``) rather than a catalog name."""
-    return "/" in source or "\\" in source or source.startswith(".") or os.path.exists(source)
-
-
-def quote_table_name(name: str) -> str:
-    """``main.sales.orders`` as ``\\`main\\`.\\`sales\\`.\\`orders\\```; parts already quoted stay whole."""
-    parts, current, quoted, index = [], "", False, 0
-    while index < len(name):
-        char = name[index]
-        if char == "`":
-            if quoted and name[index + 1 : index + 2] == "`":
-                current += "`"
-                index += 1
-            else:
-                quoted = not quoted
-        elif char == "." and not quoted:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-        index += 1
-    parts.append(current)
-    if quoted or not all(parts):
-        raise ValueError(f"not a table name: {name!r}")
-    return ".".join(quote(part) for part in parts)
 
 
 def read_candidate(
@@ -82,7 +54,7 @@ def read_candidate(
     if format not in FORMATS:
         raise ValueError(f"format {format!r} is not one of {', '.join(FORMATS)}")
     options = dict(options or {})
-    path = is_path(source)
+    path = looks_like_path(source)
     if format == "delta":
         return _read_delta(spark, source, path, version, options)
     if version is not None:
@@ -97,7 +69,7 @@ def read_candidate(
 def _read_delta(
     spark: SparkSession, source: str, path: bool, version: int | None, options: dict[str, str]
 ) -> Candidate:
-    identifier = f"delta.{quote(source)}" if path else quote_table_name(source)
+    identifier = f"delta.{quote_identifier(source)}" if path else quote_qualified(source)
     if version is None:
         version = int(spark.sql(f"DESCRIBE HISTORY {identifier} LIMIT 1").first()["version"])
     reader = spark.read.format("delta").options(**options).option("versionAsOf", version)
@@ -114,7 +86,7 @@ def _read_text(
 ) -> DataFrame:
     if format == "csv":
         options.setdefault("header", "true")
-    expected = {c["name"]: DataType.fromDDL(c["type"]) for c in columns}
+    expected = {c.name: DataType.fromDDL(c.type) for c in columns}
     try:
         found = spark.read.options(**options).format(format).load(path).schema.fields
     except AnalysisException as exc:  # a folder without a file: nothing to infer a schema from
@@ -126,5 +98,5 @@ def _read_text(
         # the batch is judged as empty (``submission.not_empty``), not as one missing them all.
         found = [StructField(name, data_type) for name, data_type in expected.items()]
     schema = StructType([StructField(f.name, expected.get(f.name, f.dataType), True) for f in found])
-    allowed = frozenset(c["name"] for c in columns if c.get("allow_non_finite"))
+    allowed = frozenset(c.name for c in columns if c.allow_non_finite)
     return read_text(spark, path, format, options, schema, allowed)

@@ -29,6 +29,10 @@ Semantics, the same as the Delta CHECK constraints built from the same predicate
 * ``rows.invalid`` counts rows failing at least one error-level row or uniqueness rule;
   dataset rules (row counts, metrics with a real tolerance) and query rules judge the batch and
   mark no row. A metric with zero tolerance (``mustBe: 0``...) is compiled as a row rule.
+
+The cross-batch key rule (``key.unique_across_batches``, scope ``target``) needs the target, not
+the batch: it is reported ``not_executed``, which does not fail the outcome, and the gate's
+``batch_keys`` step (``spark_jobs.commands.chains``) measures it and fills its entry.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from __future__ import annotations
 import math
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
 from functools import reduce
@@ -55,8 +61,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
-from contract_plan.document import load_plan
-from contract_plan.addresses import resolve
+from contract_plan.model import Address, Plan, Rule, load_plan
 from spark_jobs.runtime.errors import error_condition
 from spark_jobs.validation.report import Measurement, build_report, query_result
 from spark_jobs.validation.rule_columns import (
@@ -65,10 +70,8 @@ from spark_jobs.validation.rule_columns import (
     column,
     evaluated,
     failing,
-    key_columns,
     key_set_id,
     keys_not_null,
-    nulls_distinct,
     triage,
 )
 from spark_jobs.validation.schema_compare import check_schema
@@ -88,7 +91,7 @@ class ValidationFailed(RuntimeError):
 
 def run_validation(
     spark: SparkSession,
-    plan: dict[str, Any] | str,
+    plan: Plan | dict[str, Any] | str,
     candidate: Candidate | DataFrame,
     *,
     depth: str = "all",
@@ -115,7 +118,7 @@ def run_validation(
     measurements: dict[str, Measurement] = {}
     row_count = invalid = None
     if depth != "schema":
-        references = (plan.get("tables") or {}).get("references") or {}
+        references = plan.tables.references if plan.tables else {}
         try:
             row_count, invalid = _measure(spark, df, rules, measurements, timings, references)
             if sample_size > 0:
@@ -124,7 +127,7 @@ def run_validation(
             raise ValidationFailed(f"validation failed in Spark: {error_condition(exc)}") from None
     timings["total_seconds"] = time.perf_counter() - started
     return build_report(
-        plan={**plan, "rules": rules.considered},  # with a CSV/JSON input's type rules
+        plan=replace(plan, rules=tuple(rules.considered)),  # with a CSV/JSON input's type rules
         candidate=candidate,
         schema=schema,
         measurements=measurements,
@@ -147,7 +150,7 @@ def _measure(
     rules: Triage,
     measurements: dict[str, Measurement],
     timings: dict[str, float],
-    references: dict[str, dict[str, Any]],
+    references: Mapping[str, Address],
 ) -> tuple[int, int]:
     """Run the passes, fill ``measurements``; return (row count, invalid rows).
 
@@ -158,11 +161,11 @@ def _measure(
     uniqueness rules it also counts ``rows.invalid`` from the same flags.
     """
     counted = rules.by_scope("row", "dataset")
-    error_row_rules = [r for r in rules.by_scope("row") if r["severity"] == "error"]
+    error_row_rules = [r for r in rules.by_scope("row") if r.severity == "error"]
     key_sets = list(_key_sets(rules.by_scope("group")).values())
-    error_sets = [s for s in key_sets if any(r["severity"] == "error" for r in s)]
+    error_sets = [s for s in key_sets if any(r.severity == "error" for r in s)]
     fold = len(error_sets) == 1 and not any(
-        r.get("filter") for r in error_sets[0] if r["severity"] == "error"
+        r.filter for r in error_sets[0] if r.severity == "error"
     )
     first_set = error_sets[0] if fold else (key_sets[0] if key_sets else None)
 
@@ -190,7 +193,7 @@ def _measure(
         if group_rules is not first_set:
             _group_pass(df, group_rules, None, measurements)
     if error_sets and not fold:
-        marking = error_row_rules + [r for s in error_sets for r in s if r["severity"] == "error"]
+        marking = error_row_rules + [r for s in error_sets for r in s if r.severity == "error"]
         marked = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
         invalid = marked.agg(F.count_if("broken")).collect()[0][0]
     timings["other_passes_seconds"] = time.perf_counter() - clock
@@ -203,51 +206,51 @@ def _measure(
     return result["rows"], invalid
 
 
-def _key_sets(group_rules: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    key_sets: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+def _key_sets(group_rules: list[Rule]) -> dict[tuple[str, ...], list[Rule]]:
+    key_sets: dict[tuple[str, ...], list[Rule]] = {}
     for rule in group_rules:
-        key_sets.setdefault(key_set_id(key_columns(rule)), []).append(rule)
+        key_sets.setdefault(key_set_id(rule.columns), []).append(rule)
     return key_sets
 
 
-def _flags(counted: list[dict[str, Any]]) -> list[Column]:
+def _flags(counted: list[Rule]) -> list[Column]:
     """Per-row booleans: each rule failing, each filter selecting."""
     flags = []
     for index, rule in enumerate(counted):
-        if rule["kind"] != "row_count":
+        if rule.kind != "row_count":
             flags.append(failing(rule).alias(FLAG.format(f"failed{index}")))
-        if rule.get("filter"):
+        if rule.filter:
             flags.append(evaluated(rule).alias(FLAG.format(f"evaluated{index}")))
     return flags
 
 
-def _totals(counted: list[dict[str, Any]]) -> dict[str, Column]:
+def _totals(counted: list[Rule]) -> dict[str, Column]:
     """The aggregates over the flag columns: rows, failures and evaluated rows per rule."""
     totals = {"rows": F.count(F.lit(1)), "broken": F.count_if(F.col(BROKEN))}
     for index, rule in enumerate(counted):
-        if rule["kind"] != "row_count":
+        if rule.kind != "row_count":
             totals[f"failed{index}"] = F.count_if(F.col(FLAG.format(f"failed{index}")))
-        if rule.get("filter"):
+        if rule.filter:
             totals[f"evaluated{index}"] = F.count_if(F.col(FLAG.format(f"evaluated{index}")))
     return totals
 
 
 def _fill(
-    counted: list[dict[str, Any]], result: dict[str, Any], measurements: dict[str, Measurement]
+    counted: list[Rule], result: dict[str, Any], measurements: dict[str, Measurement]
 ) -> None:
     for index, rule in enumerate(counted):
         evaluated_rows = result.get(f"evaluated{index}", result["rows"])
-        if rule["kind"] == "row_count":
-            measurements[rule["id"]] = Measurement(evaluated_rows=evaluated_rows, value=evaluated_rows)
+        if rule.kind == "row_count":
+            measurements[rule.id] = Measurement(evaluated_rows=evaluated_rows, value=evaluated_rows)
         else:
-            measurements[rule["id"]] = Measurement(
+            measurements[rule.id] = Measurement(
                 failed_rows=result[f"failed{index}"], evaluated_rows=evaluated_rows
             )
 
 
 def _group_pass(
     df: DataFrame,
-    rules: list[dict[str, Any]],
+    rules: list[Rule],
     broken: Column | None,
     measurements: dict[str, Measurement],
 ) -> tuple[int, int | None]:
@@ -258,10 +261,10 @@ def _group_pass(
     whole candidate: a group with an error-level duplicate is invalid entire, any other group
     contributes its broken rows. Without it, invalid rows are ``None``.
     """
-    keys = key_columns(rules[0])
+    keys = rules[0].columns
     aggregates = [F.count(F.lit(1)).alias("size")]
     for index, rule in enumerate(rules):
-        if rule.get("filter"):  # unfiltered rules share "size"
+        if rule.filter:  # unfiltered rules share "size"
             aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
     if broken is not None:
         aggregates.append(F.count_if(broken).alias("broken"))
@@ -270,9 +273,9 @@ def _group_pass(
     duplicate = {}
     totals = []
     for index, rule in enumerate(rules):
-        size = F.col(f"size{index}" if rule.get("filter") else "size")
+        size = F.col(f"size{index}" if rule.filter else "size")
         duplicate[index] = size > 1
-        if nulls_distinct(rule):
+        if rule.nulls_distinct:
             duplicate[index] = duplicate[index] & keys_not_null(keys)
         totals += [
             F.sum(F.when(duplicate[index], size).otherwise(0)).alias(f"failed{index}"),
@@ -283,7 +286,7 @@ def _group_pass(
     if broken is not None:
         any_error_duplicate = F.lit(False)
         for index, rule in enumerate(rules):
-            if rule["severity"] == "error":
+            if rule.severity == "error":
                 any_error_duplicate = any_error_duplicate | duplicate[index]
         totals.append(
             F.sum(F.when(any_error_duplicate, F.col("size")).otherwise(F.col("broken"))).alias(
@@ -292,7 +295,7 @@ def _group_pass(
         )
     result = groups.agg(*totals).collect()[0].asDict()
     for index, rule in enumerate(rules):
-        measurements[rule["id"]] = Measurement(
+        measurements[rule.id] = Measurement(
             failed_rows=result[f"failed{index}"] or 0,
             evaluated_rows=result[f"evaluated{index}"] or 0,
             duplicate_groups=result[f"groups{index}"],
@@ -303,10 +306,10 @@ def _group_pass(
 def _run_queries(
     spark: SparkSession,
     df: DataFrame,
-    queries: list[dict[str, Any]],
+    queries: list[Rule],
     measurements: dict[str, Measurement],
     rules: Triage,
-    references: dict[str, dict[str, Any]],
+    references: Mapping[str, Address],
 ) -> None:
     """Each ``type: sql`` rule once, against the candidate (and the gate's references) as
     temporary views.
@@ -319,7 +322,7 @@ def _run_queries(
     df.createOrReplaceTempView(views["object"])
     failed_references = {}
     for alias, address in references.items():
-        if any("{" + alias + "}" in rule["query"] for rule in queries):
+        if any("{" + alias + "}" in rule.query for rule in queries):
             views[alias] = f"contract_gate_reference_{alias}_{uuid.uuid4().hex}"
             try:
                 read_reference(spark, address).createOrReplaceTempView(views[alias])
@@ -327,23 +330,23 @@ def _run_queries(
                 failed_references[alias] = error_condition(exc)
     try:
         for rule in queries:
-            unreadable = [a for a in failed_references if "{" + a + "}" in rule["query"]]
+            unreadable = [a for a in failed_references if "{" + a + "}" in rule.query]
             if unreadable:
-                rules.skipped[rule["id"]] = (
+                rules.skipped[rule.id] = (
                     NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
                 continue
-            names = {**views, **({"property": rule["columns"][0]} if rule["columns"] else {})}
+            names = {**views, **({"property": rule.columns[0]} if rule.columns else {})}
             try:
-                query = bind_query(rule["query"], names)
+                query = bind_query(rule.query, names)
                 result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
                 first = result.first()
             except SqlRefused as exc:
-                rules.skipped[rule["id"]] = (NOT_EVALUATED, f"query refused: {exc}")
+                rules.skipped[rule.id] = (NOT_EVALUATED, f"query refused: {exc}")
                 continue
             except SPARK_ERRORS as exc:
-                rules.skipped[rule["id"]] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
+                rules.skipped[rule.id] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
                 continue
-            measurements[rule["id"]] = (
+            measurements[rule.id] = (
                 Measurement(value_type="no row") if first is None
                 else query_result(first[0], result.schema.fields[0].dataType.simpleString())
             )
@@ -352,9 +355,9 @@ def _run_queries(
             spark.catalog.dropTempView(view)
 
 
-def read_reference(spark: SparkSession, address: dict[str, Any]) -> DataFrame:
-    """A reference table of the gate settings (a Delta table by name or path), as it is now."""
-    address = resolve(address)
+def read_reference(spark: SparkSession, address: Address) -> DataFrame:
+    """A reference table of the gate settings (a Delta table by name or path, resolved in the
+    plan), as it is now."""
     if address["kind"] == "path":
         return spark.read.format("delta").load(address["path"])
     return spark.read.table(address["name"])
@@ -362,20 +365,20 @@ def read_reference(spark: SparkSession, address: dict[str, Any]) -> DataFrame:
 
 def _sample(
     df: DataFrame,
-    plan: dict[str, Any],
+    plan: Plan,
     rules: Triage,
     measurements: dict[str, Measurement],
     size: int,
 ) -> None:
     """Up to ``size`` failing values per failing row rule, from columns that allow it."""
     allowed = {
-        c["name"]
-        for c in plan["columns"]
-        if c.get("sample_allowed") is True and c.get("classification") is None
+        c.name
+        for c in plan.columns
+        if c.sample_allowed is True and c.classification is None
     }
     for rule in rules.by_scope("row"):
-        names = [name for name in rule["columns"] if name in allowed]
-        measured = measurements[rule["id"]]
+        names = [name for name in rule.columns if name in allowed]
+        measured = measurements[rule.id]
         if not names or not measured.failed_rows:
             continue
         rows = df.filter(failing(rule)).select(*map(column, names)).limit(size).collect()

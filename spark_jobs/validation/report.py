@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from spark_jobs.validation.candidate import Candidate
-from contract_plan.document import reference_aliases
+from contract_plan.model import Plan, Rule
 from spark_jobs.validation.rule_columns import NOT_EVALUATED
 from spark_jobs.validation.schema_compare import SchemaResult
 from contract_plan.sql_allowlist import query_columns, query_counts
-from contract_plan.thresholds import percent, satisfies
+from contract_plan.thresholds import percent
 
 REPORT_VERSION = 1
 LOGGER = logging.getLogger("contract_gate.validation")
@@ -45,7 +45,7 @@ class Measurement:
 
 def build_report(
     *,
-    plan: dict[str, Any],
+    plan: Plan,
     candidate: Candidate,
     schema: SchemaResult,
     measurements: dict[str, Measurement],
@@ -58,17 +58,17 @@ def build_report(
 ) -> dict[str, Any]:
     """The report dict; ``skipped`` maps rule ids to (status, reason) for rules not run."""
     rules = [
-        _rule_entry(rule, measurements.get(rule["id"]), skipped.get(rule["id"]))
-        for rule in plan["rules"]
+        _rule_entry(rule, measurements.get(rule.id), skipped.get(rule.id))
+        for rule in plan.rules
     ]
-    for entry, rule in zip(rules, plan["rules"]):
+    for entry, rule in zip(rules, plan.rules):
         _withhold_read_values(entry, rule, plan)
     return {
         "report_version": REPORT_VERSION,
-        "contract": {"id": plan["contract"]["id"], "version": plan["contract"]["version"]},
-        "plan_fingerprint": plan["fingerprint"],
+        "contract": {"id": plan.contract_id, "version": plan.contract_version},
+        "plan_fingerprint": plan.fingerprint,
         "submission_id": submission_id,
-        "environment": plan.get("environment"),
+        "environment": plan.environment,
         "depth": depth,
         "candidate": {
             "table": candidate.table,
@@ -78,7 +78,7 @@ def build_report(
         },
         "schema": schema.as_report(),
         "rules": rules,
-        "outcome": outcome(schema, rules, depth),
+        "outcome": outcome(schema.ok, rules, depth),
         "rows": {
             "valid": None if row_count is None else row_count - invalid_rows,
             "invalid": invalid_rows,
@@ -87,14 +87,14 @@ def build_report(
     }
 
 
-def outcome(schema: SchemaResult, rules: list[dict[str, Any]], depth: str) -> str:
+def outcome(schema_ok: bool, rules: list[dict[str, Any]], depth: str) -> str:
     """``fail`` on a schema error (unless depth=data) or a failed error rule; ``warn`` on a
     failed warning; else ``pass``. A rule that could not be evaluated never counts as passed
     (only depth=schema skips rules on purpose)."""
     def failed(rule: dict[str, Any]) -> bool:
         return rule["passed"] is False or (rule["status"] == NOT_EVALUATED and depth != "schema")
 
-    if (depth != "data" and not schema.ok) or any(
+    if (depth != "data" and not schema_ok) or any(
         failed(r) for r in rules if r["severity"] == "error"
     ):
         return "fail"
@@ -103,17 +103,28 @@ def outcome(schema: SchemaResult, rules: list[dict[str, Any]], depth: str) -> st
     return "pass"
 
 
+def fill_measured(report: dict[str, Any], rule: Rule, measured: Measurement) -> None:
+    """Judge in ``report`` a rule that a later step measured (``key.unique_across_batches``, which
+    ``batch_keys`` measures against the target): its entry, which the engine left ``not_executed``,
+    becomes the measured one in its place (plan order), and the outcome is recomputed."""
+    index = next((i for i, entry in enumerate(report["rules"]) if entry["id"] == rule.id), None)
+    if index is None:
+        raise ValueError(f"the report has no entry for rule {rule.id!r}: it was not validated against this plan")
+    report["rules"][index] = _rule_entry(rule, measured, None)
+    report["outcome"] = outcome(report["schema"]["ok"], report["rules"], report["depth"])
+
+
 def _rule_entry(
-    rule: dict[str, Any], measured: Measurement | None, skipped: tuple[str, str] | None
+    rule: Rule, measured: Measurement | None, skipped: tuple[str, str] | None
 ) -> dict[str, Any]:
-    threshold = rule.get("threshold")
+    threshold = rule.threshold
     entry: dict[str, Any] = {
-        "id": rule["id"],
-        "kind": rule["kind"],
-        "scope": rule["scope"],
-        "columns": list(rule["columns"]),
-        "severity": rule["severity"],
-        "threshold": threshold,
+        "id": rule.id,
+        "kind": rule.kind,
+        "scope": rule.scope,
+        "columns": list(rule.columns),
+        "severity": rule.severity,
+        "threshold": None if threshold is None else threshold.as_json(),
         "status": "evaluated",
         "failed_rows": None,
         "evaluated_rows": None,
@@ -131,7 +142,7 @@ def _rule_entry(
         entry["duplicate_groups"] = measured.duplicate_groups
     if measured.sample:
         entry["sample"] = measured.sample
-    if rule["kind"] in ("row_count", "sql"):
+    if rule.kind in ("row_count", "sql"):
         value = _number(measured.value)
         if value is None:
             entry["reason"] = f"the query returned {measured.value_type or 'no number'}, not a number"
@@ -139,15 +150,15 @@ def _rule_entry(
             return entry
         entry["measured"] = _json_number(value)
         if threshold is not None:
-            entry["passed"] = satisfies(value, threshold)
+            entry["passed"] = threshold.satisfied_by(value)
         else:  # a row count alone asserts nothing; a bare query counts offending rows
-            entry["passed"] = rule["kind"] == "row_count" or value == 0
+            entry["passed"] = rule.kind == "row_count" or value == 0
         return entry
     value = measured.failed_rows
-    if threshold is not None and threshold.get("unit") == "percent":
+    if threshold is not None and threshold.unit == "percent":
         value = percent(measured.failed_rows, measured.evaluated_rows)
     entry["measured"] = _json_number(value)
-    entry["passed"] = satisfies(value, threshold) if threshold else measured.failed_rows == 0
+    entry["passed"] = threshold.satisfied_by(value) if threshold else measured.failed_rows == 0
     return entry
 
 
@@ -161,25 +172,25 @@ def _number(value: Any) -> int | float | Fraction | None:
     return value if isinstance(value, (int, float)) else None
 
 
-def _withhold_read_values(entry: dict[str, Any], rule: dict[str, Any], plan: dict[str, Any]) -> None:
+def _withhold_read_values(entry: dict[str, Any], rule: Rule, plan: Plan) -> None:
     """A query's number may be a value (``max(salary)``) rather than a count of rows: then it is
     left out of the report when the query reads a classified column, every column (a star beyond
     ``count(*)``, which could rename them) or a reference table, whose classification the plan
     does not know. The rule is still judged on it."""
-    if rule["kind"] != "sql" or entry["measured"] is None:
+    if rule.kind != "sql" or entry["measured"] is None:
         return
-    references = reference_aliases(plan)
-    placeholders = ["object", *references, *(["property"] if rule["columns"] else [])]
-    if query_counts(rule["query"], placeholders):
+    references = sorted(plan.tables.references) if plan.tables else []
+    placeholders = ["object", *references, *(["property"] if rule.columns else [])]
+    if query_counts(rule.query, placeholders):
         return
-    names = query_columns(rule["query"], placeholders)
-    classified = {c["name"].lower(): c["name"] for c in plan["columns"] if c.get("classification")}
-    if rule["columns"] and rule["columns"][0].lower() in classified and "{property}" in names:
-        names.add(rule["columns"][0].lower())
+    names = query_columns(rule.query, placeholders)
+    classified = {c.name.lower(): c.name for c in plan.columns if c.classification}
+    if rule.columns and rule.columns[0].lower() in classified and "{property}" in names:
+        names.add(rule.columns[0].lower())
     read = sorted(classified[name] for name in names & set(classified))
     if read or ("*" in names and classified):
         why = f"classified column(s) {', '.join(read)}" if read else "every column (a star), classified ones too"
-    elif any("{" + alias + "}" in rule["query"] for alias in references):
+    elif any("{" + alias + "}" in rule.query for alias in references):
         why = "a reference table"
     else:
         return

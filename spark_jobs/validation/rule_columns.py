@@ -8,14 +8,16 @@ rule id in ``_errors``/``_warnings``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType
 
-from contract_plan.empty_batch import empty_batch_rules
+from contract_plan import keys_across_batches
+from contract_plan.empty_batch import empty_batch_rule
+from contract_plan.model import Plan, Rule
+from contract_plan.sql_text import quote_identifier
 from spark_jobs.validation.schema_compare import SchemaResult
 from spark_jobs.validation.unfit import type_rules
 
@@ -23,35 +25,20 @@ NOT_EVALUATED = "not_evaluated"
 NOT_EXECUTED = "not_executed"
 
 
-def quote(name: str) -> str:
-    """One back-quoted identifier, so dots and spaces in a column name stay part of it."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def column(name: str) -> Column:
-    return F.col(quote(name))
+    return F.col(quote_identifier(name))
 
 
-def evaluated(rule: dict[str, Any]) -> Column:
+def evaluated(rule: Rule) -> Column:
     """TRUE for the rows the rule judges: its ``filter`` (NULL counts as not selected)."""
-    if rule.get("filter"):
-        return F.coalesce(F.expr(rule["filter"]), F.lit(False))
+    if rule.filter:
+        return F.coalesce(F.expr(rule.filter), F.lit(False))
     return F.lit(True)
 
 
-def failing(rule: dict[str, Any]) -> Column:
+def failing(rule: Rule) -> Column:
     """TRUE for an evaluated row whose predicate is not TRUE: NULL is a failure. Never NULL."""
-    return evaluated(rule) & ~F.coalesce(F.expr(rule["predicate"]), F.lit(False))
-
-
-def key_columns(rule: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(rule["columns"])
-
-
-def nulls_distinct(rule: dict[str, Any]) -> bool:
-    """Whether a uniqueness rule exempts rows with a NULL key part, as SQL UNIQUE does (the
-    default); ``nulls_distinct: false`` makes NULL key parts compare equal (group-by semantics)."""
-    return rule.get("nulls_distinct", True) is not False
+    return evaluated(rule) & ~F.coalesce(F.expr(rule.predicate), F.lit(False))
 
 
 def keys_not_null(keys: tuple[str, ...]) -> Column:
@@ -70,16 +57,16 @@ def key_set_id(keys: tuple[str, ...]) -> tuple[str, ...]:
 class Triage:
     """Rules that will run, and why each of the others will not."""
 
-    runnable: list[dict[str, Any]] = field(default_factory=list)
+    runnable: list[Rule] = field(default_factory=list)
     skipped: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (status, reason)
-    considered: list[dict[str, Any]] = field(default_factory=list)  # the plan's rules + the input's type rules
+    considered: list[Rule] = field(default_factory=list)  # the plan's rules + the input's type rules
 
-    def by_scope(self, *scopes: str) -> list[dict[str, Any]]:
-        return [rule for rule in self.runnable if rule["scope"] in scopes]
+    def by_scope(self, *scopes: str) -> list[Rule]:
+        return [rule for rule in self.runnable if rule.scope in scopes]
 
 
 def triage(
-    plan: dict[str, Any], df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False
+    plan: Plan, df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False
 ) -> Triage:
     """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``spark_jobs.validation.unfit``,
     and for a ``submission``, ``submission.not_empty``, ``contract_plan.empty_batch``) into
@@ -89,7 +76,7 @@ def triage(
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
     instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
     """
-    rules = [*plan["rules"], *type_rules(plan, df.schema), *(empty_batch_rules(plan) if submission else [])]
+    rules = [*plan.rules, *type_rules(plan, df.schema), *([empty_batch_rule()] if submission else [])]
     result = Triage(considered=rules)
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}
@@ -99,11 +86,11 @@ def triage(
         if reason is None:
             candidates.append(rule)
         else:
-            result.skipped[rule["id"]] = reason
+            result.skipped[rule.id] = reason
     problems = _analysis_problems(df, candidates)
     for rule in candidates:
-        if rule["id"] in problems:
-            result.skipped[rule["id"]] = (NOT_EVALUATED, problems[rule["id"]])
+        if rule.id in problems:
+            result.skipped[rule.id] = (NOT_EVALUATED, problems[rule.id])
         else:
             result.runnable.append(rule)
     result.runnable.sort(key=rules.index)
@@ -111,13 +98,15 @@ def triage(
 
 
 def _static_reason(
-    rule: dict[str, Any], missing: set[str], mistyped: set[str], depth: str
+    rule: Rule, missing: set[str], mistyped: set[str], depth: str
 ) -> tuple[str, str] | None:
-    if rule["scope"] == "text":
+    if rule.scope == "text":
         return NOT_EXECUTED, "text rules are documentation, not checks"
+    if rule.scope == keys_across_batches.SCOPE:  # the batch alone cannot judge it; batch_keys fills it in
+        return NOT_EXECUTED, "judged against the target table by the gate's batch_keys step"
     if depth == "schema":
         return NOT_EVALUATED, "depth=schema: only the schema was checked"
-    for name in rule["columns"]:
+    for name in rule.columns:
         if name in missing:
             return NOT_EVALUATED, f"column {name} is missing"
         if name in mistyped:
@@ -125,15 +114,15 @@ def _static_reason(
     return None
 
 
-def _expressions(rule: dict[str, Any]) -> list[tuple[str, bool]]:
+def _expressions(rule: Rule) -> list[tuple[str, bool]]:
     """(SQL text, must be boolean) for everything of the rule the engine will evaluate."""
-    expressions = [(rule[key], True) for key in ("predicate", "filter") if rule.get(key)]
-    if rule["scope"] == "group":
-        expressions += [(quote(name), False) for name in rule["columns"]]
+    expressions = [(text, True) for text in (rule.predicate, rule.filter) if text]
+    if rule.scope == "group":
+        expressions += [(quote_identifier(name), False) for name in rule.columns]
     return expressions
 
 
-def _analysis_problems(df: DataFrame, rules: list[dict[str, Any]]) -> dict[str, str]:
+def _analysis_problems(df: DataFrame, rules: list[Rule]) -> dict[str, str]:
     """{rule id: problem} for rules whose expressions do not analyse on ``df``.
 
     All expressions are analysed in one projection (one round of analysis, however many
@@ -146,12 +135,12 @@ def _analysis_problems(df: DataFrame, rules: list[dict[str, Any]]) -> dict[str, 
         types = [_type_or_error(df, text) for _, text, _ in pairs]
     problems: dict[str, str] = {}
     for (rule, text, boolean), data_type in zip(pairs, types):
-        if rule["id"] in problems:
+        if rule.id in problems:
             continue
         if isinstance(data_type, str):
-            problems[rule["id"]] = f"cannot analyse {text!r}: {data_type}"
+            problems[rule.id] = f"cannot analyse {text!r}: {data_type}"
         elif boolean and not isinstance(data_type, BooleanType):
-            problems[rule["id"]] = f"{text!r} is {data_type.simpleString()}, not boolean"
+            problems[rule.id] = f"{text!r} is {data_type.simpleString()}, not boolean"
     return problems
 
 

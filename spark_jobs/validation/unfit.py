@@ -29,13 +29,13 @@ in) there are no such rules: those inputs carry their own types, which the schem
 
 from __future__ import annotations
 
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, FloatType, StringType, StructField, StructType, VariantType
 
-from contract_plan.sql_text import string_literal
+from contract_plan.model import Plan, Rule
+from contract_plan.sql_text import quote_identifier, string_literal
 
 UNFIT = "_contract_gate_unfit"
 RECORD = "*"
@@ -65,11 +65,12 @@ def read_text(
           .format(format).load(path))
     as_text = StructType([StructField(f.name, StringType()) for f in schema.fields])
     parse = F.from_csv if format == "csv" else F.from_json
-    ddl = ", ".join(f"{_quote(f.name)} STRING" for f in schema.fields)
-    text = parse(F.col(_RAW), ddl if format == "csv" else as_text, _text_options(format, options))
+    ddl = ", ".join(f"{quote_identifier(f.name)} STRING" for f in schema.fields)
+    # no options at all rather than none: Spark Connect sends an empty dict as a typeless map()
+    text = parse(F.col(_RAW), ddl if format == "csv" else as_text, _text_options(format, options) or None)
     values, checks = {}, []
     for field in schema.fields:
-        name, column = field.name, F.col(_quote(field.name))
+        name, column = field.name, F.col(quote_identifier(field.name))
         kind = kinds[name]
         if kind in ("typed", "finite"):  # a value that was there but did not parse
             checks.append(F.when(column.isNull() & text[name].isNotNull(), F.lit(name)))
@@ -90,8 +91,9 @@ def read_text(
              .otherwise(F.array(F.lit(RECORD))))
     checked = [name for name, kind in kinds.items() if kind != "string"]
     # the marker first: it reads the columns as they were read (a VARIANT, a float's text)
-    return (df.withColumn(UNFIT, unfit.alias(UNFIT, metadata={CHECKED: checked})).withColumns(values)
-            .drop(_RAW))
+    marked = df.withColumn(UNFIT, unfit.alias(UNFIT, metadata={CHECKED: checked}))
+    # an empty withColumns is a no-op in a classic session, an error over Spark Connect
+    return (marked.withColumns(values) if values else marked).drop(_RAW)
 
 
 def _read_kind(field: StructField, format: str, non_finite_allowed: frozenset[str]) -> str:
@@ -130,29 +132,24 @@ def _text_options(format: str, options: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in options.items() if k in keep and (format == "csv" or not k.startswith(("sep", "delim")))}
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def type_rules(plan: dict[str, Any], schema: StructType) -> list[dict[str, Any]]:
+def type_rules(plan: Plan, schema: StructType) -> list[Rule]:
     """The rules over the marker column, for a DataFrame with ``schema`` ([] without it)."""
     if UNFIT not in schema.fieldNames():
         return []
-    taken = {rule["id"] for rule in plan["rules"]}
+    taken = {rule.id for rule in plan.rules}
     checked = schema[UNFIT].metadata.get(CHECKED)
     if checked is None:  # a candidate staged before the marker listed its columns
         checked = [f.name for f in schema.fields if f.dataType != StringType()]
-    typed = [c for c in plan["columns"] if c["name"] in checked]
-    rules = [_rule(f"{c['name']}.type", [c["name"]], c["name"],
-                   f"the value does not fit type {c['type']}") for c in typed]
+    typed = [c for c in plan.columns if c.name in checked]
+    rules = [_rule(f"{c.name}.type", [c.name], c.name,
+                   f"the value does not fit type {c.type}") for c in typed]
     rules.append(_rule("record.parseable", [], RECORD, "the record could not be parsed"))
-    return [rule for rule in rules if rule["id"] not in taken]
+    return [rule for rule in rules if rule.id not in taken]
 
 
-def _rule(rule_id: str, columns: list[str], marker: str, description: str) -> dict[str, Any]:
-    return {
-        "id": rule_id, "kind": "type", "scope": "row", "columns": columns, "severity": "error",
-        "source": "the landed file's parser", "enforceable": False, "description": description,
-        "filter": None, "threshold": None,
-        "predicate": f"NOT array_contains({_quote(UNFIT)}, {string_literal(marker)})",
-    }
+def _rule(rule_id: str, columns: list[str], marker: str, description: str) -> Rule:
+    return Rule(
+        id=rule_id, kind="type", scope="row", columns=tuple(columns), severity="error",
+        source="the landed file's parser", description=description,
+        predicate=f"NOT array_contains({quote_identifier(UNFIT)}, {string_literal(marker)})",
+    )

@@ -84,7 +84,8 @@ def _alive(pid: int) -> bool:
 
 
 def plan_file(folder):
-    from contract_gate.contract.compiler import compile_plan, render_plan
+    from contract_gate.contract.compiler import compile_plan
+    from contract_plan.document import render_plan
 
     path = folder / "plan.json"
     path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")))

@@ -75,11 +75,26 @@ def test_nothing_landed_or_an_unsafe_id_is_refused(tmp_path):
         (SPLIT_PLAN, summary(valid=0, invalid=3), "quarantine"),
         (SPLIT_PLAN, summary(rules=(("a.minimum", "row"), ("rows", "dataset"))), "quarantine"),
         (SPLIT_PLAN, summary(rules=(("key.unique", "group"),)), "split"),
+        (SPLIT_PLAN, summary(valid=10, invalid=0, rules=(("key.unique_across_batches", "target"),)), "quarantine"),
         (SPLIT_PLAN, summary(schema_ok=False), "quarantine"),
     ],
 )
 def test_branch_follows_the_violation_policy(plan, summary_, expected):
     assert decide(plan, summary_)[0] == expected
+
+
+def test_a_correction_plan_is_the_replace_keys_plan_without_the_cross_batch_key_rule():
+    from pathlib import Path
+
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.operators.base import as_correction
+    from contract_plan.document import read_document
+
+    plan = compile_plan(Path(__file__).resolve().parents[2] / "contracts" / "regional_daily_cases.yaml")
+    assert "key.unique_across_batches" in [r["id"] for r in plan["rules"]]
+    correction = read_document(as_correction(plan))  # a plan the Spark side accepts
+    assert correction["gate"]["publication"]["mode"] == "replace_keys"
+    assert [r["id"] for r in correction["rules"]] == [r["id"] for r in plan["rules"] if r["id"] != "key.unique_across_batches"]
 
 
 def test_the_decision_names_rules_and_counts_only():

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from contract_gate.contract.compiler import compile_plan, render_plan
+from contract_gate.contract.compiler import compile_plan
+from contract_plan.document import render_plan
 from contract_plan.table_ddl import render_ddl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,4 +55,4 @@ def test_the_documented_example_contract_is_this_file_and_compiles():
     assert block.group(1) == example.read_text(encoding="utf-8"), f"docs/contracts.md's example differs from {example}"
     plan = compile_plan(example)
     assert plan["key"] == ["shipment_id", "line_no"]
-    assert len(plan["rules"]) == 20
+    assert len(plan["rules"]) == 21  # with key.unique_across_batches: the gate appends, with a key

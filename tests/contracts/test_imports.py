@@ -14,7 +14,8 @@ HEAVY = ("pyspark", "py4j", "delta", "airflow")
 PROGRAM = """
 import contextlib, io, json, sys
 from contract_gate.contract.loader import load_contract
-from contract_gate.contract.compiler import compile_plan, render_plan
+from contract_gate.contract.compiler import compile_plan
+from contract_plan.document import render_plan
 from contract_plan.table_ddl import render_ddl, compatibility_differences
 from contract_gate.cli.main import main
 for name in ("regional_daily_cases", "orders", "meter_readings"):
@@ -54,4 +55,26 @@ def test_the_spark_side_never_imports_airflow_or_the_provider():
     report = json.loads(result.stdout.splitlines()[-1])
     assert "spark_jobs.validation.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
     leaked = sorted(m for m in report["modules"] if m.split(".")[0] in ("airflow", "contract_gate"))
+    assert leaked == []
+
+
+SHARED = """
+import importlib, json, pkgutil, sys
+import contract_plan
+names = [m.name for m in pkgutil.walk_packages(contract_plan.__path__, "contract_plan.")]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({"imported": names, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_the_shared_plan_package_is_import_light():
+    """``contract_plan`` is imported by both sides, the DAG-parse path included: importing every
+    module of it loads neither pyspark, py4j, delta, Airflow nor ``contract_gate``."""
+    result = subprocess.run([sys.executable, "-c", SHARED], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert "contract_plan.model" in report["imported"] and "contract_plan.sql_allowlist" in report["imported"]
+    leaked = sorted(m for m in report["modules"]
+                    if m.split(".")[0] in ("pyspark", "py4j", "delta", "airflow", "contract_gate", "spark_jobs"))
     assert leaked == []

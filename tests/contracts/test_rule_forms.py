@@ -46,6 +46,45 @@ def test_composite_key_follows_primary_key_position():
     assert rule(plan, "c.unique")["columns"] == ["c"]  # unique alone is a different rule than the key
 
 
+def _gated(publication: str = "", key: bool = True, quality: str = "") -> str:
+    """A contract with gate settings (``publication`` a YAML mapping, or the default), keyed on
+    (a, b) unless ``key`` is false, with a text rule on v and then ``quality``."""
+    gate = "customProperties:\n  - property: contractGate\n    value:\n      landing: {path: in}"
+    gate += f"\n      publication: {publication}" if publication else ""
+    keyed = {"primaryKey": "true"} if key else {"required": "true"}
+    text = "- type: text\n  description: last rule\n" + quality
+    return contract(column("a", "string", "string", **keyed, **({"primaryKeyPosition": "1"} if key else {}))
+                    + column("b", "date", "date", **keyed, **({"primaryKeyPosition": "2"} if key else {}))
+                    + column("v", "int", "integer", quality=text), extra=gate)
+
+
+def test_appending_with_a_key_compiles_the_cross_batch_key_rule_after_the_key_rule():
+    plan = compile_text(_gated("{mode: append}"))
+    ids = [r["id"] for r in plan["rules"]]
+    assert ids == ["a.required", "b.required", "v.text", "key.unique", "key.unique_across_batches"]
+    assert rule(plan, "key.unique_across_batches") == {
+        "id": "key.unique_across_batches", "kind": "unique_across_batches", "scope": "target",
+        "columns": ["a", "b"], "severity": "error", "source": "customProperties[0].value.publication.mode",
+        "predicate": None, "filter": None, "threshold": None, "description": None, "enforceable": False}
+    # append by default: the key is what the contract wrote
+    assert rule(compile_text(_gated()), "key.unique_across_batches")["source"] == "schema[0].properties[0].primaryKey"
+
+
+def test_no_cross_batch_key_rule_without_append_a_key_or_gate_settings():
+    assert "key.unique_across_batches" not in [r["id"] for r in compile_text(_gated("{mode: replace_keys}"))["rules"]]
+    no_key = compile_text(_gated(key=False))
+    assert no_key["key"] == [] and all(r["kind"] != "unique_across_batches" for r in no_key["rules"])
+    no_gate = compile_text(contract(column("a", "string", "string", primaryKey="true")))
+    assert [r["id"] for r in no_gate["rules"]] == ["a.required", "key.unique"]
+
+
+@pytest.mark.parametrize("publication", ["{mode: append}", "{mode: replace_keys}"])
+def test_a_contract_rule_cannot_take_the_cross_batch_key_rule_id(publication):
+    text = _gated(publication, quality="- id: key.unique_across_batches\n  type: text\n  description: mine")
+    [(path, message)] = issues_of(text)
+    assert path == "schema[0].properties[2].quality[1].id" and "'key.unique_across_batches'" in message
+
+
 def test_a_column_called_key_does_not_take_the_key_rule_id():
     text = contract(column("id", "int", "integer", primaryKey="true") + column("key", "int", "integer", unique="true"))
     plan = compile_text(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from _contract_texts import column, compile_text, contract, rule
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import load_plan
+from contract_plan.document import read_document
 from contract_plan.sql_allowlist import check_expression
 from contract_plan.sql_text import string_literal
 from contract_plan.table_ddl import constraint_names, create_table_statements
@@ -327,7 +327,7 @@ def test_every_example_plan_passes_the_spark_side_check():
     backslashes, char_length, isnan, IN lists) render as the compiler writes them."""
     for path in sorted((ROOT / "contracts").glob("*.yaml")):
         plan = compile_plan(path)
-        assert load_plan(json.loads(json.dumps(plan)))["fingerprint"] == plan["fingerprint"]
+        assert read_document(json.loads(json.dumps(plan)))["fingerprint"] == plan["fingerprint"]
     forms = ["`v` IS NOT NULL", "(`v` IS NULL OR `v` >= 0.1BD)", "(`v` IS NULL OR `v` <= 1e+40D)",
              "(NOT isnan(`x`) AND `x` % 0.5BD = 0)", "(`d` IS NULL OR `d` >= DATE '2020-01-01')",
              "(`t` IS NULL OR `t` < TIMESTAMP '2020-01-01T00:00:00')", "`t` >= TIMESTAMP_NTZ '2020-01-01T00:00:00'",

@@ -106,7 +106,7 @@ def run_trial(spark, root: Path, number: int, point: str, mode: str, rng: random
     publish(spark, plan, "seed", _frozen(spark, root, "seed", seed), 0)
     submission = f"trial-{number}"
     # where stage freezes a file landing: recovery compares the publish with this candidate
-    candidate = _frozen(spark, root, "batch", batch + invalid, candidate_address(plan, submission))
+    candidate = _frozen(spark, root, "batch", batch + invalid, candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission))
 
     killed = _run_child_and_kill(root, plan, submission, candidate, point, rng)
     committed = find_submission(spark, plan["tables"]["target"], submission) is not None

@@ -85,12 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flags", required=True, type=Path, help="folder for fault-point flag files")
     args = parser.parse_args(argv)
 
-    from contract_plan.document import load_plan
+    from contract_plan.document import read_document
     from spark_jobs.runtime.session import get_session
 
     spark = get_session("contract-gate-fault-trial", {
         "spark.master": "local[2]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
-    decision = publish_and_record(spark, load_plan(args.plan), args.submission_id, args.candidate,
+    decision = publish_and_record(spark, read_document(args.plan), args.submission_id, args.candidate,
                                   args.version, args.run_id, fault_hook(args.flags))
     print(json.dumps(decision))
     return 0

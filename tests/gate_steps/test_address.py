@@ -37,8 +37,8 @@ def test_submission_ids_become_safe_and_distinct_name_parts():
 
 def test_candidate_addresses_for_folders_and_catalogs():
     plan = {"object": "orders", "tables": {"candidate_schema": {"kind": "path", "path": "lh/_c", "format": "delta"}}}
-    assert candidate_address(plan, "s1") == {"kind": "path", "path": "lh/_c/orders__s1", "format": "delta"}
+    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1") == {"kind": "path", "path": "lh/_c/orders__s1", "format": "delta"}
     plan["tables"]["candidate_schema"] = {"kind": "table", "name": "main.sales._c", "format": "delta"}
-    assert candidate_address(plan, "s1")["name"] == "main._c.orders__s1"
+    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1")["name"] == "main._c.orders__s1"
     plan["tables"]["candidate_schema"] = {"kind": "table", "name": "main._c", "format": "delta"}
-    assert candidate_address(plan, "s1")["name"] == "main._c.orders__s1"
+    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1")["name"] == "main._c.orders__s1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from _gate_plans import case, plan_for, version_of, write_csv
+from _gate_plans import case, plan_for, table_rows, version_of, write_csv
 from spark_jobs.commands.gate_job import main
 
 
@@ -48,3 +48,70 @@ def test_a_failing_step_exits_non_zero(spark, tmp_path):
     plan_file.write_text(json.dumps(plan_for("regional_daily_cases", tmp_path)), encoding="utf-8")
 
     assert main(["stage", "--plan", str(plan_file), "--submission-id", "none"]) == 1  # nothing landed
+
+
+def test_the_plans_cross_batch_key_rule_quarantines_a_batch_whose_keys_the_target_holds(spark, tmp_path):
+    """``key.unique_across_batches`` is a rule of the plan: validation leaves it ``not_executed``,
+    ``batch_keys`` (in the stage+validate job) measures it against the target and fills its entry,
+    in plan order, with counts only. Under ``split_rows`` too, it judges the whole batch. The job
+    that validates a candidate staged apart (``validate+batch_keys``) measures it the same way."""
+    from contract_gate.operators.branch import PUBLISH, decide
+    from contract_gate.operators.validate import summarize
+
+    plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    target = plan["tables"]["target"]
+    plan_ids = [r["id"] for r in plan["rules"]]
+    assert "key.unique_across_batches" in plan_ids
+
+    def gate(submission: str, rows: list[tuple], staged_apart: bool = False) -> tuple[dict, dict, str]:
+        landing = write_csv(tmp_path / f"drop-{submission}", rows)
+        report_path = tmp_path / f"{submission}.report.json"
+        common = ["--plan", str(plan_file), "--submission-id", submission]
+        stage = ["--landing", str(landing), "--result", str(tmp_path / f"{submission}.stage.json")]
+        if staged_apart:
+            assert main(["stage", *common, *stage]) == 0
+            staged = _json(tmp_path / f"{submission}.stage.json")
+            assert main(["validate+batch_keys", *common, "--candidate", staged["candidate"]["path"],
+                         "--version", str(staged["version"]), "--report", str(report_path)]) == 0
+        else:
+            assert main(["stage+validate+batch_keys", *common, *stage, "--report", str(report_path)]) == 0
+        staged, report = _json(tmp_path / f"{submission}.stage.json"), _json(report_path)
+        assert [r["id"] for r in report["rules"]][:len(plan_ids)] == plan_ids  # in plan order, not appended
+        branch, reason = decide(plan, summarize(report, report_path, staged))
+        candidate = [*common, "--candidate", json.dumps(staged["candidate"]), "--version", str(staged["version"]),
+                     "--report", str(report_path), "--result", str(tmp_path / f"{submission}.{branch}.json")]
+        if branch == PUBLISH:
+            assert main(["publish", *candidate]) == 0
+        else:
+            assert main(["publish", *candidate]) == 1  # the report refuses it
+            assert main(["quarantine", *candidate, "--rows", "all"]) == 0
+        rule = next(r for r in report["rules"] if r["id"] == "key.unique_across_batches")
+        return rule, report, reason
+
+    first, report, _ = gate("s1", [case("NL-NH", 1), case("NL-UT", 1)])
+    assert (first["status"], first["failed_rows"], first["passed"], report["outcome"]) == ("evaluated", 0, True, "pass")
+    published = version_of(spark, target)
+    rows = sorted(tuple(r) for r in table_rows(spark, target))
+
+    held, report, reason = gate("s2", [case("NL-NH", 1, 99), case("NL-FR", 1), case("NL-UT", 1, 7)])
+    assert held == {"id": "key.unique_across_batches", "kind": "unique_across_batches", "scope": "target",
+                    "columns": ["region_code", "report_date"], "severity": "error", "threshold": None,
+                    "status": "evaluated", "failed_rows": 2, "evaluated_rows": 3, "measured": 2,
+                    "passed": False, "reason": None}
+    assert report["outcome"] == "fail" and report["rows"] == {"valid": 3, "invalid": 0}  # no row is marked
+    assert "key.unique_across_batches" in reason  # quarantined whole, though split_rows could split
+    assert version_of(spark, target) == published
+    assert sorted(tuple(r) for r in table_rows(spark, target)) == rows
+    quarantined = spark.read.format("delta").load(plan["tables"]["quarantine"]["path"]).filter("_submission_id = 's2'")
+    assert [[e.rule_id for e in row._errors] for row in quarantined.collect()] == [["key.unique_across_batches"]] * 3
+
+    again, report, _ = gate("s3", [case("NL-FR", 1), case("NL-UT", 1)], staged_apart=True)
+    assert (again["failed_rows"], again["passed"], report["outcome"]) == (1, False, "fail")
+    assert version_of(spark, target) == published
+
+    new, report, _ = gate("s4", [case("NL-FR", 1), case("NL-UT", 2)], staged_apart=True)
+    assert (new["status"], new["failed_rows"], new["passed"], report["outcome"]) == ("evaluated", 0, True, "pass")
+    assert version_of(spark, target) == published + 1
+    assert len(table_rows(spark, target)) == 4

@@ -20,7 +20,7 @@ from contract_gate.operators.branch import PUBLISH, QUARANTINE, SPLIT, decide
 from contract_gate.operators.validate import summarize
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.validation.engine import run_validation
-from contract_plan.document import load_plan
+from contract_plan.document import read_document
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.quarantine import quarantine
 from spark_jobs.steps.stage import stage_candidate
@@ -45,7 +45,7 @@ def orders_plan(tmp_path: Path, *, landing_format: str = "json", allow_non_finit
     for address in plan["tables"].values():
         if address["kind"] == "path":
             address["path"] = f"{tmp_path}/{address['path']}"
-    return load_plan(plan)
+    return read_document(plan)
 
 
 def write_text(folder: Path, name: str, text: str) -> Path:
@@ -260,17 +260,17 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
 
 
 def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexes(tmp_path):
+    from contract_plan.model import Column
     from contract_plan.restricted import statistics_properties
 
-    plan = {"columns": [{"name": "id", "classification": None}, {"name": "email", "classification": "restricted"},
-                        {"name": "odd name`", "classification": None}, {"name": "flag", "classification": None},
-                        {"name": "amount", "classification": None}]}
+    columns = [Column("id", "string"), Column("email", "string", classification="restricted"),
+               Column("odd name`", "decimal(12,3)"), Column("flag", "boolean"), Column("amount", "array<int>")]
     fields = [("id", "string"), ("email", "string"), ("odd name`", "decimal(12,3)"), ("flag", "boolean"),
               ("amount", "array<int>"), ("extra", "string"), ("_quarantined_at", "timestamp")]
 
-    assert statistics_properties(plan, fields, ("_quarantined_at",)) == {
+    assert statistics_properties(columns, fields, ("_quarantined_at",)) == {
         "delta.dataSkippingStatsColumns": "`id`,`odd name```,`_quarantined_at`"}
-    assert statistics_properties({"columns": [plan["columns"][1]]}, fields[1:2]) == {
+    assert statistics_properties(columns[1:2], fields[1:2]) == {
         "delta.dataSkippingStatsColumns": ""}  # nothing to index: Delta keeps row counts only
 
 
@@ -300,7 +300,7 @@ def test_a_quarantine_made_when_a_column_was_unclassified_stops_keeping_its_stat
     earlier = copy.deepcopy(plan)  # the contract before customer_id was classified
     earlier.pop("fingerprint")
     next(c for c in earlier["columns"] if c["name"] == "customer_id")["classification"] = None
-    earlier = load_plan(earlier)
+    earlier = read_document(earlier)
     quarantine_path = plan["tables"]["quarantine"]["path"]
     write_json(tmp_path / "lakehouse/landing/orders", [order("o1"), order("o2"), order("x1", -1.0)])
     assert gate(spark, earlier, "before", tmp_path)["branch"] == SPLIT

@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of
+from contract_plan.model import load_plan
 from spark_jobs.steps.history import find_submission
 from spark_jobs.steps.publish import (
     KEYS_ACROSS_BATCHES,
@@ -62,9 +63,10 @@ def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_pa
     publish(spark, plan, "s1", candidate, 0)
     published = version_of(spark, target)
 
-    session = module.tagged_session(spark, plan, "s1")
-    rows = read_pinned(session, plan, candidate, 0).select(*[c["name"] for c in plan["columns"]])
-    module._commit(session, plan, rows, target, "replace_keys")
+    typed = load_plan(plan)
+    session = module.tagged_session(spark, typed, "s1")
+    rows = read_pinned(session, typed, candidate, 0).select(*[c.name for c in typed.columns])
+    module._commit(session, typed, rows, typed.tables.target, "replace_keys")
 
     assert version_of(spark, target) == published
     assert len(table_rows(spark, target)) == 1
@@ -105,7 +107,9 @@ def test_append_rejects_keys_the_target_already_holds_and_writes_nothing(spark, 
     result = publish(spark, plan, "s2", second, 0)
 
     assert result["status"] == "rejected"
-    assert result["rules"][0]["id"] == KEYS_ACROSS_BATCHES and result["rules"][0]["failed_rows"] == 2
+    assert result["rules"] == [{"id": KEYS_ACROSS_BATCHES, "kind": "unique_across_batches", "scope": "target",
+                                "columns": ["region_code", "report_date"], "severity": "error",
+                                "failed_rows": 2, "passed": False}]
     assert (result["target_version_before"], result["target_version_after"]) == (before, before)
     assert version_of(spark, target) == before
     assert len(table_rows(spark, target)) == 2
@@ -115,11 +119,11 @@ def test_the_key_check_ignores_a_submissions_own_earlier_publish(spark, tmp_path
     plan = plan_for("regional_daily_cases", tmp_path)
     candidate = _candidate(spark, tmp_path, "s1", [case("NL-NH", 1)])
     rows = spark.read.format("delta").load(candidate["path"])
-    assert keys_across_batches(spark, plan, rows, "s1")["failed_rows"] == 0
+    assert keys_across_batches(spark, plan, rows, "s1") == 0
     publish(spark, plan, "s1", candidate, 0)
 
-    assert keys_across_batches(spark, plan, rows)["failed_rows"] == 1
-    assert keys_across_batches(spark, plan, rows, "s1")["failed_rows"] == 0
+    assert keys_across_batches(spark, plan, rows) == 1
+    assert keys_across_batches(spark, plan, rows, "s1") == 0
 
 
 def test_replace_keys_replaces_in_one_commit_and_keeps_history(spark, tmp_path):
@@ -166,7 +170,7 @@ def test_target_constraints_are_the_last_line_of_defence_and_leak_no_values(spar
 def test_a_plan_without_a_key_appends(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     plan["key"] = []
-    plan["rules"] = [r for r in plan["rules"] if r["kind"] != "unique"]
+    plan["rules"] = [r for r in plan["rules"] if r["kind"] not in ("unique", "unique_across_batches")]  # as compiled
     plan.pop("fingerprint")
     candidate = _candidate(spark, tmp_path, "k", [case("NL-NH", 1), case("NL-NH", 1)])
 

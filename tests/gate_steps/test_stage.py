@@ -83,7 +83,8 @@ def test_relative_landing_and_candidate_paths_resolve_against_contract_gate_home
 
     staged = stage_candidate(spark, plan, "rel")
 
-    assert staged["candidate"]["path"] == "lakehouse/_contract_gate_candidates/regional_daily_cases__rel"
+    # the plan's relative candidate folder, resolved once against CONTRACT_GATE_HOME
+    assert staged["candidate"]["path"] == str(tmp_path / "lakehouse/_contract_gate_candidates/regional_daily_cases__rel")
     assert (tmp_path / staged["candidate"]["path"] / "_delta_log").is_dir()
 
 

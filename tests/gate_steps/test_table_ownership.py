@@ -20,7 +20,7 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
 from contract_plan.ownership import CONTRACT, ROLE, OwnershipError, claim_statement
-from contract_plan.document import load_plan
+from contract_plan.document import read_document
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.quarantine import quarantine
 from spark_jobs.steps.retention import cleanup
@@ -37,7 +37,7 @@ def _plan(contract: Path, root: Path) -> dict:
     for address in plan["tables"].values():
         if address["kind"] == "path":
             address["path"] = f"{root}/{address['path']}"
-    return load_plan(plan)
+    return read_document(plan)
 
 
 def _properties(spark, address: dict) -> dict:

@@ -8,7 +8,10 @@ import json
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
-from spark_jobs.validation.candidate import is_path, quote_table_name, read_candidate
+from contract_plan.addresses import looks_like_path as is_path
+from contract_plan.sql_text import quote_qualified as quote_table_name
+from contract_plan.model import load_plan
+from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.validation.engine import run_validation
 
@@ -44,7 +47,7 @@ def test_csv_gets_the_contract_types_and_keeps_extra_columns(spark, tmp_path):
         "region_code,report_date,reporting_org,case_count,status,note\n"
         "NL,2024-03-01,GGD,5,confirmed,x\nBE,2024-03-01,GGD,-2,confirmed,y\n"
     )
-    candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
+    candidate = read_candidate(spark, str(path), format="csv", columns=load_plan(cases_plan()).columns)
     assert candidate.df.schema.simpleString() == (
         "struct<region_code:string,report_date:date,reporting_org:string,case_count:bigint,status:string,note:string,"
         "_contract_gate_unfit:array<string>>"
@@ -70,7 +73,7 @@ def test_values_that_do_not_fit_their_type_fail_the_type_rule_and_are_never_prin
         f"DE,2024-03-02,{SECRET},\"7,confirmed\n"
         "FR,2024-03-01,GGD,4,confirmed\n"
     )
-    candidate = read_candidate(spark, str(path), format="csv", columns=cases_plan()["columns"])
+    candidate = read_candidate(spark, str(path), format="csv", columns=load_plan(cases_plan()).columns)
     report = run_validation(spark, cases_plan(), candidate)
 
     failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
@@ -92,7 +95,7 @@ def test_json_values_that_do_not_fit_are_marked_too(spark, tmp_path):
         '{"region_code": "BE", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 2, "status": "confirmed"}\n'
         '{"region_code": "DE", "report_date": \n'
     )
-    candidate = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=cases_plan()["columns"])
+    candidate = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=load_plan(cases_plan()).columns)
     report = run_validation(spark, cases_plan(), candidate)
     failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
     # the broken last record parses to nothing: every required column counts it as well
@@ -106,7 +109,7 @@ def test_json_and_parquet(spark, tmp_path):
     (tmp_path / "cases.json").write_text(
         '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 3, "status": "confirmed"}\n'
     )
-    from_json = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=cases_plan()["columns"])
+    from_json = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=load_plan(cases_plan()).columns)
     assert run_validation(spark, cases_plan(), from_json)["schema"]["ok"] is True
     cases_df(spark, [good_row()]).write.parquet(str(tmp_path / "p"))
     from_parquet = read_candidate(spark, str(tmp_path / "p"), format="parquet")

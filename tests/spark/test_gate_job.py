@@ -14,7 +14,7 @@ import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
 from spark_jobs.commands import gate_job
-from contract_plan.document import fingerprint, load_plan
+from contract_plan.document import fingerprint, read_document
 from spark_jobs.runtime.session import submit_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def failing_candidate(spark, tmp_path):
     path = str(tmp_path / "candidate")
     cases_df(spark, [good_row(day=1), good_row(day=2, count=-1)]).write.format("delta").save(path)
     plan_path = tmp_path / "plan.json"
-    plan_path.write_text(json.dumps(load_plan(cases_plan())))
+    plan_path.write_text(json.dumps(read_document(cases_plan())))
     return path, plan_path
 
 
@@ -59,7 +59,8 @@ def test_steps_chain_through_the_shared_context(failing_candidate, tmp_path):
     # a chain whose only step is validate, given the stage result a stage step would leave
     args = gate_job.build_parser().parse_args(["validate", "--plan", str(plan_path), "--report", str(report_path)])
     staged = {"stage": {"candidate": {"kind": "path", "path": path, "format": "delta"}, "version": 0, "row_count": 2}}
-    assert gate_job._run(args, staged) == 0
+    args.context = staged
+    assert gate_job._run(args) == 0
     assert staged["validate"]["candidate"]["table"] == path
     assert gate_job.main(["validate+validate", "--plan", str(plan_path), "--candidate", path, "--report", str(report_path)]) == 0
 

@@ -19,7 +19,7 @@ import pytest
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
 from spark_jobs.validation.engine import run_validation
-from contract_plan.document import load_plan
+from contract_plan.document import read_document
 
 HEADER = """\
 apiVersion: v3.1.0
@@ -284,7 +284,7 @@ def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_
     for address in plan["tables"].values():
         address["path"] = f"{tmp_path}/{address['path']}"
     plan.pop("fingerprint")
-    plan = load_plan(plan)
+    plan = read_document(plan)
     rule = next(r for r in plan["rules"] if r["id"] == "currency.invalidValues")
     assert (rule["scope"], rule["threshold"], rule["enforceable"]) == ("row", None, True)
     plan_file = tmp_path / "plan.json"

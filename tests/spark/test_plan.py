@@ -8,19 +8,19 @@ import re
 import pytest
 from _spark_plans import cases_plan, rule, with_rules
 
-from contract_plan.document import PlanError, fingerprint, load_plan
+from contract_plan.document import PlanError, fingerprint, read_document
 from contract_plan.thresholds import satisfies
 
 
 def test_fingerprint_is_filled_in_and_checked(tmp_path):
-    plan = load_plan(cases_plan())
+    plan = read_document(cases_plan())
     assert plan["fingerprint"] == fingerprint(cases_plan())
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
-    assert load_plan(str(path)) == plan
+    assert read_document(str(path)) == plan
     plan["rules"][0]["predicate"] = "true"
     with pytest.raises(PlanError, match="changed after it was compiled"):
-        load_plan(plan)
+        read_document(plan)
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,38 @@ def test_fingerprint_is_filled_in_and_checked(tmp_path):
 )
 def test_malformed_plans_are_refused(change, message):
     with pytest.raises(PlanError, match=message):
-        load_plan({**cases_plan(), **change})
+        read_document({**cases_plan(), **change})
+
+
+def _appending(*rules, **overrides):
+    """cases_plan with gate settings that append to a target, and ``rules``."""
+    plan = cases_plan(**{"gate": {"publication": {"mode": "append"}},
+                         "tables": {"target": {"kind": "path", "path": "t", "format": "delta"}}, **overrides})
+    return with_rules(plan, *rules)
+
+
+def _across(columns=("region_code", "report_date"), **extra):
+    return rule("key.unique_across_batches", "unique_across_batches", list(columns), **{"scope": "target", **extra})
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        (_appending(_across(scope="group")), "must have scope 'target'"),
+        (_appending(_across(columns=[])), "needs the key columns"),
+        (_appending(_across(columns=["region_code"])), "must have the plan's key as its columns"),
+        (_appending(_across(), gate={"publication": {"mode": "replace_keys"}}), "needs gate settings that append"),
+        (_appending(_across(), tables=None), "needs gate settings that append"),
+        (_appending(_across(predicate="true")), "takes no predicate"),
+        (_appending(_across(threshold={"operator": "mustBe", "value": 0, "unit": "rows"})), "takes no threshold"),
+    ],
+)
+def test_the_cross_batch_key_rule_must_be_the_publications(plan, message):
+    """It is judged against the target on the key the publish appends by: a plan that says
+    otherwise would quarantine batches by what their publish does not do."""
+    assert read_document(_appending(_across()))["rules"][0]["scope"] == "target"
+    with pytest.raises(PlanError, match=message):
+        read_document(plan)
 
 
 @pytest.mark.parametrize(
@@ -56,11 +87,11 @@ def test_malformed_plans_are_refused(change, message):
     ],
 )
 def test_thresholds(measured, operator, value, expected):
-    assert satisfies(measured, {"operator": operator, "value": value, "unit": "rows"}) is expected
+    assert satisfies(measured, operator, value) is expected
 
 
 def test_with_rules_keeps_plans_valid():
-    assert load_plan(with_rules(cases_plan(), rule("doc", "text", [])))["rules"][0]["id"] == "doc"
+    assert read_document(with_rules(cases_plan(), rule("doc", "text", [])))["rules"][0]["id"] == "doc"
 
 
 @pytest.mark.parametrize(
@@ -75,20 +106,20 @@ def test_with_rules_keeps_plans_valid():
 )
 def test_every_sql_text_of_a_plan_is_checked_again(key, text, message):
     """The Spark side trusts no SQL of a plan, even one whose fingerprint was recomputed."""
-    plan = load_plan(cases_plan())
+    plan = read_document(cases_plan())
     plan["rules"][5][key] = text
     plan["fingerprint"] = fingerprint(plan)
     with pytest.raises(PlanError, match=re.escape(f"rule 'case_count.minimum'.{key} is refused: ") + ".*" + re.escape(message)):
-        load_plan(plan)
+        read_document(plan)
 
 
 def test_a_plan_query_reads_only_its_placeholders(tmp_path):
     query = rule("q", "sql", [], query="SELECT count(*) FROM `orders`")
     with pytest.raises(PlanError, match="rule 'q'.query is refused: table 'orders' is not allowed"):
-        load_plan(with_rules(cases_plan(), query))
+        read_document(with_rules(cases_plan(), query))
     path = tmp_path / "plan.json"
-    unsigned = load_plan(cases_plan())
+    unsigned = read_document(cases_plan())
     del unsigned["fingerprint"]
     path.write_text(json.dumps(unsigned))
     with pytest.raises(PlanError, match="plan file has no fingerprint"):
-        load_plan(path)
+        read_document(path)

@@ -244,3 +244,18 @@ def _rounded(rows) -> list:
     """Rows with floats to 9 significant digits: the order in which Spark adds partial
     aggregates differs between two runs of one query, and so do the last bits of a double."""
     return [tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row) for row in rows]
+
+
+def test_validating_a_batch_alone_leaves_the_cross_batch_key_rule_to_batch_keys(spark):
+    """It needs the target: reported ``not_executed`` in its plan place, and the outcome of a
+    batch validated alone (a notebook, ``contract-gate validate``) does not count it."""
+    across = rule("key.unique_across_batches", "unique_across_batches", ["region_code", "report_date"],
+                  scope="target")
+    plan = cases_plan(gate={"publication": {"mode": "append"}},
+                      tables={"target": {"kind": "path", "path": "target", "format": "delta"}})
+    plan["rules"].insert(len(plan["rules"]) - 1, across)  # after key.unique, as the compiler puts it
+    report = run_validation(spark, plan, cases_df(spark, [good_row(), good_row(region="NL-UT")]))
+    assert [r["id"] for r in report["rules"]] == [r["id"] for r in plan["rules"]]
+    entry = rule_entry(report, "key.unique_across_batches")
+    assert (entry["status"], entry["failed_rows"], entry["passed"]) == ("not_executed", None, None)
+    assert "batch_keys" in entry["reason"] and report["outcome"] == "pass"

@@ -8,7 +8,9 @@ from _spark_plans import D, cases_plan, failed, rule, rule_entry, with_rules
 from pyspark.sql.types import StructType
 
 from spark_jobs.validation.engine import run_validation
-from spark_jobs.validation.schema_compare import check_schema, normalize_type
+from contract_plan.model import load_plan
+from contract_plan.spark_types import TypeSyntaxError, spark_type
+from spark_jobs.validation.schema_compare import check_schema
 
 
 def statuses(report):
@@ -71,11 +73,11 @@ def test_wrong_types_are_reported_exactly_and_never_coerced(spark, as_delta):
 
 
 def test_nested_types_compare_on_the_exact_type_string():
-    plan = cases_plan(columns=[
+    plan = load_plan(cases_plan(columns=[
         {"name": "tags", "type": "ARRAY<STRING>", "nullable": True},
         {"name": "attrs", "type": "map<string, long>", "nullable": True},
         {"name": "geo", "type": "struct<lat: double, lon: double>", "nullable": True},
-    ])
+    ]))
     same = StructType.fromDDL("tags array<string>, attrs map<string,bigint>, geo struct<lat:double,lon:double>")
     assert check_schema(plan, same).ok
     other = StructType.fromDDL("tags array<int>, attrs map<string,int>, geo struct<lat:double,lon:float>")
@@ -86,10 +88,16 @@ def test_nested_types_compare_on_the_exact_type_string():
     ("written", "simple"),
     [("BIGINT", "bigint"), ("long", "bigint"), ("Integer", "int"), ("decimal", "decimal(10,0)"),
      ("DECIMAL(12, 4)", "decimal(12,4)"), ("varchar(20)", "string"), ("timestamp_ntz", "timestamp_ntz"),
-     ("array<struct<`a b`:int>>", "array<struct<a b:int>>")],
+     ("array<struct<`a_b`:int>>", "array<struct<a_b:int>>"), ("map<string, long>", "map<string,bigint>")],
 )
 def test_contract_types_are_read_as_spark_prints_them(written, simple):
-    assert normalize_type(written) == simple
+    """One grammar of Spark types for both sides (contract_plan.spark_types)."""
+    assert spark_type(written) == simple
+
+
+def test_a_struct_field_name_that_simple_string_cannot_print_is_refused():
+    with pytest.raises(TypeSyntaxError, match="struct field name"):
+        spark_type("array<struct<`a b`:int>>")
 
 
 def test_depth_schema_runs_no_spark_job(spark):

@@ -6,7 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from contract_gate.contract.compiler import compile_plan, render_plan
+from contract_gate.contract.compiler import compile_plan
+from contract_plan.document import render_plan
 from contract_gate.contract.errors import ContractError
 from contract_plan.table_ddl import render_ddl
 

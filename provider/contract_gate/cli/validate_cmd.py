@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contract_plan.model import load_plan
+
 FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
 EXIT = {"pass": 0, "warn": 0, "fail": 1}
 
@@ -59,9 +61,10 @@ def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     from spark_jobs.validation.report import log_summary
     from spark_jobs.runtime.session import get_session
 
+    plan = load_plan(plan)
     spark = get_session("contract-gate-validate")
     candidate = read_candidate(
-        spark, args.data, format=args.format, version=args.version, columns=plan["columns"]
+        spark, args.data, format=args.format, version=args.version, columns=plan.columns
     )
     report = run_validation(spark, plan, candidate, sample_size=args.sample)
     log_summary(report)

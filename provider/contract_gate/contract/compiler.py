@@ -1,16 +1,13 @@
 """Compile a loaded ODCS contract into a ValidationPlan (see docs/plan-format.md).
 
 The plan is deterministic: the same contract and environment give byte-identical JSON
-(:func:`render_plan`) and the same ``fingerprint``. Every problem found is collected and
+(``contract_plan.document.render_plan``) and the same ``fingerprint``. Every problem found is collected and
 raised together as one :class:`ContractError`.
 """
 
 from __future__ import annotations
 
 import decimal
-import hashlib
-import json
-import math
 import re
 from pathlib import Path
 
@@ -25,9 +22,10 @@ from contract_plan.spark_types import TypeSyntaxError, is_numeric, spark_type
 from contract_gate.contract.table_locations import location_problems
 from contract_plan.sql_allowlist import check_query, is_deterministic
 from contract_plan.sql_text import quote_identifier
+from contract_plan.document import PLAN_VERSION, fingerprint
 from contract_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
+from contract_plan import keys_across_batches
 
-PLAN_VERSION = 1
 # Characters Delta refuses in column names unless column mapping is on.
 _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")
 # Our property-level customProperties.
@@ -42,8 +40,8 @@ _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _CONTRACT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 CONTRACT_ID_FORM = "1 to 200 ASCII letters, digits, '_', '.' or '-', starting with a letter or a digit"
 # Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unfit, contract_plan.empty_batch),
-# besides ``<column>.type``.
-_GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID)
+# besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
+_GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
 
 
@@ -51,62 +49,6 @@ def compile_plan(contract: str | Path | LoadedContract, env: str | None = None) 
     """Load (if given a path) and compile a contract. Raises :class:`ContractError`."""
     loaded = contract if isinstance(contract, LoadedContract) else load_contract(contract)
     return _Compiler(loaded, env).compile()
-
-
-def render_plan(plan: dict) -> str:
-    """``json.dumps(plan, indent=2, sort_keys=True, ensure_ascii=False) + "\n"``, byte for byte.
-
-    The standard library only uses its C encoder without ``indent``; this renderer does the
-    indenting itself around the C string encoder, which makes rendering about twice as fast
-    (tests compare it with ``json.dumps`` on every plan they build)."""
-    out: list[str] = []
-    _render(plan, "\n", out)
-    out.append("\n")
-    return "".join(out)
-
-
-def _render(value, newline: str, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(_encode_string(value))
-    elif kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        separator = "{" + inner
-        for key in sorted(value):
-            out.append(separator + _encode_string(key) + ": ")
-            _render(value[key], inner, out)
-            separator = "," + inner
-        out.append(newline + "}")
-    elif kind is list:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        separator = "[" + inner
-        for item in value:
-            out.append(separator)
-            _render(item, inner, out)
-            separator = "," + inner
-        out.append(newline + "]")
-    elif value is None or kind is bool:
-        out.append(_CONSTANTS[value])
-    elif kind is int or kind is float:
-        out.append(json.dumps(value) if kind is float and not math.isfinite(value) else repr(value))
-    else:
-        out.append(json.dumps(value))
-
-
-_CONSTANTS = {None: "null", True: "true", False: "false"}
-_encode_string = json.encoder.encode_basestring  # the C implementation when available
-
-
-def plan_fingerprint(plan: dict) -> str:
-    body = {k: v for k, v in plan.items() if k != "fingerprint"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _near_miss(name, known) -> str | None:
@@ -211,7 +153,7 @@ class _Compiler:
             "tables": tables,
             **({"access": access} if access else {}),
         }
-        plan["fingerprint"] = plan_fingerprint(plan)
+        plan["fingerprint"] = fingerprint(plan)
         return plan
 
     # -- columns and key -----------------------------------------------------------------
@@ -339,6 +281,18 @@ class _Compiler:
             index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
             self.add_rule(f"schema[0].properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
                           scope="group", columns=list(self.key), nulls_distinct=True)
+            if self.settings is not None and self.settings.publication.mode == "append":
+                self.add_rule(self.append_source(index), keys_across_batches.RULE_ID, first=True,
+                              kind=keys_across_batches.KIND, scope=keys_across_batches.SCOPE, columns=list(self.key))
+
+    def append_source(self, key_index: int) -> str:
+        """Where the cross-batch key rule comes from: the gate's ``publication.mode: append`` when
+        the contract writes it, else the key (``append`` is the default publication)."""
+        publication = self.settings.publication
+        if "publication" in self.settings.model_fields_set and "mode" in publication.model_fields_set:
+            index = next(i for i, c in enumerate(self.loaded.model.customProperties) if c.property == GATE_PROPERTY)
+            return f"customProperties[{index}].value.publication.mode"
+        return f"schema[0].properties[{key_index}].primaryKey"
 
     def compile_not_blank(self, base: str, name: str, column_type: str) -> None:
         j, mode = self.options[name]["notBlank"]

@@ -77,7 +77,7 @@ def _split_half_done(plan: dict[str, Any], submission_id: str, target: TaggedCom
     """Whether ``target`` is the first half of a split (see the module doc)."""
     if ((plan.get("gate") or {}).get("violations") or {}).get("policy") != "split_rows" or not _file_landing(plan):
         return False
-    staged = history.row_count(candidate_address(plan, submission_id), 0)
+    staged = history.row_count(candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission_id), 0)
     return staged is not None and staged > target.rows_written()
 
 
@@ -108,7 +108,7 @@ def _decision(
         outcome=outcome,
         reason=(f"recovered from the commit history ({', '.join(w for w in where if w)}): the run"
                 " that made the commit did not record its decision"),
-        candidate=location(candidate_address(plan, submission_id)) if file_landing else None,
+        candidate=location(candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission_id)) if file_landing else None,
         candidate_version=0 if file_landing else None,
         rows_published=target.rows_written() if target else 0,
         rows_quarantined=quarantine.rows_written() if quarantine else 0,

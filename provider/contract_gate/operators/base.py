@@ -40,11 +40,15 @@ def work_root() -> Path:
 
 def as_correction(plan: dict) -> dict:
     """The plan of a correction re-run: publication mode ``replace_keys``, with its own
-    fingerprint, so every task of the run agrees on the plan it validated and publishes."""
-    from contract_gate.contract.compiler import plan_fingerprint
+    fingerprint, so every task of the run agrees on the plan it validated and publishes. As the
+    compiler writes it for ``replace_keys``: without the cross-batch key rule, since a correction
+    is meant to carry keys the target holds."""
+    from contract_plan import keys_across_batches
+    from contract_plan.document import fingerprint as plan_fingerprint
 
     gate = {**plan["gate"], "publication": {**plan["gate"]["publication"], "mode": "replace_keys"}}
-    plan = {**plan, "gate": gate}
+    rules = [rule for rule in plan["rules"] if rule["kind"] != keys_across_batches.KIND]
+    plan = {**plan, "gate": gate, "rules": rules}
     plan["fingerprint"] = plan_fingerprint(plan)
     return plan
 
@@ -196,7 +200,7 @@ class SparkGateOperator(ContractGateBaseOperator):
             self._runner.on_kill()
 
     def write_plan(self, plan: dict, folder: Path) -> Path:
-        from contract_gate.contract.compiler import render_plan
+        from contract_plan.document import render_plan
 
         path = folder / "plan.json"
         write_private_text(path, render_plan(plan))

@@ -1,5 +1,7 @@
 """Validate a candidate against the contract with one Spark job; optionally stage it first in
-the same job (``stage+validate+batch_keys``), which saves a JVM start per submission.
+the same job (``stage+validate+batch_keys``), which saves a JVM start per submission. Either way
+the job ends with ``batch_keys``, which judges the plan's ``key.unique_across_batches`` rule
+against the target (a no-op when the plan has none).
 
 The full report stays on disk (its path is in the XCom); the XCom carries only what later
 tasks branch and record on: counts, rule ids and the candidate version. Never data values:
@@ -83,7 +85,7 @@ class GateValidateOperator(SparkGateOperator):
             arguments["--candidate"] = address.get("path") or address["name"]
             arguments["--format"] = "delta"
             arguments["--version"] = self.candidate["version"]
-            steps = "validate"
+            steps = "validate+batch_keys"
         return GateJob(steps, arguments, folder, writes_result=self.stage,
                        name=f"contract-gate {plan['contract']['id']} {steps} {self.submission_id}")
 

@@ -13,6 +13,7 @@ from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunn
 RUNNERS = {
     "local": "contract_gate.runners.local.LocalRunner",
     "spark_submit": "contract_gate.runners.spark_submit.SparkSubmitRunner",
+    "spark_connect": "contract_gate.runners.spark_connect.SparkConnectRunner",
     "databricks": "contract_gate.runners.databricks.DatabricksRunner",
 }
 DEFAULT_MODE = "local"

@@ -2,20 +2,36 @@
 provider's ``SparkSubmitHook`` and its connection (default ``spark_default``).
 
 The Spark side is shipped as a zip of the ``spark_jobs`` and ``contract_plan`` packages and
-sqlglot (``--py-files``),
-so the cluster needs nothing of ours installed. Delta comes from ``--packages`` unless the cluster
-configuration already provides it (pass ``packages=None``). The result JSON is written by the
-driver: in client deploy mode (the default) that is this worker; in cluster deploy mode,
-``work_dir`` must be storage both the driver and the worker can read.
+sqlglot (``--py-files``), so the cluster needs nothing of ours installed (only Python with
+pyspark, named by ``spark.pyspark.python`` when it is not the cluster's ``python3``). Delta comes
+from ``--packages`` unless the cluster configuration already provides it (pass
+``packages=None``).
+
+Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` runner option):
+
+- ``client`` (default): the driver runs here, in the task, and blocks it; executors run on the
+  cluster. The result JSON is written by the driver, so here.
+- ``cluster`` on a standalone master (``spark://``): ``spark-submit`` refuses Python
+  applications there, even in Spark 4.2, so the driver is launched through the master's REST
+  submission server (:mod:`contract_gate.runners.standalone_rest`; the connection's
+  ``rest-port``/``rest-scheme`` extras, default ``http`` and 6066). The task then defers on
+  :class:`~contract_gate.triggers.spark_driver.SparkDriverStatusTrigger` (no worker slot held)
+  and reads the result file when the driver has ended. The plan, report, result, script and
+  zip travel through the work folder, and relative table addresses resolve against the gate
+  home (``CONTRACT_GATE_HOME``, passed to the driver): both must be storage the cluster's
+  workers read and write at the same path (a shared mount).
+- ``cluster`` on YARN or Kubernetes: ``SparkSubmitHook`` submits and tracks the driver, blocking.
 """
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 import sys
 import zipfile
 from pathlib import Path
 
-from contract_gate.runners.base import GateJob, GateRunner
+from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
 from contract_gate.runners.local import gate_job_script
 
 DEFAULT_CONN_ID = "spark_default"
@@ -37,30 +53,59 @@ def package_spark_jobs(folder: Path) -> Path:
 
 
 class SparkSubmitRunner(GateRunner):
-    """spark-submit to the cluster in the connection; blocks while the job runs.
+    """spark-submit to the cluster in the connection.
 
     :param packages: Maven coordinates to add (default: Delta Lake matching pyspark 4.2).
+    :param deploy_mode: ``client`` or ``cluster``; default the connection's ``deploy-mode`` extra.
+    :param polling_period_seconds: how often a standalone cluster-mode driver's status is read
+        (default 10 s).
+    :param deferrable: in standalone cluster mode, defer while the driver runs (default); else
+        wait in the worker.
+
+    The last two also come from the ``contract_gate`` key of the connection's extra (so
+    generated DAGs need no code), e.g. ``{"deploy-mode": "cluster", "rest-port": 6066,
+    "contract_gate": {"polling_period_seconds": 5}}``; runner options win.
     """
 
     mode = "spark_submit"
 
-    def __init__(self, *, packages: str | None = "default", **kwargs) -> None:
+    def __init__(self, *, packages: str | None = "default", deploy_mode: str | None = None,
+                 polling_period_seconds: float | None = None, deferrable: bool | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.conn_id = self.conn_id or DEFAULT_CONN_ID
         self.packages = packages
+        self.deploy_mode = deploy_mode
+        given = {"polling_period_seconds": polling_period_seconds, "deferrable": deferrable}
+        options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
+        self.polling_period_seconds = float(options.get("polling_period_seconds", 10))
+        self.deferrable = bool(options.get("deferrable", True))
         self._hook = None
+        self._driver: tuple[str, str] | None = None  # (REST endpoint, driver id) in standalone cluster mode
 
-    def start(self, job: GateJob) -> dict:
-        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+    def connection_options(self) -> dict:
+        """The ``contract_gate`` settings in the connection's extra; none without the connection
+        (``SparkSubmitHook`` then falls back to its default master, as it always has)."""
+        from airflow.sdk import BaseHook
+        from airflow.sdk.exceptions import AirflowNotFoundException
 
-        packages = self.packages
-        if packages == "default":
+        try:
+            extra = BaseHook.get_connection(self.conn_id).extra_dejson
+        except AirflowNotFoundException:
+            return {}
+        return dict(extra.get("contract_gate") or {})
+
+    def job_conf(self) -> tuple[str | None, dict[str, str]]:
+        """The Maven packages and Spark settings of every job: Delta's unless told otherwise."""
+        if self.packages == "default":
             from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE
 
-            packages = DELTA_PACKAGE
-            conf = {**DELTA_CONF, **self.spark_conf}
-        else:
-            conf = dict(self.spark_conf)
+            return DELTA_PACKAGE, {**DELTA_CONF, **self.spark_conf}
+        return self.packages, dict(self.spark_conf)
+
+    def start(self, job: GateJob) -> dict | Deferral:
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+        packages, conf = self.job_conf()
         self._hook = SparkSubmitHook(
             conn_id=self.conn_id,
             conf=conf,
@@ -68,14 +113,69 @@ class SparkSubmitRunner(GateRunner):
             py_files=str(package_spark_jobs(job.workdir)),
             name=job.name,
             application_args=job.argv(),
+            deploy_mode=self.deploy_mode,
             # The driver runs here in client mode: it must use this interpreter (it has pyspark).
             env_vars={"PYSPARK_DRIVER_PYTHON": sys.executable},
         )
-        self.log.info("gate job %s: spark-submit through connection %r", job.steps, self.conn_id)
+        # The hook resolves the connection (master, deploy mode, REST endpoint) on construction;
+        # it sets rest_endpoint exactly for a single standalone master in cluster deploy mode.
+        connection = self._hook._connection
+        if connection.get("rest_endpoint"):
+            return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], packages, conf)
+        self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
+                      connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
         self._hook.submit(application=str(gate_job_script()))
         return job.read_result()
 
+    def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str, packages: str | None,
+                            conf: dict[str, str]) -> dict | Deferral:
+        """Cluster deploy mode on a standalone master: a driver launched through its REST server."""
+        from contract_gate.runners import standalone_rest
+        from contract_gate.submission import gate_home
+        from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
+        from contract_plan.addresses import HOME_ENV
+
+        # The driver reads its script and zip from the work folder (shared storage), not from
+        # this worker's installation.
+        script = job.workdir / "gate_job.py"
+        shutil.copyfile(gate_job_script(), script)
+        properties = {**conf, "spark.master": master, "spark.app.name": job.name,
+                      **({"spark.jars.packages": packages} if packages else {})}
+        # The plan's relative addresses resolve against the gate home, not the driver's folder on
+        # the worker: the shared storage is mounted at the same path on both sides.
+        environment = {HOME_ENV: str(gate_home())}
+        driver_id = standalone_rest.submit_python(rest_endpoint, script, [job.workdir / "spark_jobs.zip"],
+                                                  job.argv(), properties, environment)
+        self._driver = (rest_endpoint, driver_id)
+        self.log.info("gate job %s: driver %s launched on %s through its REST server %s", job.steps, driver_id,
+                      master, rest_endpoint)
+        trigger = SparkDriverStatusTrigger(rest_endpoint, driver_id, self.polling_period_seconds)
+        if self.deferrable:
+            return Deferral(trigger=trigger)
+        return self.finish(job, asyncio.run(first_event(trigger)))
+
+    def finish(self, job: GateJob, event: dict) -> dict:
+        """The driver has ended: its result file, or why it failed (its log stays on the worker)."""
+        if event["driver_state"] != "FINISHED":
+            where = f" on worker {event['worker']}" if event.get("worker") else ""
+            raise GateJobError(
+                f"Spark driver {event['driver_id']} of gate job {job.steps} ended {event['driver_state']}{where}"
+                + (f": {event['message']}" if event.get("message") else "")
+                + f"; its output is the stderr file in {event['driver_id']}/ of the worker's work directory")
+        return job.read_result()
+
     def on_kill(self) -> None:
-        if self._hook is not None:
+        if self._driver is not None:
+            from contract_gate.runners import standalone_rest
+
+            rest_endpoint, driver_id = self._driver
+            self.log.info("killing Spark driver %s: %s", driver_id, standalone_rest.kill(rest_endpoint, driver_id))
+        elif self._hook is not None:
             self._hook.on_kill()
 
+
+async def first_event(trigger) -> dict:
+    """Run a trigger to its first event in this process (the blocking wait uses the same polling)."""
+    async for event in trigger.run():
+        return event.payload
+    raise GateJobError(f"{trigger!r} ended without an event")
