@@ -37,43 +37,38 @@ def test_load_compile_lint_and_plan_never_import_pyspark_or_airflow():
     assert heavy == []
 
 
-SPARK_SIDE = """
+IMPORT_EVERY_MODULE = """
 import importlib, json, pkgutil, sys
-import spark_jobs, spark_jobs.commands
-names = [m.name for m in pkgutil.walk_packages(spark_jobs.__path__, "spark_jobs.")]
+package = importlib.import_module(sys.argv[1])
+names = [m.name for m in pkgutil.walk_packages(package.__path__, sys.argv[1] + ".")]
 for name in names:
     importlib.import_module(name)
 print(json.dumps({"imported": names, "modules": sorted(sys.modules)}))
 """
+
+
+def _import_every_module(package: str) -> dict:
+    """Import every module of ``package`` in a fresh interpreter: what it imported, and what
+    ``sys.modules`` then holds."""
+    result = subprocess.run([sys.executable, "-c", IMPORT_EVERY_MODULE, package],
+                            capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def test_the_spark_side_never_imports_airflow_or_the_provider():
     """``spark_jobs`` is shipped to clusters as files (pyspark, delta-spark, sqlglot, stdlib):
     importing every module of it pulls in neither Airflow nor ``contract_gate``."""
-    result = subprocess.run([sys.executable, "-c", SPARK_SIDE], capture_output=True, text=True, cwd=ROOT, check=False)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.splitlines()[-1])
+    report = _import_every_module("spark_jobs")
     assert "spark_jobs.validation.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
     leaked = sorted(m for m in report["modules"] if m.split(".")[0] in ("airflow", "contract_gate"))
     assert leaked == []
 
 
-SHARED = """
-import importlib, json, pkgutil, sys
-import contract_plan
-names = [m.name for m in pkgutil.walk_packages(contract_plan.__path__, "contract_plan.")]
-for name in names:
-    importlib.import_module(name)
-print(json.dumps({"imported": names, "modules": sorted(sys.modules)}))
-"""
-
-
 def test_the_shared_plan_package_is_import_light():
     """``contract_plan`` is imported by both sides, the DAG-parse path included: importing every
     module of it loads neither pyspark, py4j, delta, Airflow nor ``contract_gate``."""
-    result = subprocess.run([sys.executable, "-c", SHARED], capture_output=True, text=True, cwd=ROOT, check=False)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.splitlines()[-1])
+    report = _import_every_module("contract_plan")
     assert "contract_plan.model" in report["imported"] and "contract_plan.sql_allowlist" in report["imported"]
     leaked = sorted(m for m in report["modules"]
                     if m.split(".")[0] in ("pyspark", "py4j", "delta", "airflow", "contract_gate", "spark_jobs"))
