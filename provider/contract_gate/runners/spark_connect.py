@@ -1,0 +1,73 @@
+"""``spark_connect``: a Spark Connect server that is already up; the task is a thin client.
+
+The gate job's steps run in this task's process, the same sub-command functions as
+``spark_jobs/commands/gate_job.py`` under spark-submit, over a Spark Connect session made from
+the apache-spark provider's connection (default ``spark_connect_default``: host, port, user id,
+token and ``use_ssl`` extra, as ``SparkConnectHook.get_connection_url`` builds the ``sc://`` URL).
+No JVM starts on the worker: the server plans and runs every query, Delta included (the server
+must have Delta's jars and SQL extension, see the README), and reads and writes the tables; the
+worker writes only the job's plan, report and result files.
+
+Each job has its own Connect session on the server, given to the steps explicitly
+(``spark_jobs.runtime.session.using``), so two gate jobs in one worker process, or two workers on
+one server, never share a SQL setting: each commit carries only its own submission's tags.
+pyspark is imported when a job starts, never while a DAG file is parsed.
+"""
+
+from __future__ import annotations
+
+from contract_gate.runners.base import GateJob, GateJobError, GateRunner
+
+DEFAULT_CONN_ID = "spark_connect_default"
+
+
+class SparkConnectRunner(GateRunner):
+    """Runs the gate job in-process over a new Spark Connect session; blocks while it runs.
+
+    :param url: an ``sc://`` address to use instead of the connection (tests, the CLI).
+    ``spark_conf`` holds SQL settings for the job's session (the server owns the rest).
+    """
+
+    mode = "spark_connect"
+
+    def __init__(self, *, url: str | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.conn_id = self.conn_id or DEFAULT_CONN_ID
+        self.url = url
+        self._session = None
+
+    def connection_url(self) -> str:
+        if self.url:
+            return self.url
+        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+        return SparkConnectHook(conn_id=self.conn_id).get_connection_url()
+
+    def start(self, job: GateJob) -> dict:
+        from spark_jobs.commands import gate_job
+        from spark_jobs.runtime.session import connect, using
+
+        url = self.connection_url()
+        # the address only: its parameters may hold a token
+        self.log.info("gate job %s: Spark Connect through connection %r (%s)", job.steps, self.conn_id,
+                      url.split("/;", 1)[0])
+        self._session = session = connect(url)
+        try:
+            for key, value in self.spark_conf.items():
+                session.conf.set(key, value)
+            with using(session):
+                try:
+                    code = gate_job.main(job.argv())
+                except SystemExit as exc:  # argparse's exit on bad arguments
+                    code = exc.code if isinstance(exc.code, int) else 2
+        finally:
+            self._session = None
+            session.stop()
+        if code != 0:
+            raise GateJobError(f"gate job {job.steps} over Spark Connect failed (exit code {code}); see the log above")
+        return job.read_result()
+
+    def on_kill(self) -> None:
+        session = self._session
+        if session is not None:  # the server stops the job's running queries
+            session.interruptAll()

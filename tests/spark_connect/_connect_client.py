@@ -1,0 +1,111 @@
+"""Run as a child process: gate jobs through the ``spark_connect`` runner against a Connect server.
+
+A process is either a Spark Connect client or a classic Spark driver (pyspark switches its API
+process-wide), and the suite's ``spark`` fixture makes the test process a classic one: so the
+client work runs here, in a child, and prints what it did as JSON on its last line.
+
+    python _connect_client.py steps <sc://url> <folder>
+    python _connect_client.py concurrent <sc://url> <folder>
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(TESTS), str(TESTS / "gate_steps")]
+
+from _gate_plans import case, plan_for, write_csv  # noqa: E402
+
+from contract_gate.runners.base import GateJob  # noqa: E402
+from contract_gate.runners.spark_connect import SparkConnectRunner  # noqa: E402
+
+
+def _job(url: str, folder: Path, steps: str, plan_file: Path, submission: str, **arguments) -> dict:
+    work = folder / "work" / submission
+    work.mkdir(parents=True, exist_ok=True)
+    options = {"--plan": plan_file, "--submission-id": submission,
+               **{f"--{k.replace('_', '-')}": v for k, v in arguments.items()}}
+    return SparkConnectRunner(url=url).start(GateJob(steps, options, work))
+
+
+def _plan_file(folder: Path, contract: str) -> tuple[dict, Path]:
+    plan = plan_for(contract, folder)
+    path = folder / f"{contract}.plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    return plan, path
+
+
+def _gate(url: str, folder: Path, plan_file: Path, submission: str, outcome_step: str) -> dict:
+    """stage+validate(+batch_keys), then ``outcome_step`` on the validated version: what the
+    generated DAG's two jobs do."""
+    report = folder / "work" / submission / "report.json"
+    staged = _job(url, folder, "stage+validate+batch_keys", plan_file, submission, report=report)
+    judged = json.loads(report.read_text())
+    if outcome_step is None:
+        return {"staged": staged, "report": judged}
+    steps = outcome_step(judged) if callable(outcome_step) else outcome_step
+    result = _job(url, folder, steps, plan_file, submission, candidate=json.dumps(staged["candidate"]),
+                  version=staged["version"], report=report)
+    return {"staged": staged, "outcome": judged["outcome"], "step": steps, "result": result}
+
+
+def steps(url: str, folder: Path) -> dict:
+    cases, cases_file = _plan_file(folder, "regional_daily_cases")
+    landing = Path(cases["tables"]["landing"]["path"])
+    write_csv(landing, [case("R1", 1, 7), case("R2", 1, 8)])
+    good = _gate(url, folder, cases_file, "cases-good", "publish")
+    again = _job(url, folder, "publish", cases_file, "cases-good", candidate=json.dumps(good["staged"]["candidate"]),
+                 version=good["staged"]["version"], report=folder / "work" / "cases-good" / "report.json")
+    write_csv(landing, [case("R3", 2, -5), case("R4", 2, 9)])
+    bad = _gate(url, folder, cases_file, "cases-bad", lambda report: "publish" if report["outcome"] != "fail" else "quarantine")
+
+    orders, orders_file = _plan_file(folder, "orders")
+    rows = [{"order_id": f"O{i}", "customer_id": "C-1", "order_total": 20.0 + i, "currency": "EUR",
+             "order_timestamp": "2025-03-01T10:00:00Z"} for i in range(3)]
+    rows.append({"order_id": "X1", "customer_id": "C-1", "order_total": -1.0, "currency": "XXX",
+                 "order_timestamp": "2025-03-01T11:00:00Z"})
+    landing = Path(orders["tables"]["landing"]["path"])
+    landing.mkdir(parents=True)
+    (landing / "part-0.json").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    split = _gate(url, folder, orders_file, "orders-mixed", "split")
+    return {"good": good, "again": again, "bad": bad, "split": split,
+            "tables": {"cases": cases["tables"], "orders": orders["tables"]}}
+
+
+def concurrent(url: str, folder: Path) -> dict:
+    """Two gates publishing into one target through one server at the same moment, each in its
+    own thread, job and Connect session (as two tasks in one worker process would)."""
+    cases, cases_file = _plan_file(folder, "regional_daily_cases")
+    landing = Path(cases["tables"]["landing"]["path"])
+    staged = {}
+    for submission, region in (("twin-a", "A"), ("twin-b", "B")):
+        write_csv(landing, [case(f"{region}{i}", 1, 10 + i) for i in range(3 if region == "A" else 2)])
+        staged[submission] = _gate(url, folder, cases_file, submission, None)
+    ready = threading.Barrier(2)
+    results: dict = {}
+
+    def publish(submission: str) -> None:
+        ready.wait()  # both jobs start publishing together
+        try:
+            results[submission] = _job(url, folder, "publish", cases_file, submission,
+                                       candidate=json.dumps(staged[submission]["staged"]["candidate"]),
+                                       version=staged[submission]["staged"]["version"],
+                                       report=folder / "work" / submission / "report.json")
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the test
+            results[submission] = {"error": repr(exc)}
+
+    threads = [threading.Thread(target=publish, args=(s,)) for s in staged]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {"results": results, "tables": cases["tables"]}
+
+
+if __name__ == "__main__":
+    command, url, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    print(json.dumps({"steps": steps, "concurrent": concurrent}[command](url, folder), default=str))
