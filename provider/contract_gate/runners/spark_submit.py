@@ -26,6 +26,7 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import zipfile
@@ -121,13 +122,13 @@ class SparkSubmitRunner(GateRunner):
         # it sets rest_endpoint exactly for a single standalone master in cluster deploy mode.
         connection = self._hook._connection
         if connection.get("rest_endpoint"):
-            return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], packages, conf)
+            return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], conf)
         self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
                       connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
         self._hook.submit(application=str(gate_job_script()))
         return job.read_result()
 
-    def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str, packages: str | None,
+    def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,
                             conf: dict[str, str]) -> dict | Deferral:
         """Cluster deploy mode on a standalone master: a driver launched through its REST server."""
         from contract_gate.runners import standalone_rest
@@ -139,8 +140,10 @@ class SparkSubmitRunner(GateRunner):
         # this worker's installation.
         script = job.workdir / "gate_job.py"
         shutil.copyfile(gate_job_script(), script)
-        properties = {**conf, "spark.master": master, "spark.app.name": job.name,
-                      **({"spark.jars.packages": packages} if packages else {})}
+        properties = {**conf, "spark.master": master, "spark.app.name": job.name}
+        jars = self.cluster_jars(job)
+        if jars:
+            properties["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars"), *map(str, jars)]))
         # The plan's relative addresses resolve against the gate home, not the driver's folder on
         # the worker: the shared storage is mounted at the same path on both sides.
         environment = {HOME_ENV: str(gate_home())}
@@ -153,6 +156,39 @@ class SparkSubmitRunner(GateRunner):
         if self.deferrable:
             return Deferral(trigger=trigger)
         return self.finish(job, asyncio.run(first_event(trigger)))
+
+    def cluster_jars(self, job: GateJob) -> list[Path]:
+        """Delta's jars for a standalone cluster-mode driver, shipped like the script: through the
+        shared storage (the runs folder's ``_jars/``, copied once), as ``spark.jars``.
+
+        ``spark.jars.packages`` does not do here: the standalone driver's launcher resolves it
+        onto the driver's class path only and never ships it to the executors (Delta's UDFs
+        then fail to deserialize there), so Maven coordinates are refused rather than half used."""
+        if self.packages is None:
+            return []
+        if self.packages != "default":
+            raise GateJobError(
+                f"packages={self.packages!r} cannot be used in cluster deploy mode on a standalone master: Spark "
+                "resolves them for the driver only, not its executors. Install the jars in the cluster's "
+                "configuration (spark.jars) and pass packages=None")
+        from contract_gate.runners.local import delta_jars_on_disk
+
+        found = [Path(jar) for jar in delta_jars_on_disk()]
+        if not found:
+            raise GateJobError(
+                "Delta's jars are not on this worker to ship to the cluster: run `python -m spark_jobs.runtime.jars` "
+                "once here, or install Delta in the cluster's configuration and pass packages=None")
+        folder = job.workdir.parent.parent / "_jars"
+        folder.mkdir(exist_ok=True)
+        shipped = []
+        for jar in found:
+            target = folder / jar.name
+            if not target.is_file() or target.stat().st_size != jar.stat().st_size:
+                partial = folder / f".{jar.name}.{os.getpid()}"
+                shutil.copyfile(jar, partial)
+                os.replace(partial, target)  # a concurrent job never reads a half-copied jar
+            shipped.append(target)
+        return shipped
 
     def finish(self, job: GateJob, event: dict) -> dict:
         """The driver has ended: its result file, or why it failed (its log stays on the worker)."""

@@ -1,0 +1,240 @@
+"""``spark_submit`` on a real Spark standalone cluster (master + worker from the pip-installed
+pyspark, on 127.0.0.1): client deploy mode, and cluster deploy mode through the master's REST
+submission server with the task deferring on ``SparkDriverStatusTrigger`` and resuming.
+
+The cluster's ``python3`` is this virtualenv's (its bin folder first on the daemons' PATH), as a
+real cluster's Python has pyspark. Each gate test lands its own contract (its own landing,
+target and quarantine) so the tests run alone and in any order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _airflow_gate import REPO, gate_home, regional_rows
+from _standalone_cluster import StandaloneCluster, spark_home
+from waiting import wait_until
+
+from contract_gate.runners import Deferral, GateJob, GateJobError, get_runner
+from contract_gate.runners.spark_submit import first_event
+from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
+
+VENV_BIN = os.path.dirname(sys.executable)
+# One executor core, so a cluster-mode driver (one core) and its executor fit the 2-core worker.
+APP_CONF = {"spark.cores.max": "1", "spark.executor.memory": "1g", "spark.sql.shuffle.partitions": "2",
+            "spark.ui.enabled": "false"}
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    path = f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = path  # the daemons' python3, and the hook's spark-submit, are this venv's
+    try:
+        with StandaloneCluster(tmp_path_factory.mktemp("spark-standalone")) as started:
+            yield started
+    finally:
+        os.environ["PATH"] = saved
+
+
+def connection(cluster: StandaloneCluster, deploy_mode: str) -> str:
+    """The apache-spark provider's connection to the cluster, as a user would define it."""
+    return json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.master_port,
+                       "extra": {"deploy-mode": deploy_mode, "rest-port": cluster.rest_port,
+                                 "contract_gate": {"polling_period_seconds": 1}}})
+
+
+@pytest.fixture
+def connections(cluster, monkeypatch):
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_STANDALONE_CLIENT", connection(cluster, "client"))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_STANDALONE_CLUSTER", connection(cluster, "cluster"))
+    return cluster
+
+
+def plan_file(folder: Path) -> Path:
+    from contract_gate.contract.compiler import compile_plan
+    from contract_plan.document import render_plan
+
+    path = folder / "plan.json"
+    path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")))
+    return path
+
+
+def validate_job(folder: Path, rows: list[dict]) -> GateJob:
+    batch = folder / "batch.json"
+    batch.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return GateJob("validate", {"--plan": plan_file(folder), "--candidate": str(batch), "--format": "json",
+                                "--report": folder / "report.json"}, folder, writes_result=False)
+
+
+def driver_states(cluster: StandaloneCluster) -> dict[str, str]:
+    state = cluster.state()
+    return {d["id"]: d["state"] for d in state.get("activedrivers", []) + state.get("completeddrivers", [])}
+
+
+def test_spark_submit_refuses_cluster_deploy_mode_for_python_on_a_standalone_master(connections, tmp_path):
+    """Why cluster mode goes through the REST server: Spark 4's spark-submit still refuses it."""
+    script = tmp_path / "app.py"
+    script.write_text("print('never runs')\n")
+    submit = subprocess.run([str(spark_home() / "bin" / "spark-submit"), "--master", connections.master_url,
+                             "--deploy-mode", "cluster", str(script)],
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert submit.returncode != 0
+    assert "Cluster deploy mode is currently not supported for python applications on standalone clusters" in submit.stderr
+
+
+@pytest.mark.slow
+def test_cluster_mode_defers_and_the_serialized_trigger_reports_the_driver(connections, tmp_path):
+    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)
+    job = validate_job(tmp_path, regional_rows(region="K"))
+    deferral = runner.start(job)
+    assert isinstance(deferral, Deferral) and isinstance(deferral.trigger, SparkDriverStatusTrigger)
+    # The triggerer rebuilds the trigger from serialize(), in another process: do the same.
+    classpath, kwargs = deferral.trigger.serialize()
+    assert classpath == "contract_gate.triggers.spark_driver.SparkDriverStatusTrigger"
+    trigger = SparkDriverStatusTrigger(**json.loads(json.dumps(kwargs)))
+    assert trigger.rest_url == connections.rest_url
+    event = asyncio.run(first_event(trigger))
+    assert event["driver_state"] == "FINISHED" and event["driver_id"] == kwargs["driver_id"]
+    assert driver_states(connections)[event["driver_id"]] == "FINISHED"
+    # a fresh runner (the task resumes in a new process) reads the result through the work folder
+    fresh = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)
+    assert fresh.finish(job, event) == {}
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
+    # the driver ran in the worker's work directory, not here
+    assert (connections.work_dir / event["driver_id"] / "stderr").is_file()
+
+
+@pytest.mark.slow
+def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
+    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF, deferrable=False)
+    job = GateJob("validate", {"--plan": tmp_path / "missing-plan.json", "--candidate": str(tmp_path / "nothing"),
+                               "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
+    with pytest.raises(GateJobError) as failure:
+        runner.start(job)
+    driver_id = runner._driver[1]
+    assert f"Spark driver {driver_id} of gate job validate ended FAILED" in str(failure.value)
+    assert "missing-plan.json" in (connections.work_dir / driver_id / "stderr").read_text()
+    assert not (tmp_path / "report.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("killer", ["runner", "trigger"])
+def test_on_kill_kills_the_driver(connections, tmp_path, killer):
+    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)
+    deferral = runner.start(validate_job(tmp_path, regional_rows(region="L")))
+    driver_id = deferral.trigger.driver_id
+    wait_until(lambda: driver_states(connections).get(driver_id) == "RUNNING", timeout=120, interval=0.2,
+               message=f"driver {driver_id} running")
+    if killer == "runner":
+        runner.on_kill()  # the task is killed while it waits in the worker
+    else:
+        asyncio.run(deferral.trigger.on_kill())  # the deferred task is killed by a user
+    event = asyncio.run(first_event(deferral.trigger))
+    assert event["driver_state"] == "KILLED"
+    assert driver_states(connections)[driver_id] == "KILLED"
+    with pytest.raises(GateJobError, match=f"{driver_id} of gate job validate ended KILLED"):
+        runner.finish(GateJob("validate", {}, tmp_path, writes_result=False), event)
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_the_trigger_takes_only_a_driver_id_into_its_url():
+    with pytest.raises(ValueError, match="not a standalone driver id"):
+        SparkDriverStatusTrigger("http://127.0.0.1:6066", "../../v1/submissions/kill/driver-1-1")
+
+
+# --- the generated gate DAG, through dag.test(), in each deploy mode ---------------------------
+
+def standalone_contract(gate, deploy_mode: str):
+    """The regional contract as a contract of its own, gated by spark_submit in ``deploy_mode``."""
+    from contract_gate.dag_factory import sync_dag_files
+
+    name = f"regional_sa_{deploy_mode}"
+    text = (gate.contracts / "regional_daily_cases.yaml").read_text()
+    text = text.replace("id: regional_daily_cases", f"id: {name}")
+    text = text.replace("path: landing/regional_daily_cases", f"path: landing/{name}")
+    text = text.replace("        mode: local",
+                        f"        mode: spark_submit\n        connectionId: spark_standalone_{deploy_mode}")
+    text = text.replace("  - name: regional_daily_cases\n", f"  - name: {name}\n")
+    text = text.replace("element: regional_daily_cases.report_date", f"element: {name}.report_date")
+    path = gate.contracts / f"{name}.yaml"
+    path.write_text(text)
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+    return name, path
+
+
+@pytest.fixture
+def contract_in_mode(gate, request):
+    from contract_gate.dag_factory import sync_dag_files
+
+    name, path = standalone_contract(gate, request.param)
+    yield request.param, name
+    path.unlink()
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+
+
+@pytest.fixture
+def trigger_events(monkeypatch):
+    """Every event a SparkDriverStatusTrigger fired (dag.test runs triggers in this process)."""
+    events: list[dict] = []
+    run = SparkDriverStatusTrigger.run
+
+    async def recording(self):
+        async for event in run(self):
+            events.append(event.payload)
+            yield event
+
+    monkeypatch.setattr(SparkDriverStatusTrigger, "run", recording)
+    return events
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("contract_in_mode", ["client", "cluster"], indirect=True)
+def test_a_gate_dag_publishes_and_quarantines_on_the_standalone_cluster(gate, connections, contract_in_mode,
+                                                                         trigger_events):
+    deploy_mode, name = contract_in_mode
+    target, quarantine = f"lakehouse/{name}", f"lakehouse/{name}_quarantine"
+    apps_before = len(connections.state()["completedapps"])
+
+    gate.land(name, regional_rows(region="G"), "csv")
+    good = gate.run(name)
+    assert good.decision["outcome"] == "published"
+    assert good.states["stage_validate"] == good.states["publish"] == "success"
+    version = gate.version(target)
+    assert sorted((r["region_code"], r["case_count"]) for r in gate.rows(target)) == [("G0", 10), ("G1", 11),
+                                                                                        ("G2", 12)]
+    commit = good.xcoms["publish"]["publish"]
+    assert commit["status"] == "published" and commit["target_version_after"] == version
+
+    gate.land(name, regional_rows(region="B", bad=True), "csv")
+    bad = gate.run(name)
+    assert bad.decision["outcome"] == "quarantined"
+    assert bad.states["publish"] == "skipped" and bad.states["quarantine"] == "success"
+    assert gate.version(target) == version  # the target did not move
+    assert sorted(r["region_code"] for r in gate.rows(target)) == ["G0", "G1", "G2"]
+    mine = [r for r in gate.rows(quarantine) if r["_submission_id"] == bad.decision["submission_id"]]
+    assert sorted(r["region_code"] for r in mine) == ["B0", "B1", "B2"]
+
+    # Every gate job ran as an application of the cluster: stage+validate and publish, then
+    # stage+validate and quarantine.
+    apps = connections.state()["completedapps"][apps_before:]
+    assert len(apps) == 4 and all(app["state"] == "FINISHED" for app in apps)
+    if deploy_mode == "cluster":
+        # each job's task deferred, the trigger saw its driver finish, the task resumed
+        assert [e["driver_state"] for e in trigger_events] == ["FINISHED"] * 4
+        states = driver_states(connections)
+        assert all(states[e["driver_id"]] == "FINISHED" for e in trigger_events)
+    else:
+        assert trigger_events == []
+    with gate_home():
+        assert len(gate.rows(target)) == 3
