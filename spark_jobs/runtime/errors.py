@@ -18,10 +18,11 @@ Where the condition is, by kind of session:
   A failure inside a task (the publish step's MERGE guard, a CHECK violated by a MERGE) arrives
   as ``TASK_WRITE_FAILED``: the publish step tells its guard by counting the held keys instead
   (``spark_jobs.steps.publish``).
-* Delta's commit conflicts (``ConcurrentAppendException`` ...) are exception types of
-  ``delta.exceptions``, shared by both kinds of session; classic PySpark builds them without
-  the Java original, so they carry no condition here and are caught by type
-  (``spark_jobs.steps.commits.CONFLICTS``).
+* Delta's commit conflicts (``ConcurrentAppendException`` ...): in a classic session they are
+  exception types of ``delta.exceptions``, built without the Java original, so they carry no
+  condition here and are caught by type; over Spark Connect they arrive as the client's generic
+  exception with Delta's condition (``DELTA_CONCURRENT_APPEND`` ...). ``spark_jobs.steps.commits.is_conflict``
+  takes both.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ with Delta Lake wired in, when nothing exists yet.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 from collections.abc import Iterator
@@ -124,13 +125,41 @@ def is_connect(spark: SparkSession) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+_CLONES: dict[str, list[SparkSession]] = {}
+"""Connect sessions cloned by :func:`child_session`, by their parent's session id, until
+:func:`release_children` (or this process's exit) closes them."""
+
+
 def child_session(spark: SparkSession) -> SparkSession:
     """A session on the same engine with its own SQL conf and temporary views, for settings that
     must not reach the caller's session (a commit's tags). Classic: ``newSession`` (same
     SparkContext). Spark Connect has no ``newSession``: its ``cloneSession`` makes a new session
-    on the server, with the caller's conf copied; the server releases it when it goes idle
-    (``spark.connect.session.manager.defaultSessionTimeout``)."""
-    return spark.cloneSession() if is_connect(spark) else spark.newSession()
+    on the server, with the caller's conf copied, and a gRPC channel of its own, which is closed
+    by :func:`release_children` (else at exit: a channel left to the garbage collector at
+    interpreter shutdown can wait forever for its calls to drain)."""
+    if not is_connect(spark):
+        return spark.newSession()
+    clone = spark.cloneSession()
+    if not _CLONES:
+        atexit.register(_release_all)
+    _CLONES.setdefault(spark.session_id, []).append(clone)
+    return clone
+
+
+def release_children(spark: SparkSession) -> None:
+    """Release the server sessions :func:`child_session` cloned from ``spark`` and close their
+    channels (Connect only; a classic child session holds nothing of its own)."""
+    for clone in _CLONES.pop(getattr(spark, "session_id", None), []):
+        try:
+            clone.client.release_session()
+        finally:
+            clone.client.close()
+
+
+def _release_all() -> None:
+    for parent in list(_CLONES):
+        for clone in _CLONES.pop(parent, []):
+            clone.client.close()
 
 
 def active_session() -> SparkSession | None:

@@ -32,6 +32,7 @@ from delta import exceptions as delta_errors
 from pyspark.sql import SparkSession
 
 from contract_plan.model import Plan
+from spark_jobs.runtime.errors import has_condition
 from spark_jobs.runtime.session import child_session
 
 TXN_VERSION = 1
@@ -45,6 +46,14 @@ CONFLICTS = (  # delta-spark's Python classes share no base class but PySparkExc
     delta_errors.DeltaConcurrentModificationException,
     delta_errors.MetadataChangedException,
     delta_errors.ProtocolChangedException,
+)
+
+# The same conflicts by error condition (delta-error-classes.json): over Spark Connect they arrive
+# as the client's generic exception carrying the server's condition, not as the types above.
+CONFLICT_CONDITIONS = (
+    "DELTA_CONCURRENT_APPEND", "DELTA_CONCURRENT_DELETE_DELETE", "DELTA_CONCURRENT_DELETE_READ",
+    "DELTA_CONCURRENT_TRANSACTION", "DELTA_CONCURRENT_WRITE", "DELTA_METADATA_CHANGED",
+    "DELTA_PROTOCOL_CHANGED",
 )
 
 LOGGER = logging.getLogger("contract_gate.commits")
@@ -70,6 +79,11 @@ def tagged_session(
     return session
 
 
+def is_conflict(exc: BaseException) -> bool:
+    """True when ``exc`` is a lost optimistic-concurrency race, in a classic or Connect session."""
+    return isinstance(exc, CONFLICTS) or has_condition(exc, CONFLICT_CONDITIONS)
+
+
 def retry_conflicts(action: Callable[[int], T], what: str, attempts: int = MAX_ATTEMPTS) -> T:
     """Run ``action(attempt)`` until it does not lose an optimistic-concurrency race.
 
@@ -82,7 +96,9 @@ def retry_conflicts(action: Callable[[int], T], what: str, attempts: int = MAX_A
     for attempt in range(1, attempts):
         try:
             return action(attempt)
-        except CONFLICTS as exc:
+        except Exception as exc:  # noqa: BLE001 - anything but a conflict is re-raised at once
+            if not is_conflict(exc):
+                raise
             delay = min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.5)
             LOGGER.info("%s lost a concurrent commit (%s); retry %d in %.2fs",
                         what, type(exc).__name__, attempt, delay)

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
-from spark_jobs.steps.commits import CONFLICTS, retry_conflicts, tagged_session
+from spark_jobs.steps.commits import is_conflict, retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.steps.history import current_version, exists, find_submission
 from contract_plan.model import Plan, load_plan
@@ -191,7 +191,7 @@ def _attempt(
         # target holds none of the keys has nothing for the guard to fire on).
         # A lost commit race is retried (``retry_conflicts``); a twin's commit of this very
         # submission holds our keys too, so it is left out of the count.
-        guarded = mode == "append" and plan.key and not isinstance(exc, CONFLICTS)
+        guarded = mode == "append" and plan.key and not is_conflict(exc)
         held = keys_across_batches(session, plan, df, submission_id) if guarded else 0
         if held:
             return result(_rejected(before, plan.key, held))

@@ -1,6 +1,7 @@
 """Over Spark Connect, the failures the Spark side acts on carry the same error conditions as in
-a classic session (``spark_jobs.runtime.errors``). A real local Spark Connect server with Delta
-runs in a child process: a process holds either a classic session or a Connect client."""
+a classic session (``spark_jobs.runtime.errors``). The client runs in a child process (a process
+holds either a classic session or a Connect client) against the suite's real Spark Connect server
+with Delta (the ``spark_connect_server`` fixture)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,7 @@ CHILD = """
 import json, os, sys, tempfile
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE, local_jars
-builder = SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "2")
-jars = local_jars()
-builder = builder.config("spark.jars", ",".join(jars)) if jars else builder.config("spark.jars.packages", DELTA_PACKAGE)
-for key, value in DELTA_CONF.items():
-    builder = builder.config(key, value)
-spark = builder.getOrCreate()
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
 from spark_jobs.runtime import errors
 
 def classify(action):
@@ -48,8 +43,8 @@ spark.stop()
 """
 
 
-def test_spark_connect_failures_carry_the_classic_conditions(tmp_path):
-    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+def test_spark_connect_failures_carry_the_classic_conditions(spark_connect_server, tmp_path):
+    done = subprocess.run([sys.executable, "-c", CHILD, spark_connect_server.url], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -1,6 +1,6 @@
-"""The validation engine over Spark Connect: a real local Spark Connect server
-(``SparkSession.builder.remote("local[2]")`` starts one) in a child process, because a process
-holds either a classic session or a Connect client, and this module's neighbours hold a classic one."""
+"""The validation engine over Spark Connect: a client in a child process (a process holds either a
+classic session or a Connect client, and this module's neighbours hold a classic one) against the
+suite's real Spark Connect server (the ``spark_connect_server`` fixture)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from pyspark.sql import SparkSession
-spark = SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "2").getOrCreate()
+spark = SparkSession.builder.remote(sys.argv[2]).getOrCreate()
 from _spark_plans import cases_df, cases_plan, good_row
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.validation.engine import run_validation
@@ -31,8 +31,8 @@ spark.stop()
 """
 
 
-def test_the_engine_validates_and_splits_over_spark_connect(tmp_path):
-    done = subprocess.run([sys.executable, "-c", CHILD, str(TESTS)], capture_output=True, text=True,
+def test_the_engine_validates_and_splits_over_spark_connect(spark_connect_server, tmp_path):
+    done = subprocess.run([sys.executable, "-c", CHILD, str(TESTS), spark_connect_server.url], capture_output=True, text=True,
                           timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from deltalake import DeltaTable
 
 from waiting import wait_until
@@ -34,6 +35,7 @@ def _java_below(process: psutil.Process) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # three DAG runs: about 1.5 min on two shared cores
 def test_the_gate_dag_in_spark_connect_mode_starts_no_jvm(spark_connect_server, tmp_path):
     env = {**os.environ, "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection()}
     for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER"):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable
 
 CLIENT = Path(__file__).with_name("_connect_client.py")
@@ -34,6 +35,7 @@ def _column(address: dict, name: str) -> list:
     return sorted(_table(address).to_pyarrow_table().column(name).to_pylist())
 
 
+@pytest.mark.slow  # five gate jobs: 1.5-2 min on two shared cores
 def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_connect_server, tmp_path):
     found = _client("steps", spark_connect_server.url, tmp_path)
     cases, orders = found["tables"]["cases"], found["tables"]["orders"]

@@ -45,7 +45,7 @@ class SparkConnectRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict:
         from spark_jobs.commands import gate_job
-        from spark_jobs.runtime.session import connect, using
+        from spark_jobs.runtime.session import connect, release_children, using
 
         url = self.connection_url()
         # the address only: its parameters may hold a token
@@ -62,7 +62,10 @@ class SparkConnectRunner(GateRunner):
                     code = exc.code if isinstance(exc.code, int) else 2
         finally:
             self._session = None
-            session.stop()
+            try:
+                release_children(session)  # the steps' tagged child sessions
+            finally:
+                session.stop()
         if code != 0:
             raise GateJobError(f"gate job {job.steps} over Spark Connect failed (exit code {code}); see the log above")
         return job.read_result()
