@@ -6,6 +6,7 @@ client work runs here, in a child, and prints what it did as JSON on its last li
 
     python _connect_client.py steps <sc://url> <folder>
     python _connect_client.py concurrent <sc://url> <folder>
+    python _connect_client.py prepare|publish <sc://url> <folder>
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(TESTS), str(TESTS / "gate_steps")]
+sys.path[:0] = [str(TESTS), str(TESTS / "gate_steps")]  # _gate_plans, _gate_once, waiting
 
 from _gate_plans import case, plan_for, write_csv  # noqa: E402
 
@@ -106,6 +107,33 @@ def concurrent(url: str, folder: Path) -> dict:
     return {"results": results, "tables": cases["tables"]}
 
 
+def prepare(url: str, folder: Path) -> dict:
+    """Stage and validate one good batch (the exactly-once trials then publish it)."""
+    cases, cases_file = _plan_file(folder, "regional_daily_cases")
+    write_csv(Path(cases["tables"]["landing"]["path"]), [case(f"K{i}", 1, 10 + i) for i in range(20)])
+    return {**_gate(url, folder, cases_file, "once", None), "tables": cases["tables"]}
+
+
+def publish_and_record(url: str, folder: Path) -> dict:
+    """What the gate's publish and record tasks do for the prepared submission, over a Connect
+    session: the process the exactly-once trials kill -9 (``tests/gate_steps/_gate_once.py``)."""
+    from _gate_once import publish_and_record as publish_then_record
+
+    from contract_plan.document import read_document
+    from spark_jobs.runtime.session import connect, release_children, using
+
+    staged = json.loads((folder / "work" / "once" / "stage_validate_batch_keys.result.json").read_text())
+    spark = connect(url)
+    try:
+        with using(spark):
+            return publish_then_record(spark, read_document(folder / "regional_daily_cases.plan.json"), "once",
+                                       staged["candidate"], staged["version"], f"run-{folder.name}")
+    finally:
+        release_children(spark)
+        spark.stop()
+
+
 if __name__ == "__main__":
     command, url, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    print(json.dumps({"steps": steps, "concurrent": concurrent}[command](url, folder), default=str))
+    commands = {"steps": steps, "concurrent": concurrent, "prepare": prepare, "publish": publish_and_record}
+    print(json.dumps(commands[command](url, folder), default=str))
