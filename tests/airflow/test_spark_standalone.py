@@ -113,7 +113,6 @@ def test_cluster_mode_defers_and_the_serialized_trigger_reports_the_driver(conne
     assert (connections.work_dir / event["driver_id"] / "stderr").is_file()
 
 
-@pytest.mark.slow
 def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
     runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF, deferrable=False)
     job = GateJob("validate", {"--plan": tmp_path / "missing-plan.json", "--candidate": str(tmp_path / "nothing"),
@@ -126,7 +125,6 @@ def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
     assert not (tmp_path / "report.json").exists()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("killer", ["runner", "trigger"])
 def test_on_kill_kills_the_driver(connections, tmp_path, killer):
     runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)
@@ -238,3 +236,13 @@ def test_a_gate_dag_publishes_and_quarantines_on_the_standalone_cluster(gate, co
         assert trigger_events == []
     with gate_home():
         assert len(gate.rows(target)) == 3
+
+
+def test_cluster_mode_on_several_standalone_masters_is_refused_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_HA", json.dumps(
+        {"conn_type": "spark", "host": "spark://m1:7077,m2:7077", "extra": {"deploy-mode": "cluster"}}))
+    runner = get_runner("spark_submit", conn_id="spark_ha")
+    with pytest.raises(GateJobError, match="needs one master") as refusal:
+        runner.start(validate_job(tmp_path, regional_rows(region="H")))
+    assert "spark://m1:7077,m2:7077" in str(refusal.value)
+    assert not (tmp_path / "gate_job.py").exists()  # nothing was submitted

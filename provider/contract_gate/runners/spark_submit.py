@@ -123,6 +123,11 @@ class SparkSubmitRunner(GateRunner):
         connection = self._hook._connection
         if connection.get("rest_endpoint"):
             return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], conf)
+        if connection["master"].startswith("spark://") and connection.get("deploy_mode") == "cluster":
+            raise GateJobError(
+                f"connection {self.conn_id!r}: cluster deploy mode on the standalone masters {connection['master']} "
+                "needs one master (spark-submit refuses Python applications in cluster mode on a standalone cluster, "
+                "so the driver goes through one master's REST submission server); name one master in the connection")
         self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
                       connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
         self._hook.submit(application=str(gate_job_script()))

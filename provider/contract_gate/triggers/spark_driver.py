@@ -80,11 +80,12 @@ class SparkDriverStatusTrigger(BaseTrigger):
             while True:
                 response = await client.get(url)
                 response.raise_for_status()
-                event = status_event(self.driver_id, response.json())
+                status = response.json()
+                event = status_event(self.driver_id, status)
                 if event is not None:
                     yield TriggerEvent(event)
                     return
-                self.log.info("Spark driver %s: %s", self.driver_id, response.json().get("driverState"))
+                self.log.info("Spark driver %s: %s", self.driver_id, status.get("driverState"))
                 await asyncio.sleep(self.polling_period_seconds)
 
     async def on_kill(self) -> None:
