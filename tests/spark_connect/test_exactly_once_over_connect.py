@@ -16,17 +16,12 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
+from _client_process import CLIENT, run_client
 from waiting import wait_until
 
-CLIENT = Path(__file__).with_name("_connect_client.py")
 TRIALS = 5
 
 
-def _run(command: str, url: str, folder: Path) -> dict:
-    done = subprocess.run([sys.executable, str(CLIENT), command, url, str(folder)], capture_output=True,
-                          text=True, timeout=900, cwd=folder)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _data_files(target: Path) -> int:
@@ -34,7 +29,7 @@ def _data_files(target: Path) -> int:
 
 
 def _trial(url: str, folder: Path, rng: random.Random) -> dict:
-    prepared = _run("prepare", url, folder)
+    prepared = run_client("prepare", url, folder)
     target = Path(prepared["tables"]["target"]["path"])
     with (folder / "killed.err").open("w") as err:
         child = subprocess.Popen([sys.executable, str(CLIENT), "publish", url, str(folder)], cwd=folder,
@@ -55,7 +50,7 @@ def _trial(url: str, folder: Path, rng: random.Random) -> dict:
     decisions_path = Path(prepared["tables"]["decisions"]["path"])
     decided_before = (decisions_path / "_delta_log").is_dir() and any(
         d["submission_id"] == "once" for d in DeltaTable(str(decisions_path)).to_pyarrow_table().to_pylist())
-    retried = _run("publish", url, folder)
+    retried = run_client("publish", url, folder)
     table = DeltaTable(str(target))
     commits = [h["version"] for h in table.history() if h.get("userMetadata") == "once"]
     regions = sorted(table.to_pyarrow_table().column("region_code").to_pylist())

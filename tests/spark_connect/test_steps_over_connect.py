@@ -5,22 +5,9 @@ the tables are then read here with ``deltalake``, without Spark."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from _client_process import run_client
 from deltalake import DeltaTable
-
-CLIENT = Path(__file__).with_name("_connect_client.py")
-
-
-def _client(command: str, url: str, folder: Path) -> dict:
-    done = subprocess.run([sys.executable, str(CLIENT), command, url, str(folder)], capture_output=True,
-                          text=True, timeout=900, cwd=folder)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _table(address: dict) -> DeltaTable:
@@ -37,7 +24,7 @@ def _column(address: dict, name: str) -> list:
 
 @pytest.mark.slow  # five gate jobs: 1.5-2 min on two shared cores
 def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_connect_server, tmp_path):
-    found = _client("steps", spark_connect_server.url, tmp_path)
+    found = run_client("steps", spark_connect_server.url, tmp_path)
     cases, orders = found["tables"]["cases"], found["tables"]["orders"]
 
     # a good batch: staged (candidate version 0), passed, published in one tagged commit; a retry
@@ -72,7 +59,7 @@ def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_co
 
 def test_two_gates_publishing_through_one_server_at_once_tag_only_their_own_commit(
         spark_connect_server, tmp_path):
-    found = _client("concurrent", spark_connect_server.url, tmp_path)
+    found = run_client("concurrent", spark_connect_server.url, tmp_path)
     target = found["tables"]["target"]
     results = found["results"]
 
