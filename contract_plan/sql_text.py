@@ -13,27 +13,39 @@ def quote_identifier(name: str) -> str:
 
 
 def quote_qualified(name: str) -> str:
-    """A dotted table name (``catalog.schema.table``) quoted part by part; a part already
-    back-quoted (```odd.name`.t``) stays whole. Raises ``ValueError`` for an empty part."""
-    parts, current, quoted, index = [], "", False, 0
-    while index < len(name):
-        char = name[index]
-        if char == "`":
-            if quoted and name[index + 1 : index + 2] == "`":
-                current += "`"
-                index += 1
-            else:
-                quoted = not quoted
-        elif char == "." and not quoted:
-            parts.append(current)
-            current = ""
+    """A dotted table name (``catalog.schema.table``) quoted part by part. A part that starts
+    with a back-quote is taken as already quoted (```odd.name`.t``, doubled back-quotes inside);
+    a back-quote anywhere else is part of the name. Raises ``ValueError`` for an empty part or an
+    unclosed quote."""
+    parts, index = [], 0
+    while True:
+        if name.startswith("`", index):
+            part, index = _quoted_part(name, index)
         else:
-            current += char
+            end = name.find(".", index)
+            end = len(name) if end < 0 else end
+            part, index = name[index:end], end
+        if not part:
+            raise ValueError(f"not a table name: {name!r}")
+        parts.append(part)
+        if index == len(name):
+            return ".".join(quote_identifier(part) for part in parts)
+        if name[index] != ".":
+            raise ValueError(f"not a table name: {name!r}")
         index += 1
-    parts.append(current)
-    if quoted or not all(parts):
-        raise ValueError(f"not a table name: {name!r}")
-    return ".".join(quote_identifier(part) for part in parts)
+
+
+def _quoted_part(name: str, index: int) -> tuple[str, int]:
+    """The back-quoted part starting at ``name[index]``, unquoted, and the index after it."""
+    part, index = "", index + 1
+    while index < len(name):
+        if name[index] == "`":
+            if name.startswith("``", index):
+                part, index = part + "`", index + 2
+                continue
+            return part, index + 1
+        part, index = part + name[index], index + 1
+    raise ValueError(f"not a table name: {name!r} (an unclosed back-quote)")
 
 
 # Spark processes backslash escapes in string literals (by default), so the backslash and the

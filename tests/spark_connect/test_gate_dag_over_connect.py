@@ -43,16 +43,18 @@ def test_the_gate_dag_in_spark_connect_mode_starts_no_jvm(spark_connect_server, 
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with out.open("w") as stdout, err.open("w") as stderr:
         child = subprocess.Popen([sys.executable, str(RUN)], stdout=stdout, stderr=stderr, env=env, cwd=tmp_path)
-        me = psutil.Process()
+        # below the process that runs the DAG: the suite's own shared local Spark (another
+        # module's fixture) is a JVM below pytest, and is not the gate's
+        runner = psutil.Process(child.pid)
         java: set[str] = set()
 
-        def ended() -> bool:  # looks below the test's process on every poll while the run goes on
-            java.update(_java_below(me))
+        def ended() -> bool:  # looks below the DAG's process on every poll while the run goes on
+            java.update(_java_below(runner))
             return child.poll() is not None
 
         wait_until(ended, timeout=1500, interval=0.2, message="the gate DAG runs")
     assert child.returncode == 0, err.read_text()[-5000:]
-    assert java == set(), f"Java started below the test's process: {java}"
+    assert java == set(), f"Java started below the process running the DAG: {java}"
     found = json.loads(out.read_text().strip().splitlines()[-1])
     home, runs = Path(found["home"]), found["runs"]
 
