@@ -83,6 +83,11 @@ def stage_text(stage: str) -> str:
     return DOCKERFILE.split(f" AS {stage}\n", 1)[1].split("\nFROM ", 1)[0]
 
 
+def interpolated(value: str, **given: str) -> str:
+    """``value`` as compose passes it on: ``${NAME:-default}`` is ``given[NAME]``, else the default."""
+    return re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: given.get(m.group(1), m.group(2)), value)
+
+
 def healthcheck_port(service: str) -> int:
     test = " ".join(SERVICES[service]["healthcheck"]["test"])
     match = re.search(r"(?:/dev/tcp/127\.0\.0\.1/|localhost:)(\d+)", test)
@@ -95,10 +100,14 @@ def airflow_facts(tmp_path_factory) -> dict:
     """What the installed Airflow and apache-spark provider make of the stack's settings, read in
     a child process (Airflow reads its home and database once per process; this suite's own
     Airflow runs elsewhere on SQLite)."""
-    common = env("airflow-scheduler")
+    connections = {k: v for k, v in env("airflow-scheduler").items() if k.startswith("AIRFLOW_CONN_")}
+    # the default spark_default, and the one CONTRACT_GATE_SPARK_DEPLOY_MODE=cluster makes of it
+    environment = {name: interpolated(value) for name, value in connections.items()}
+    environment["AIRFLOW_CONN_SPARK_CLUSTER"] = interpolated(connections["AIRFLOW_CONN_SPARK_DEFAULT"],
+                                                             CONTRACT_GATE_SPARK_DEPLOY_MODE="cluster")
     probe = f"""
 import argparse, json, os
-os.environ.update({json.dumps({k: v for k, v in common.items() if k.startswith("AIRFLOW_CONN_")})})
+os.environ.update({json.dumps(environment)})
 from airflow.cli.cli_parser import get_parser
 def subcommands(parser):
     return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)][0].choices
@@ -114,6 +123,7 @@ print(json.dumps({{
     "scheduler_health_port": conf.getint("scheduler", "scheduler_health_check_server_port"),
     "api_routes": [route.path for route in public_router.routes],
     "spark_default": SparkSubmitHook(conn_id="spark_default")._connection,
+    "spark_cluster": SparkSubmitHook(conn_id="spark_cluster")._connection,
     "spark_connect_url": SparkConnectHook(conn_id="spark_connect_default").get_connection_url(),
 }}))
 """
@@ -216,6 +226,12 @@ def test_one_switch_points_every_gate_at_connect_or_the_cluster(airflow_facts):
     rest = re.search(r"-Dspark\.master\.rest\.port=(\d+)", env("spark-master")["SPARK_MASTER_OPTS"])
     assert "-Dspark.master.rest.enabled=true" in env("spark-master")["SPARK_MASTER_OPTS"]
     assert int(rest.group(1)) == airflow_facts["spark_default"]["rest_port"] in published("spark-master")
+    # cluster deploy mode: the same master, the driver launched through its REST server (the
+    # runner takes that path exactly when the hook names a REST endpoint)
+    cluster = airflow_facts["spark_cluster"]
+    assert (cluster["master"], cluster["deploy_mode"]) == (master_url, "cluster")
+    assert cluster["rest_endpoint"] == f"http://{option(master, '--host')}:{rest.group(1)}"
+    assert airflow_facts["spark_default"]["rest_endpoint"] is None  # client mode: none
     assert option(connect, "--master") == master_url
     assert master_url in SERVICES["spark-worker"]["command"]
 
@@ -304,6 +320,10 @@ def test_the_readme_names_the_same_services_and_ports():
     assert len(hosts) == len(set(hosts)), "a host port is published twice"
     section = README.split("## Run it on a cluster\n", 1)[1].split("\n## ", 1)[0]
     assert "docker compose up" in section and "CONTRACT_GATE_EXECUTION_MODE" in section
+    switches = {name for value in env("airflow-scheduler").values()
+                for name in re.findall(r"\$\{(\w+):-", str(value))} - {"AIRFLOW_JWT_SECRET"}
+    assert switches == {"CONTRACT_GATE_EXECUTION_MODE", "CONTRACT_GATE_SPARK_DEPLOY_MODE"}
+    assert all(f"{name}=" in section for name in switches)  # each switch is documented with its use
     assert "was not started here" in section and "no Docker engine" in section
 
 
