@@ -13,6 +13,12 @@ if ! command -v java >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 
+# Chromium (the Debian package) for the browser tests of the gate's pages, driven by Playwright.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "install: installing chromium for the browser tests of the report pages" >&2
+  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+fi
+
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi

@@ -1,5 +1,5 @@
-"""``contract-gate status [contract] [--contracts-dir DIR] [--env NAME] [--json]``: freshness and
-the latest decisions per contract, without Spark.
+"""``contract-gate status [contract] [--contracts-dir DIR] [--env NAME] [--json | --html FILE]``:
+freshness and the latest decisions per contract, without Spark (``--html``: the contracts page).
 
 Freshness is evaluated now, read-only (no alert is sent, nothing is written), from the same
 sources as the freshness DAG; "last check" is the status record that DAG wrote, with its alert
@@ -35,6 +35,8 @@ def register(subparsers) -> None:
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
     parser.add_argument("--decisions", type=int, default=5, metavar="N", help="decisions to show per contract (default 5)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--html", type=Path, metavar="FILE",
+                        help="write the contracts page (as the Airflow UI shows it) to FILE, one self-contained file")
     parser.set_defaults(func=run)
 
 
@@ -49,7 +51,14 @@ def run(args) -> int:
     decisions = _decisions([plan for _, plan, _ in compiled if plan is not None and plan["tables"] is not None],
                            args.decisions)
     entries = [_entry(file, plan, error, now, args.decisions, decisions) for file, plan, error in compiled]
-    if args.json:
+    if args.html:
+        from contract_gate.cli.report_cmd import write_page
+        from contract_gate.pages.build import contracts_page
+        from contract_gate.pages.data import ContractEntry
+
+        write_page(args.html, contracts_page([ContractEntry(file, plan, error) for file, plan, error in compiled]))
+        print(f"wrote {args.html}")
+    elif args.json:
         print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
     else:
         print("\n\n".join(_render(entry) for entry in entries))

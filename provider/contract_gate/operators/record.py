@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from contract_gate.operators.base import ContractGateBaseOperator
+from contract_gate.pages.links import GateReportLink
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -72,6 +73,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
     """
 
     ui_color = "#fff4e5"
+    operator_extra_links = (GateReportLink(),)  # the submission's report page (contract_gate.pages)
 
     def __init__(self, *, task_ids: dict[str, str], **kwargs) -> None:
         kwargs.setdefault("trigger_rule", "all_done")

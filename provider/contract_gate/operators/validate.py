@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk.exceptions import AirflowSkipException
 
 from contract_gate.operators.base import SparkGateOperator
+from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class GateValidateOperator(SparkGateOperator):
     """
 
     template_fields = (*SparkGateOperator.template_fields, "candidate")
+    operator_extra_links = (GateReportLink(),)  # the submission's report page (contract_gate.pages)
 
     def __init__(self, *, candidate: dict | None = None, stage: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)

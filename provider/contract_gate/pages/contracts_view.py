@@ -1,0 +1,100 @@
+"""The contracts page, as plain data for the template: every contract with its freshness state,
+its last decisions, the outcomes of its last N submissions and which rules rejected them.
+
+Freshness is evaluated now, read-only, from the same sources as the freshness DAG and
+``contract-gate status`` (no alert, nothing written); the business date is withheld when its
+column is classified, as the status record does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from contract_gate.decisions.record import Decision
+from contract_gate.freshness.business_time import render_duration
+from contract_gate.freshness.latest import latest_accepted
+from contract_gate.freshness.status import evaluate
+from contract_gate.pages.chart import bar_chart
+from contract_gate.pages.data import ContractEntry
+
+NO_SLA = "no SLA"
+OUTCOME_ORDER = ("published", "split", "quarantined", "failed")  # every outcome of decisions.record
+SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart use all of the last N
+
+
+def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[Decision] | Exception],
+                   now: datetime, last: int) -> dict:
+    """The page: one card per contract, in file order; ``decisions`` as
+    :func:`contract_gate.pages.data.recent_decisions` returns them for the last ``last``."""
+    return {"checked_at": now.isoformat(timespec="seconds"), "last": last,
+            "contracts": [contract_view(entry, decisions.get(entry.contract_id), now) for entry in entries]}
+
+
+def contract_view(entry: ContractEntry, decisions: list[Decision] | Exception | None, now: datetime) -> dict:
+    view = {"file": entry.file.name, "id": entry.contract_id, "error": entry.error, "gated": entry.gated,
+            "version": None, "name": None, "freshness": None, "counts": None, "decisions": None, "chart": None,
+            "decisions_table": None}
+    if entry.plan is None:
+        return view
+    plan = entry.plan
+    view.update(version=plan["contract"]["version"], name=plan["contract"].get("name"))
+    if not entry.gated:
+        return view
+    address = plan["tables"]["decisions"]
+    view["decisions_table"] = address.get("path") or address.get("name")
+    errors = []
+    try:
+        view["freshness"] = freshness_view(plan, now)
+    except Exception as exc:  # an unreadable target must not hide the rest of the page
+        errors.append(f"freshness: {type(exc).__name__}: {exc}")
+    if isinstance(decisions, Exception):
+        errors.append(f"decisions: {type(decisions).__name__}: {decisions}")
+    elif decisions is not None:
+        view["decisions"] = [_decision_row(d) for d in decisions[:SHOWN_DECISIONS]]
+        view["counts"] = outcome_counts(decisions)
+        view["chart"] = bar_chart(rejections_by_rule(decisions))
+    view["error"] = "; ".join(errors) or None
+    return view
+
+
+def freshness_view(plan: dict, now: datetime) -> dict:
+    """State (``fresh``, ``stale`` or ``no SLA``), the age of the latest accepted business date
+    against the SLA, and the submission that brought it."""
+    if plan["freshness"] is None:
+        return {"state": NO_SLA, "age": None, "sla": None, "latest": None, "submission": None, "withheld": False}
+    status = evaluate(plan, latest_accepted(plan), now)
+    sla = status["sla"]
+    return {
+        "state": status["state"],
+        "age": None if status["age_seconds"] is None else render_duration(status["age_seconds"]),
+        "sla": f"{sla['value']} {sla['unit']} ({sla['property']} of {sla['column']})",
+        "latest": status["latest_accepted_date"],
+        "withheld": status["latest_accepted_date_withheld"],
+        "submission": status["latest_accepted_submission"],
+    }
+
+
+def outcome_counts(decisions: list[Decision]) -> dict[str, int]:
+    """Records per outcome (every outcome present, zeros included, in a fixed order)."""
+    counted = Counter(d.outcome for d in decisions)
+    return {outcome: counted.get(outcome, 0) for outcome in OUTCOME_ORDER}
+
+
+def rejections_by_rule(decisions: list[Decision]) -> list[tuple[str, int, int]]:
+    """(rule id, submissions it failed in, rows it failed) over ``decisions``, most submissions
+    first. A dataset or query rule fails without a row count; it counts as a submission."""
+    submissions: Counter[str] = Counter()
+    rows: Counter[str] = Counter()
+    for decision in decisions:
+        for rule_id in dict.fromkeys(decision.failed_rules):
+            submissions[rule_id] += 1
+            rows[rule_id] += decision.rule_failures.get(rule_id, 0)
+    return sorted(((rule, n, rows[rule]) for rule, n in submissions.items()), key=lambda item: (-item[1], item[0]))
+
+
+def _decision_row(decision: Decision) -> dict:
+    return {"submission_id": decision.submission_id, "outcome": decision.outcome,
+            "decided_at": decision.decided_at.isoformat(timespec="seconds"),
+            "rows_published": decision.rows_published, "rows_quarantined": decision.rows_quarantined,
+            "failed_rules": len(decision.failed_rules), "rerun_of": decision.rerun_of}

@@ -1,0 +1,194 @@
+"""The report page of one submission, as plain data for the template: what the gate decided, on
+which snapshot, and why, rule by rule (failing rules first).
+
+Built from the submission's decision records and, where it is readable, the report JSON the
+gate wrote. Neither holds a data value of a classified column (docs/security.md); the one kind of
+value a report may hold, an opt-in sample of failing values, is shown only for columns that the
+current contract still marks ``sampleAllowed`` and does not classify, and the latest business
+date only when its column is not classified.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision
+from contract_plan.addresses import location, sql_name
+
+# The quarantine table's submission column (spark_jobs.steps.quarantine.SUBMISSION; that module
+# imports pyspark, so the name is repeated here and a test checks the two agree).
+QUARANTINE_SUBMISSION_COLUMN = "_submission_id"
+# Rules judged on a measured number rather than on failing rows; the report withholds the number
+# when a query reads a classified column.
+MEASURED_KINDS = ("row_count", "sql")
+OPERATORS = {
+    "mustBe": "=", "mustNotBe": "≠", "mustBeGreaterThan": ">", "mustBeGreaterOrEqualTo": "≥",
+    "mustBeLessThan": "<", "mustBeLessOrEqualTo": "≤", "mustBeBetween": "between", "mustNotBeBetween": "not between",
+}
+
+
+def report_view(plan: dict, contract_file: Path, submission_id: str, records: list[Decision],
+                report: dict | None, reruns: list[Decision]) -> dict:
+    """Everything the report page shows. ``records`` are the submission's decision records
+    (newest first); the final one stands for the submission, else the newest ``failed`` one."""
+    final = next((record for record in records if record.final), None)
+    decision = final or (records[0] if records else None)
+    contract = (report or {}).get("contract") or {"id": plan["contract"]["id"],
+                                                  "version": decision.contract_version if decision else None}
+    candidate = (report or {}).get("candidate") or {}
+    return {
+        "submission_id": submission_id,
+        "contract": {"id": contract["id"], "version": contract["version"], "name": plan["contract"].get("name")},
+        "plan_fingerprint": (report or {}).get("plan_fingerprint") or (decision.plan_fingerprint if decision else None),
+        "outcome": decision.outcome if decision else None,
+        "final": bool(final),
+        "reason": decision.reason if decision else None,
+        "validation_outcome": (report or {}).get("outcome") or (decision.validation_outcome if decision else None),
+        "decided_at": decision.decided_at.isoformat(timespec="seconds") if decision else None,
+        "candidate": {
+            "table": candidate.get("table") or (decision.candidate if decision else None),
+            "version": candidate.get("version") if candidate else (decision.candidate_version if decision else None),
+            "row_count": candidate.get("row_count") if candidate else (decision.rows_landed if decision else None),
+        },
+        "schema": _schema(report),
+        "rules": rules_view(plan, report, decision),
+        "rows": _rows(decision, report),
+        "target": {
+            "table": location(plan["tables"]["target"]),
+            "version_before": decision.target_version_before if decision else None,
+            "version_after": decision.target_version_after if decision else None,
+            "latest_business_date": _business_date(plan, decision),
+        },
+        "quarantine": _quarantine(plan, submission_id),
+        "chain": _chain(plan, contract_file, submission_id, decision, reruns),
+        "runs": [{"outcome": r.outcome, "decided_at": r.decided_at.isoformat(timespec="seconds"), "dag_id": r.dag_id,
+                  "run_id": r.run_id, "try_number": r.try_number, "reason": r.reason, "source": r.source}
+                 for r in records],
+        "report_available": report is not None,
+    }
+
+
+def rules_view(plan: dict, report: dict | None, decision: Decision | None) -> list[dict]:
+    """Every rule with its kind, severity, threshold, failed rows and share of evaluated rows,
+    failing rules first (then errors before warnings, then the plan's order). Without a report,
+    the decision's failing rules with their counts."""
+    if report is not None:
+        entries = [_rule(plan, entry) for entry in report["rules"]]
+    else:
+        failures = decision.rule_failures if decision else {}
+        kinds = {rule["id"]: rule for rule in plan["rules"]}
+        entries = [{"id": rule_id, "kind": kinds.get(rule_id, {}).get("kind"),
+                    "severity": kinds.get(rule_id, {}).get("severity"), "threshold": None,
+                    "failed_rows": failures.get(rule_id), "evaluated_rows": None, "share": None, "measured": None,
+                    "status": "evaluated", "failing": True, "reason": None, "samples": []}
+                   for rule_id in (decision.failed_rules if decision else [])]
+    order = {entry["id"]: index for index, entry in enumerate(entries)}
+    return sorted(entries, key=lambda e: (not e["failing"], e["severity"] != "error", order[e["id"]]))
+
+
+def _rule(plan: dict, entry: dict) -> dict:
+    failed, evaluated = entry.get("failed_rows"), entry.get("evaluated_rows")
+    return {
+        "id": entry["id"],
+        "kind": entry["kind"],
+        "severity": entry["severity"],
+        "threshold": threshold_text(entry.get("threshold")),
+        "failed_rows": failed,
+        "evaluated_rows": evaluated,
+        "share": share_text(failed, evaluated),
+        "measured": entry.get("measured") if entry["kind"] in MEASURED_KINDS else None,
+        "status": entry["status"],
+        "failing": failing(entry),
+        "reason": entry.get("reason"),
+        "samples": _samples(plan, entry.get("sample") or {}),
+    }
+
+
+def failing(entry: dict) -> bool:
+    """A rule that failed, or that should have run and could not (as the validate task sums up)."""
+    return entry["passed"] is False or entry["status"] not in ("evaluated", "not_executed")
+
+
+def threshold_text(threshold: dict | None) -> str | None:
+    """``< 5 %``, ``between 1 and 10 rows``: a report threshold as a reader says it."""
+    if not threshold:
+        return None
+    operator = OPERATORS.get(threshold["operator"], threshold["operator"])
+    value = threshold["value"]
+    shown = f"{value[0]} and {value[1]}" if isinstance(value, list) else str(value)
+    unit = {"percent": "%", "rows": "rows"}.get(threshold.get("unit"), threshold.get("unit") or "")
+    return f"{operator} {shown} {unit}".strip()
+
+
+def share_text(failed: int | None, evaluated: int | None) -> str | None:
+    if failed is None or not evaluated:
+        return None
+    share = 100 * failed / evaluated
+    return f"{share:.1f} %" if share >= 0.1 or failed == 0 else f"{share:.3g} %"
+
+
+def _samples(plan: dict, sample: dict) -> list[dict]:
+    """The report's failing-value sample, kept to columns the contract marks sampleAllowed and
+    does not classify (the gate already samples only those: this holds the page to it too)."""
+    allowed = {c["name"] for c in plan["columns"] if c.get("sample_allowed") and not c.get("classification")}
+    return [{"column": column, "values": [json.dumps(value, ensure_ascii=False) for value in values]}
+            for column, values in sorted(sample.items()) if column in allowed]
+
+
+def _schema(report: dict | None) -> dict | None:
+    if report is None:
+        return None
+    schema = report["schema"]
+    return {"ok": schema["ok"], "policy": schema.get("policy"), "missing": schema["missing"],
+            "unexpected": schema["unexpected"], "type_mismatches": schema["type_mismatches"]}
+
+
+def _rows(decision: Decision | None, report: dict | None) -> dict:
+    rows = (report or {}).get("rows") or {}
+    return {"landed": decision.rows_landed if decision else None,
+            "valid": rows.get("valid"), "invalid": rows.get("invalid"),
+            "published": decision.rows_published if decision else None,
+            "quarantined": decision.rows_quarantined if decision else None}
+
+
+def _business_date(plan: dict, decision: Decision | None) -> str | None:
+    """The latest business date the submission published, unless its column is classified."""
+    freshness = plan.get("freshness")
+    if decision is None or freshness is None:
+        return None
+    classified = any(c["name"] == freshness["column"] and c.get("classification") for c in plan["columns"])
+    return None if classified else decision.latest_business_date
+
+
+def _quarantine(plan: dict, submission_id: str) -> dict:
+    address = plan["tables"]["quarantine"]
+    return {"table": location(address),
+            "filter": f"{QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'",
+            "query": f"SELECT * FROM {sql_name(address)} WHERE {QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'"}
+
+
+def _chain(plan: dict, contract_file: Path, submission_id: str, decision: Decision | None,
+           reruns: list[Decision]) -> dict:
+    """The re-run chain and how to re-run this batch. A published batch is re-run only as a
+    correction (key replacement); the CLI and the DAG's ``rerun_of`` param apply the same rule."""
+    correction = decision is not None and decision.outcome in PUBLISHED_OUTCOMES
+    dag_id = (decision.dag_id if decision else None) or plan["contract"]["id"]
+    if decision is not None and decision.final:
+        cli = ["contract-gate", "rerun", str(contract_file), submission_id, *(["--correction"] if correction else [])]
+        trigger = ["airflow", "dags", "trigger", dag_id, "--conf",
+                   json.dumps({"rerun_of": submission_id, **({"correction": True} if correction else {})})]
+    else:  # no verdict yet: the same batch is gated again under the same submission id
+        cli = ["contract-gate", "run", str(contract_file)]
+        trigger = ["airflow", "dags", "trigger", dag_id]
+    return {
+        "rerun_of": decision.rerun_of if decision else None,
+        "correction": bool(decision and decision.correction),
+        "reruns": [{"submission_id": r.submission_id, "outcome": r.outcome,
+                    "decided_at": r.decided_at.isoformat(timespec="seconds")} for r in reruns],
+        "command": shlex.join(cli),
+        "trigger": shlex.join(trigger),
+        "as_correction": correction,
+        "decided": decision is not None and decision.final,
+    }
