@@ -133,7 +133,7 @@ def _samples(plan: dict, sample: dict) -> list[dict]:
     """The report's failing-value sample, kept to columns the contract marks sampleAllowed and
     does not classify (the gate already samples only those: this holds the page to it too)."""
     allowed = {c["name"] for c in plan["columns"] if c.get("sample_allowed") and not c.get("classification")}
-    return [{"column": column, "values": [json.dumps(value, ensure_ascii=False) for value in values]}
+    return [{"column": column, "shown": [json.dumps(value, ensure_ascii=False) for value in values]}
             for column, values in sorted(sample.items()) if column in allowed]
 
 
