@@ -22,6 +22,7 @@ def cli_env(gate, monkeypatch):
         yield gate
 
 
+@pytest.mark.slow
 def test_run_prints_the_decision_and_exits_by_outcome(cli_env, capsys, tmp_path):
     gate = cli_env
     batch = gate.land("orders_cli", order_rows(start=100), "json")

@@ -11,6 +11,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from _airflow_gate import gate_home, order_rows, regional_rows
 
 REGIONAL = "regional_daily_cases"
@@ -30,6 +31,7 @@ def target_rows(gate, region: str) -> list[dict]:
     return [row for row in gate.rows(TARGET) if row["region_code"].startswith(region)]
 
 
+@pytest.mark.slow
 def test_good_batch_is_published_once_whatever_is_retried(gate):
     gate.land(REGIONAL, regional_rows(region="R"), "csv")
     date = datetime(2025, 6, 1, tzinfo=timezone.utc)
@@ -107,6 +109,7 @@ def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
         assert SECRET not in text, f"a classified value reached the {where}"
 
 
+@pytest.mark.slow
 def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
     gate.land(REGIONAL, regional_rows(region="T", bad=True), "csv")
     rejected = gate.run(REGIONAL).decision
@@ -145,6 +148,7 @@ def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
     assert fixed == [("T0", 110), ("T1", 111), ("T2", 112)]
 
 
+@pytest.mark.slow
 def test_split_rows_publish_valid_and_quarantine_invalid(gate):
     landed = order_rows(invalid=2)
     gate.land("orders", landed, "json")
@@ -165,6 +169,7 @@ def test_split_rows_publish_valid_and_quarantine_invalid(gate):
     assert decision["candidate_version"] == summary["candidate"]["version"]
 
 
+@pytest.mark.slow
 def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
     """The daily ``<contract>__retention`` DAG runs the cleanup job: a candidate whose commit is
     older than ``candidateDays`` (7) is dropped, younger ones and the quarantined rows (90 days)

@@ -7,12 +7,14 @@ import json
 import os
 import stat
 
+import pytest
 from _airflow_gate import HOME, order_rows
 
 TARGET = "lakehouse/orders"
 QUARANTINE = "lakehouse/orders_quarantine"
 
 
+@pytest.mark.slow
 def test_coerced_values_are_quarantined_and_an_empty_file_is_rejected_without_a_commit(gate):
     rows = order_rows(start=700)
     lines = [json.dumps(row) for row in rows]

@@ -102,6 +102,7 @@ def test_local_mode_surfaces_the_spark_side_error(tmp_path):
     assert any("missing-plan.json" in line for line in seen.lines)  # streamed into the task log too
 
 
+@pytest.mark.slow
 def test_spark_submit_mode_runs_a_gate_job_through_spark_submit_hook(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", json.dumps({"conn_type": "spark", "host": "local[2]"}))
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
@@ -137,6 +138,7 @@ def databricks_contract(gate):
     gate.reset_bag()
 
 
+@pytest.mark.slow
 def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_contract, monkeypatch):
     with JobsApiEmulator(gate.home / "dbfs", gate.home) as api:
         extra = {"token": "emulated", "contract_gate": {
@@ -169,6 +171,7 @@ except Exception:
 """
 
 
+@pytest.mark.slow
 def test_the_local_job_log_withholds_the_values_of_a_constraint_violation(tmp_path):
     """Delta's CHECK violation names the row's values in every log line and stack trace of it;
     the local runner's log layout cuts them out, so a task log never holds them."""
@@ -235,6 +238,7 @@ except ValidationFailed as exc:
 """
 
 
+@pytest.mark.slow
 def test_the_local_job_log_withholds_a_value_spark_quotes_in_a_task_error(tmp_path):
     """A contract's CAST of a classified column fails under ANSI mode, and Spark quotes the value
     in its error; neither the job's log nor its output holds it, only the error condition."""

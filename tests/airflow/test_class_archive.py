@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from contract_gate.runners import class_archive
 from contract_gate.runners.local import LocalRunner
 
@@ -28,6 +30,7 @@ def test_the_runner_maps_the_archive_only_when_it_exists_and_is_wanted(tmp_path,
     assert "SharedArchiveFile" not in _java_options(LocalRunner().submit_argv("job.py", [], tmp_path, "job"))
 
 
+@pytest.mark.slow
 def test_a_gate_job_loads_spark_and_delta_classes_from_the_archive(tmp_path, monkeypatch):
     """The archive the install built (or one built here, about a minute) is really used: the
     JVM's class-load log says Spark's and Delta's classes came from the shared archive."""

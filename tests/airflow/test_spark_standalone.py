@@ -79,6 +79,7 @@ def driver_states(cluster: StandaloneCluster) -> dict[str, str]:
     return {d["id"]: d["state"] for d in state.get("activedrivers", []) + state.get("completeddrivers", [])}
 
 
+@pytest.mark.slow
 def test_spark_submit_refuses_cluster_deploy_mode_for_python_on_a_standalone_master(connections, tmp_path):
     """Why cluster mode goes through the REST server: Spark 4's spark-submit still refuses it."""
     script = tmp_path / "app.py"
@@ -113,6 +114,7 @@ def test_cluster_mode_defers_and_the_serialized_trigger_reports_the_driver(conne
     assert (connections.work_dir / event["driver_id"] / "stderr").is_file()
 
 
+@pytest.mark.slow
 def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
     runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF, deferrable=False)
     job = GateJob("validate", {"--plan": tmp_path / "missing-plan.json", "--candidate": str(tmp_path / "nothing"),
@@ -125,6 +127,7 @@ def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
     assert not (tmp_path / "report.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("killer", ["runner", "trigger"])
 def test_on_kill_kills_the_driver(connections, tmp_path, killer):
     runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)

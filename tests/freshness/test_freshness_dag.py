@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from _freshness_helpers import REPO, file_alerts, publish_cases, read_lines, write_contract
 
 from contract_gate.freshness.dag import build_freshness_dag
@@ -37,6 +38,7 @@ def test_dag_shape(tmp_path):
     assert build_freshness_dag(REPO / "contracts" / "meter_readings.yaml") is None  # no SLA, no DAG
 
 
+@pytest.mark.slow
 def test_dag_runs_through_dag_test_and_alerts(spark, tmp_path):
     alerts_file = tmp_path / "alerts.jsonl"
     contract = write_contract(tmp_path, alerts=file_alerts(alerts_file))
