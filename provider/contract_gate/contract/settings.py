@@ -4,7 +4,7 @@ ODCS has no word for. Unknown keys are errors, never silently dropped."""
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import pydantic as pyd
 from pydantic.alias_generators import to_camel
@@ -72,6 +72,32 @@ class AlertSettings(_Model):
     decision_deadline_minutes: int | None = pyd.Field(None, ge=1)
 
 
+class LandingWatch(_Model):
+    """``schedule: {onLanding: ...}``: start the gate when a new batch has landed (Airflow's
+    event-driven scheduling; :mod:`contract_gate.triggers.landing`). A file landing has landed
+    when ``marker`` exists in its folder, or, without a marker, when nothing in the folder has
+    changed for ``settleSeconds``; a Delta landing when it has a version not gated yet."""
+
+    # A file name in the landing folder, never a path: the gate only looks inside its landing. It
+    # starts with '_' or '.', names that Spark and the batch identity skip, so it is never read as data.
+    marker: str | None = pyd.Field(None, pattern=r"^(_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62})$")
+    settle_seconds: int = pyd.Field(60, ge=0, le=86400)
+    # The triggerer polls every landing this often; a lower bound keeps a contract from
+    # turning the shared triggerer into a busy loop.
+    poll_seconds: int = pyd.Field(30, ge=5, le=3600)
+
+
+class LandingSchedule(_Model):
+    on_landing: LandingWatch
+
+
+# A cron expression or preset, or a LandingSchedule; tagged so an error names only the form given.
+Schedule = Annotated[
+    Annotated[str, pyd.Tag("union-cron")] | Annotated[LandingSchedule, pyd.Tag("union-landing")],
+    pyd.Discriminator(lambda value: "union-cron" if isinstance(value, str) else "union-landing"),
+]
+
+
 class RetentionSettings(_Model):
     candidate_days: int = pyd.Field(7, ge=1)
     quarantine_days: int = pyd.Field(90, ge=1)
@@ -86,13 +112,31 @@ class GateSettings(_Model):
     publication: PublicationSettings = PublicationSettings()
     violations: ViolationSettings = ViolationSettings()
     schema_policy: Literal["strict", "additive"] = "strict"
-    schedule: str | None = None
+    # A cron expression or preset, or "@landing" / {onLanding: {...}}: start when a batch lands.
+    schedule: Schedule | None = None
     execution: ExecutionSettings = ExecutionSettings()
     alerts: AlertSettings = AlertSettings()
     retention: RetentionSettings = RetentionSettings()
     # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
     # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
+
+    @pyd.field_validator("schedule", mode="before")
+    @classmethod
+    def _landing_shorthand(cls, schedule):
+        return {"onLanding": {}} if schedule == "@landing" else schedule
+
+    @pyd.model_validator(mode="after")
+    def _watchable_landing(self):
+        """Only a path landing can be watched without Spark; a marker only means something in a folder."""
+        if isinstance(self.schedule, LandingSchedule):
+            if self.landing.path is None:
+                raise ValueError("schedule onLanding needs a landing given by path (a catalog table cannot be "
+                                 "watched without Spark)")
+            if self.landing.format == "delta" and self.schedule.on_landing.marker is not None:
+                raise ValueError("schedule onLanding marker applies to file landings; a Delta landing has landed "
+                                 "when it has a new version")
+        return self
 
     @pyd.field_validator("references")
     @classmethod
@@ -113,7 +157,7 @@ def settings_errors(exc: pyd.ValidationError) -> list[tuple[list, str]]:
     """(path parts relative to the settings value, message) for each pydantic error."""
     result = []
     for error in exc.errors():
-        parts = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-after"))]
+        parts = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-after", "union-")))]
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             message = f"unknown gate setting {parts[-1]!r}"

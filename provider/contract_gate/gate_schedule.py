@@ -1,0 +1,41 @@
+"""The gate DAG's schedule from the gate settings' ``schedule``.
+
+A cron expression or preset is used as it is. ``schedule: {onLanding: {...}}`` (or ``"@landing"``)
+makes the gate event-driven with Airflow 3's Asset watchers: the DAG is scheduled on an Asset for
+the contract's landing, watched by a :class:`~contract_gate.triggers.landing.LandingTrigger` in
+the triggerer, so a landed batch starts the gate and no worker slot waits for it. Each new batch
+fires one Asset event (see the trigger for why the same batch never fires twice); Airflow folds
+events that arrive before the run starts into that run, and ``max_active_runs=1`` queues the rest.
+
+Called by :func:`contract_gate.dag_factory.contract_dag` while a DAG file is parsed: it builds
+objects only (the trigger reads nothing until the triggerer runs it), and its kwargs are the
+plan's addresses, so they stay the same from parse to parse and Airflow keeps one watcher.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def gate_schedule(plan: dict):
+    """``DAG(schedule=...)`` for the gate of ``plan``: the setting itself, or the landing Asset."""
+    schedule = plan["gate"].get("schedule")
+    if not isinstance(schedule, dict):
+        return schedule
+    return landing_asset(plan)
+
+
+def landing_asset(plan: dict):
+    """The Asset of ``plan``'s landing, watched for new batches."""
+    from airflow.sdk import Asset, AssetWatcher
+
+    from contract_gate.landing_batches import Watch
+    from contract_gate.triggers.landing import LandingTrigger
+    from contract_plan.addresses import resolve
+
+    contract_id = plan["contract"]["id"]
+    path = resolve(plan["tables"]["landing"])["path"]
+    trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),
+                             poll_seconds=plan["gate"]["schedule"]["onLanding"]["pollSeconds"], repeat=True)
+    return Asset(name=f"contract_gate.{contract_id}.landing", uri=path if "://" in path else Path(path).as_uri(),
+                 group="contract_gate", watchers=[AssetWatcher(name=f"{contract_id}_landing", trigger=trigger)])

@@ -1,0 +1,162 @@
+"""What has landed at a contract's landing, without Spark: is there a batch, has it settled,
+which submission would it be, and was that submission gated already.
+
+One implementation for every waiter: the landing sensor's poke mode, its deferred trigger and
+the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers.landing`).
+
+* A **file landing** has landed when its folder holds data files and either the ``marker``
+  (e.g. ``_SUCCESS``, written last by the producer) is there, or nothing in the folder has
+  changed for ``settle_seconds``: the newest modification time of its files and folders is
+  that old. Stateless on purpose, so a rescheduled sensor or a restarted triggerer judges the
+  same way. A producer that copies with preserved times (``cp -p``) should write a marker.
+* A **Delta landing** has landed when it has a committed version (commits are atomic).
+* The batch's identity is the submission id the gate itself will derive
+  (:func:`contract_gate.submission.derive_submission_id`: file contents, or the Delta version),
+  so "already gated" means the decision log holds a final decision for that id, and a producer
+  that re-copies the same files does not start a second gate.
+
+The landing text comes from a contract, so it is hostile: its address was checked by the
+compiler (under the server's root); here nothing outside the landing folder is opened, and a
+symbolic link or a special file (a FIFO, a device) in the folder is refused instead of read,
+since hashing ``/dev/zero`` would never end.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from contract_plan.addresses import resolve
+
+DEFAULT_SETTLE_SECONDS = 60
+
+
+class LandingRefused(Exception):
+    """The landing holds something the gate will not read (named in the message)."""
+
+
+@dataclass(frozen=True)
+class Watch:
+    """What to watch, as plain JSON values (a trigger's serialised kwargs).
+
+    ``landing`` and ``decisions`` are the plan's addresses, resolved where the watch runs (the
+    worker or the triggerer, against its ``CONTRACT_GATE_HOME``)."""
+
+    contract_id: str
+    landing: dict
+    decisions: dict
+    marker: str | None = None
+    settle_seconds: int = DEFAULT_SETTLE_SECONDS
+    connection_id: str | None = None  # a catalog decision table's Databricks connection
+
+    @classmethod
+    def from_plan(cls, plan: dict, marker: str | None = None, settle_seconds: int | None = None) -> Watch:
+        """The watch of ``plan``'s landing: ``marker`` and ``settle_seconds`` when given, else the
+        contract's ``schedule.onLanding`` settings, else no marker and the default settle time."""
+        if plan.get("tables") is None:
+            raise ValueError(f"contract {plan['contract']['id']!r} has no contractGate settings: no landing to watch")
+        gate = plan["gate"]
+        schedule = gate.get("schedule")
+        configured = schedule.get("onLanding", {}) if isinstance(schedule, dict) else {}
+        return cls(
+            contract_id=plan["contract"]["id"],
+            landing=dict(plan["tables"]["landing"]),
+            decisions=dict(plan["tables"]["decisions"]),
+            marker=marker if marker is not None else configured.get("marker"),
+            settle_seconds=int(settle_seconds if settle_seconds is not None
+                               else configured.get("settleSeconds", DEFAULT_SETTLE_SECONDS)),
+            connection_id=(gate.get("execution") or {}).get("connectionId"),
+        )
+
+    def as_kwargs(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A landed batch: the submission id the gate will give it, and what it is made of."""
+
+    contract_id: str
+    submission_id: str
+    landing: str
+    kind: str  # "files" | "delta"
+    files: int | None = None
+    delta_version: int | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """The event / XCom: identities and counts only, never a data value."""
+        return asdict(self)
+
+
+def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
+    """The batch that has landed and settled at ``watch``'s landing now, or None.
+
+    :raises LandingRefused: the landing is not a local path, or holds a link or special file."""
+    from contract_gate.submission import derive_submission_id
+
+    landing = resolve(watch.landing)
+    if landing.get("kind") != "path" or "://" in landing["path"]:
+        raise LandingRefused(f"contract {watch.contract_id}: landing {landing.get('path') or landing.get('name')!r} "
+                             "is not a local folder; only a local path landing can be watched without Spark")
+    folder = Path(landing["path"])
+    if landing.get("format") == "delta":
+        from contract_gate.delta_tables import newest_version
+
+        version = newest_version(str(folder)) if folder.is_dir() else None
+        if version is None:
+            return None
+        submission_id = derive_submission_id(watch.contract_id, landing)
+        return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version)
+    entries = listing(folder, watch.contract_id)
+    data = [name for name, is_file, _ in entries if is_file and not _hidden(name)]
+    if not data:
+        return None
+    if watch.marker is not None:
+        if not (folder / watch.marker).is_file():
+            return None
+    else:
+        newest = max(mtime for _, _, mtime in entries)
+        if (time.time() if now is None else now) - newest < watch.settle_seconds:
+            return None
+    submission_id = derive_submission_id(watch.contract_id, landing)
+    return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data))
+
+
+def listing(folder: Path, contract_id: str) -> list[tuple[str, bool, float]]:
+    """(path relative to ``folder``, is a file, modification time) of the folder itself and
+    everything below it; [] when the folder does not exist. Links and special files are refused."""
+    try:
+        top = os.lstat(folder)
+    except FileNotFoundError:
+        return []
+    if not stat.S_ISDIR(top.st_mode):
+        raise LandingRefused(f"contract {contract_id}: landing {folder} is not a folder")
+    entries = [(".", False, top.st_mtime)]
+    for root, dirs, names in os.walk(folder):
+        for name in [*dirs, *names]:
+            path = Path(root) / name
+            info = os.lstat(path)
+            relative = path.relative_to(folder).as_posix()
+            if stat.S_ISLNK(info.st_mode) or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+                raise LandingRefused(f"contract {contract_id}: {relative} in landing {folder} is a link or a "
+                                     "special file; the gate reads regular files inside its landing only")
+            entries.append((relative, stat.S_ISREG(info.st_mode), info.st_mtime))
+    return entries
+
+
+def _hidden(relative: str) -> bool:
+    """Names that Spark and the batch identity skip (``_SUCCESS``, ``.crc``) at any level."""
+    return any(part.startswith(("_", ".")) for part in relative.split("/"))
+
+
+def gated(watch: Watch, submission_id: str) -> bool:
+    """Whether the decision log holds a final decision for ``submission_id``."""
+    from contract_gate.decisions import final_decision
+
+    plan = {"contract": {"id": watch.contract_id}, "tables": {"decisions": watch.decisions},
+            "gate": {"execution": {"connectionId": watch.connection_id}}}
+    return final_decision(plan, submission_id) is not None

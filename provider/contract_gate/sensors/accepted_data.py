@@ -1,0 +1,77 @@
+"""``AcceptedDataSensor``: a consumer waits for accepted data only (see
+:mod:`contract_gate.accepted_data`), without scheduling on the gate's Asset."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class AcceptedDataSensor(BaseSensorOperator):
+    """Wait until the contract's target holds a published decision covering ``business_date``,
+    or, without a business date, until its accepted data is fresh within the contract's SLA.
+
+    Reads the decision log and the target's Delta log (no JVM). Returns (XCom) the decision that
+    released it: ``{contract_id, reason, submission_id, outcome, decided_at, business_date}``,
+    or for freshness ``{contract_id, reason, submission_id, age_seconds, sla_seconds}``.
+
+    :param contract: path of the ODCS contract file (relative paths resolve against
+        ``CONTRACT_GATE_HOME``). (templated)
+    :param business_date: ISO date (``{{ ds }}``) or timestamp the consumer needs. (templated)
+    :param env: the contract's server/environment; default the first server. (templated)
+    :param deferrable: wait in the triggerer
+        (:class:`~contract_gate.triggers.accepted_data.AcceptedDataTrigger`) instead of a worker slot.
+    """
+
+    template_fields: Sequence[str] = ("contract", "business_date", "env")
+    ui_color = "#e8f4ea"
+
+    def __init__(self, *, contract: str, business_date: str | None = None, env: str | None = None,
+                 deferrable: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.contract = contract
+        self.business_date = business_date
+        self.env = env
+        self.deferrable = deferrable
+
+    def contract_path(self) -> str:
+        from contract_gate.operators.base import resolve_contract
+
+        return str(resolve_contract(self.contract))
+
+    def poke(self, context: Context) -> bool | PokeReturnValue:
+        from contract_gate.triggers.accepted_data import look
+
+        return self.finish(look(self.contract_path(), self.env or None, self.business_date or None))
+
+    def finish(self, event: dict[str, Any] | None) -> bool | PokeReturnValue:
+        from contract_gate.triggers.accepted_data import ACCEPTED
+
+        if event is None:
+            self.log.info("no accepted data%s yet", f" for {self.business_date}" if self.business_date else
+                          " within the SLA")
+            return False
+        if event["status"] != ACCEPTED:
+            raise ValueError(event["message"])
+        found = {key: value for key, value in event.items() if key != "status"}
+        self.log.info("contract %s: accepted (%s) by submission %s", found["contract_id"], found["reason"],
+                      found["submission_id"])
+        return PokeReturnValue(is_done=True, xcom_value=found)
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        from contract_gate.triggers.accepted_data import AcceptedDataTrigger
+
+        self.defer(trigger=AcceptedDataTrigger(self.contract_path(), self.env or None, self.business_date or None,
+                                               poll_seconds=self.poke_interval),
+                   method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
+        return self.finish(event).xcom_value

@@ -1,0 +1,61 @@
+"""Wait in the triggerer for a contract's accepted data (:mod:`contract_gate.accepted_data`):
+the deferred half of :class:`~contract_gate.sensors.accepted_data.AcceptedDataSensor`.
+
+The contract is compiled on each look (milliseconds, no Spark), from the same file the workers
+read, so the triggerer needs the contracts folder as they do. Reads run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+ACCEPTED = "accepted"
+ERROR = "error"
+
+
+def look(contract: str, env: str | None, business_date: str | None) -> dict[str, Any] | None:
+    """One look: the event to fire, or None while the consumer waits."""
+    from contract_gate.accepted_data import accepted_data
+    from contract_gate.contract.compiler import compile_plan
+
+    try:
+        found = accepted_data(compile_plan(contract, env=env), business_date)
+    except ValueError as exc:  # a contract error or a contract that cannot be waited on: say why
+        return {"status": ERROR, "message": str(exc)}
+    return None if found is None else {"status": ACCEPTED, **found}
+
+
+class AcceptedDataTrigger(BaseTrigger):
+    """Fires ``{"status": "accepted", contract_id, reason, submission_id, ...}`` once the
+    contract's target holds accepted data for ``business_date`` (or is fresh, without one).
+
+    :param contract: absolute path of the contract file.
+    :param env: the contract's server/environment.
+    :param business_date: ISO date or timestamp, or None to wait for freshness.
+    :param poll_seconds: how often to look.
+    """
+
+    def __init__(self, contract: str, env: str | None = None, business_date: str | None = None,
+                 poll_seconds: float = 60) -> None:
+        super().__init__()
+        self.contract = contract
+        self.env = env
+        self.business_date = business_date
+        self.poll_seconds = poll_seconds
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {"contract": self.contract, "env": self.env, "business_date": self.business_date,
+                 "poll_seconds": self.poll_seconds})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        while True:
+            event = await asyncio.to_thread(look, self.contract, self.env, self.business_date)
+            if event is not None:
+                yield TriggerEvent(event)
+                return
+            await asyncio.sleep(self.poll_seconds)

@@ -1,0 +1,86 @@
+"""Wait in the triggerer for a new batch at a contract's landing (:mod:`contract_gate.landing_batches`).
+
+One trigger, two uses:
+
+* a deferred :class:`~contract_gate.sensors.landing.ContractLandingSensor` (``repeat=False``):
+  one event, then the trigger ends;
+* the ``AssetWatcher`` of an event-driven gate DAG (``repeat=True``, see
+  :mod:`contract_gate.gate_schedule`): an event for every new batch, for as long as the DAG is
+  deployed; each event becomes an Asset event that starts the gate, with no worker slot waiting.
+
+The same batch never fires twice: a batch whose submission already has a final decision is
+skipped, and the trigger remembers the last submission it fired so a batch whose gate run has
+not decided yet does not fire again. (A triggerer restart forgets that memory; a second run of
+an undecided batch then finds the first run's decision and ends without publishing.)
+
+The filesystem and decision-log reads block, so they run in a thread: the triggerer's event
+loop serves every deferred task of the deployment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseEventTrigger, TriggerEvent
+
+from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, LandingRefused, Watch, gated, landed_batch
+
+LANDED = "landed"
+ERROR = "error"
+
+
+class LandingTrigger(BaseEventTrigger):
+    """Fires ``{"status": "landed", contract_id, submission_id, landing, kind, files, delta_version}``
+    when a batch that was not gated yet has landed and settled.
+
+    :param contract_id, landing, decisions, marker, settle_seconds, connection_id: the
+        :class:`~contract_gate.landing_batches.Watch` (plan addresses, JSON values).
+    :param poll_seconds: how often to look.
+    :param repeat: keep watching after an event (an Asset watcher) instead of ending.
+    """
+
+    def __init__(self, contract_id: str, landing: dict, decisions: dict, marker: str | None = None,
+                 settle_seconds: int = DEFAULT_SETTLE_SECONDS, connection_id: str | None = None,
+                 poll_seconds: float = 30, repeat: bool = False) -> None:
+        super().__init__()
+        self.watch = Watch(contract_id, dict(landing), dict(decisions), marker, int(settle_seconds), connection_id)
+        self.poll_seconds = poll_seconds
+        self.repeat = repeat
+        self.last_fired: str | None = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {**self.watch.as_kwargs(), "poll_seconds": self.poll_seconds, "repeat": self.repeat})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        while True:
+            event = await self.poll()
+            if event is not None:
+                yield TriggerEvent(event)
+                if not self.repeat or event["status"] == ERROR:
+                    return
+            await asyncio.sleep(self.poll_seconds)
+
+    async def poll(self) -> dict[str, Any] | None:
+        """One look at the landing: the event to fire, or None."""
+        try:
+            batch = await asyncio.to_thread(landed_batch, self.watch, time.time())
+        except LandingRefused as exc:
+            if not self.repeat:  # a deferred sensor fails with the reason
+                return {"status": ERROR, "contract_id": self.watch.contract_id, "message": str(exc)}
+            # a watcher keeps watching: the producer can fix the landing without a redeploy
+            self.log.error("%s; waiting for a landing the gate can read", exc)
+            return None
+        if batch is None or batch.submission_id == self.last_fired:
+            return None
+        if await asyncio.to_thread(gated, self.watch, batch.submission_id):
+            self.log.info("contract %s: submission %s at the landing was gated already", batch.contract_id,
+                          batch.submission_id)
+            self.last_fired = batch.submission_id  # no need to ask the decision log again
+            return None
+        self.last_fired = batch.submission_id
+        self.log.info("contract %s: batch %s has landed", batch.contract_id, batch.submission_id)
+        return {"status": LANDED, **batch.payload()}
