@@ -14,6 +14,7 @@ from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir
 from contract_gate.freshness.messages import freshness_payload
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
+from contract_gate.metrics import accepted_data_age
 from contract_gate.notifications import notifier_keys
 
 
@@ -32,6 +33,7 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
     store = store or StatusStore(status_dir(plan))
     record = evaluate(plan, latest_accepted(plan, hook), now)
+    accepted_data_age(plan, record)
     previous = store.read(record["contract_id"])
     same_episode = previous is not None and previous["state"] == record["state"]
     record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]

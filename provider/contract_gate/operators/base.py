@@ -154,6 +154,7 @@ class SparkGateOperator(ContractGateBaseOperator):
         self.conn_id = conn_id
         self.spark_conf = spark_conf
         self._runner: GateRunner | None = None
+        self.lineage_result: Any = None
 
     def load_plan(self) -> dict:
         plan = super().load_plan()
@@ -185,7 +186,8 @@ class SparkGateOperator(ContractGateBaseOperator):
         outcome = self._runner.start(job)
         if isinstance(outcome, Deferral):
             self.defer(trigger=outcome.trigger, method_name="execute_complete")
-        return self.handle_result(context, plan, outcome)
+        self.lineage_result = self.handle_result(context, plan, outcome)  # for the OpenLineage facets
+        return self.lineage_result
 
     def execute_complete(self, context: Context, event: dict) -> Any:
         """Resume after the runner's trigger fired: the job is rebuilt from the same inputs
@@ -193,7 +195,8 @@ class SparkGateOperator(ContractGateBaseOperator):
         plan = self.load_plan()
         job = self.build_job(context, plan)
         result = self.make_runner(plan).finish(job, event)
-        return self.handle_result(context, plan, result)
+        self.lineage_result = self.handle_result(context, plan, result)  # for the OpenLineage facets
+        return self.lineage_result
 
     def on_kill(self) -> None:
         if self._runner is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from contract_gate.lineage import GateLineageMixin, outcome_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.runners import GateJob
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-class CandidateStepOperator(SparkGateOperator):
+class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
     """Run one outcome step (``steps``) on the validated candidate.
 
     :param summary: the validation summary (the validate task's XCom). (templated)
@@ -29,6 +30,10 @@ class CandidateStepOperator(SparkGateOperator):
     def __init__(self, *, summary: dict, **kwargs) -> None:
         super().__init__(**kwargs)
         self.summary = summary
+
+    def lineage_of(self, plan: dict, result: dict | None):
+        """OpenLineage: the validated candidate in, the tables this step writes out (``contract_gate.lineage``)."""
+        return outcome_lineage(plan, self.steps, self.summary, result)
 
     def build_job(self, context: Context, plan: dict) -> GateJob:
         self.check_fingerprint(plan, self.summary, "the candidate was validated")

@@ -108,6 +108,10 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             try_number=ti.try_number,
         )
         stored = decisions.record_decision(plan, record)
+        if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
+            from contract_gate.metrics import decision_recorded
+
+            decision_recorded(plan, stored, record, submission, summary)
         self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
                       f" ({record['reason']})" if record["reason"] else "",
                       ", ".join(stored["failed_rules"]) or "none")

@@ -10,6 +10,7 @@ same id and the run ends without a second publication.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 class GateSubmissionOperator(ContractGateBaseOperator):
     """Pick the landing, the submission id and the re-run link for one gate run.
 
-    Pushes ``{submission_id, landing, rerun_of, correction, prior_decision}``; ``prior_decision``
+    Pushes ``{submission_id, landing, rerun_of, correction, prior_decision, received_at}``; ``prior_decision``
     is the submission's existing final decision when it was already gated (the run then has
     nothing to do).
 
@@ -55,6 +56,7 @@ class GateSubmissionOperator(ContractGateBaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from contract_gate import decisions
 
+        received_at = datetime.now(timezone.utc)
         plan = self.load_plan()
         for recovered in decisions.recover_missing_decisions(plan):
             self.log.warning("recovered the missing decision of submission %s: %s (from the tables' commit history)",
@@ -87,6 +89,7 @@ class GateSubmissionOperator(ContractGateBaseOperator):
             "correction": correction,
             "plan_fingerprint": (as_correction(plan) if correction else plan)["fingerprint"],
             "prior_decision": _brief(prior),
+            "received_at": received_at.isoformat(),  # the receipt of the receipt-to-publication metric
         }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowSkipException
 
+from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob
@@ -44,7 +45,7 @@ def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any
     }
 
 
-class GateValidateOperator(SparkGateOperator):
+class GateValidateOperator(GateLineageMixin, SparkGateOperator):
     """Validate the submission's candidate; with ``stage=True`` freeze the landing first, in the same job.
 
     Pushes the summary (see :func:`summarize`); the report JSON is written to
@@ -61,6 +62,10 @@ class GateValidateOperator(SparkGateOperator):
         super().__init__(**kwargs)
         self.candidate = candidate
         self.stage = stage
+
+    def lineage_of(self, plan: dict, result: dict | None):
+        """OpenLineage: the landing in, the staged candidate out (``contract_gate.lineage``)."""
+        return validation_lineage(plan, self.submission, result)
 
     def execute(self, context: Context) -> Any:
         submission = self.submission or {}

@@ -1,0 +1,119 @@
+"""The four metrics that tell whether the gate works, through Airflow's own ``Stats`` (StatsD,
+Datadog or OpenTelemetry, as ``[metrics]`` configures; nothing is sent when metrics are off).
+
+========================================  =======  ====================================================
+name (after Airflow's ``statsd_prefix``)  type     value and tags
+========================================  =======  ====================================================
+``contract_gate.rejections``              counter  +1 per rejected submission (``quarantined``, or the
+                                                   rows ``split`` off) and per failing error rule;
+                                                   tags ``contract``, ``rule``
+``contract_gate.receipt_to_publication``  timer    from the gate run's receipt of the batch (its
+                                                   submission task) to the published decision;
+                                                   tag ``contract``
+``contract_gate.accepted_data_age``       gauge    seconds since the latest accepted business date
+                                                   (the freshness SLA's measure), at every
+                                                   publication and every freshness check;
+                                                   tag ``contract``
+``contract_gate.time_to_resolve``         timer    from a quarantined submission's decision to the
+                                                   decision that published its re-run (following
+                                                   ``rerun_of`` back to the first quarantine);
+                                                   tag ``contract``
+========================================  =======  ====================================================
+
+Timers are milliseconds, as StatsD and Airflow's own timers are. Tags are contract and rule ids,
+never data values; the age gauge is not sent when the business-date column is classified (an age
+gives the date away, which the freshness status withholds too). A metric that cannot be sent
+never fails a gate: it is logged as a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+REJECTIONS = "contract_gate.rejections"
+RECEIPT_TO_PUBLICATION = "contract_gate.receipt_to_publication"
+ACCEPTED_DATA_AGE = "contract_gate.accepted_data_age"
+TIME_TO_RESOLVE = "contract_gate.time_to_resolve"
+REJECTED_OUTCOMES = ("quarantined", "split")
+MAX_RERUN_CHAIN = 100  # a re-run chain is walked back at most this far (a loop cannot hang the task)
+
+log = logging.getLogger(__name__)
+
+
+def _stats():
+    from airflow.sdk.observability.stats import Stats
+
+    return Stats
+
+
+def _when(value: str | datetime) -> datetime:
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def rejected_rules(record: dict[str, Any], summary: dict | None) -> list[str]:
+    """The rule ids a rejection counts against: the failing ``error`` rules, else ``schema``
+    when the batch's schema did not match, else ``unattributed``."""
+    rules = sorted({rule["id"] for rule in record.get("rules") or [] if rule.get("severity") == "error"})
+    if rules:
+        return rules
+    return ["schema"] if (summary or {}).get("schema_ok") is False else ["unattributed"]
+
+
+def first_rejection(plan: dict, rerun_of: str | None) -> dict | None:
+    """The earliest rejected decision of the re-run chain ending in ``rerun_of``, or None when
+    ``rerun_of`` was not rejected (a correction of a published submission resolves nothing)."""
+    from contract_gate import decisions
+
+    first, seen = None, set()
+    while rerun_of and rerun_of not in seen and len(seen) < MAX_RERUN_CHAIN:
+        seen.add(rerun_of)
+        previous = decisions.final_decision(plan, rerun_of)
+        if previous is None or previous["outcome"] != "quarantined":
+            break
+        first, rerun_of = previous, previous.get("rerun_of")
+    return first
+
+
+def accepted_data_age(plan: dict, status: dict) -> None:
+    """Send the age of a freshness status record (``freshness.status.evaluate``); never raises."""
+    if status.get("age_seconds") is None or status.get("latest_accepted_date_withheld"):
+        return
+    try:
+        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags={"contract": plan["contract"]["id"]})
+    except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
+        log.warning("contract-gate metric %s not sent", ACCEPTED_DATA_AGE, exc_info=True)
+
+
+def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any], submission: dict,
+                      summary: dict | None) -> None:
+    """Send what a newly recorded final decision tells; never raises."""
+    try:
+        _send_decision(plan, stored, record, submission, summary)
+    except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
+        log.warning("contract-gate metrics for submission %s not sent", stored.get("submission_id"), exc_info=True)
+
+
+def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None) -> None:
+    from contract_gate.decisions import PUBLISHED_OUTCOMES
+
+    stats, contract = _stats(), plan["contract"]["id"]
+    outcome, decided = stored["outcome"], _when(stored["decided_at"])
+    if outcome in REJECTED_OUTCOMES:
+        for rule in rejected_rules(record, summary):
+            stats.incr(REJECTIONS, tags={"contract": contract, "rule": rule})
+    if outcome not in PUBLISHED_OUTCOMES:
+        return
+    if submission.get("received_at"):
+        stats.timing(RECEIPT_TO_PUBLICATION, decided - _when(submission["received_at"]), tags={"contract": contract})
+    rejected = first_rejection(plan, stored.get("rerun_of"))
+    if rejected is not None:
+        stats.timing(TIME_TO_RESOLVE, decided - _when(rejected["decided_at"]), tags={"contract": contract})
+    if plan.get("freshness") and plan["tables"]["target"]["kind"] == "path":
+        # a catalog target would cost a SQL warehouse query per publication: its freshness DAG sends the age
+        from contract_gate.freshness.latest import latest_accepted
+        from contract_gate.freshness.status import evaluate
+
+        accepted_data_age(plan, evaluate(plan, latest_accepted(plan), datetime.now(timezone.utc)))
