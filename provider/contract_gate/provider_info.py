@@ -30,7 +30,6 @@ def get_provider_info() -> dict:
                 "integration-name": INTEGRATION,
                 "python-modules": [
                     "contract_gate.operators.submission",
-                    "contract_gate.operators.stage",
                     "contract_gate.operators.validate",
                     "contract_gate.operators.branch",
                     "contract_gate.operators.publish",
@@ -38,7 +37,26 @@ def get_provider_info() -> dict:
                     "contract_gate.operators.split",
                     "contract_gate.operators.record",
                     "contract_gate.operators.retention",
-                    "contract_gate.freshness.operator",
+                    "contract_gate.operators.freshness",
+                ],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "contract_gate.sensors.landing",
+                    "contract_gate.sensors.accepted_data",
+                ],
+            }
+        ],
+        "triggers": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "contract_gate.triggers.landing",
+                    "contract_gate.triggers.accepted_data",
+                    "contract_gate.triggers.spark_driver",
                 ],
             }
         ],

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 GATE_PROPERTY = "contractGate"
 _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_MARKER = re.compile(r"_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62}")
 
 
 class _Model(pyd.BaseModel):
@@ -80,11 +81,20 @@ class LandingWatch(_Model):
 
     # A file name in the landing folder, never a path: the gate only looks inside its landing. It
     # starts with '_' or '.', names that Spark and the batch identity skip, so it is never read as data.
-    marker: str | None = pyd.Field(None, pattern=r"^(_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62})$")
+    marker: str | None = None
     settle_seconds: int = pyd.Field(60, ge=0, le=86400)
     # The triggerer polls every landing this often; a lower bound keeps a contract from
     # turning the shared triggerer into a busy loop.
     poll_seconds: int = pyd.Field(30, ge=5, le=3600)
+
+
+    @pyd.field_validator("marker")
+    @classmethod
+    def _file_name(cls, marker: str | None) -> str | None:
+        if marker is not None and not _MARKER.fullmatch(marker):
+            raise ValueError(f"marker {marker!r} must be a file name in the landing folder that starts with '_' or "
+                             "'.' (e.g. _SUCCESS; letters, digits, '_', '.', '-'), not a path")
+        return marker
 
 
 class LandingSchedule(_Model):

@@ -15,7 +15,7 @@ from pathlib import Path
 from airflow.sdk import DAG
 
 from contract_gate.contract.compiler import compile_plan
-from contract_gate.freshness.operator import FreshnessCheckOperator
+from contract_gate.operators.freshness import FreshnessCheckOperator
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 ENV_ENV = "CONTRACT_GATE_ENV"  # the same default environment the gate DAGs use (contract_gate.dag_factory)

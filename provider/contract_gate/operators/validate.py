@@ -51,7 +51,8 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
     Pushes the summary (see :func:`summarize`); the report JSON is written to
     ``<work dir>/<contract id>/<submission id>/report.json``.
 
-    :param candidate: the staged candidate (the stage task's XCom); not used with ``stage=True``. (templated)
+    :param candidate: a candidate staged before (``{candidate, version}`` as the Spark side's ``stage`` step
+        returns it); not used with ``stage=True``, which the gate's task group uses. (templated)
     :param stage: stage the landed batch and validate it in one Spark job.
     """
 
