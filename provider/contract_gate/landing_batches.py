@@ -95,7 +95,8 @@ class Batch:
 def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """The batch that has landed and settled at ``watch``'s landing now, or None.
 
-    :raises LandingRefused: the landing is not a local path, or holds a link or special file."""
+    :raises LandingRefused: the landing is not a local path, holds a link or special file, or is a
+        Delta table that cannot be read."""
     from contract_gate.submission import derive_submission_id
 
     landing = resolve(watch.landing)
@@ -104,9 +105,12 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
                              "is not a local folder; only a local path landing can be watched without Spark")
     folder = Path(landing["path"])
     if landing.get("format") == "delta":
-        from contract_gate.delta_tables import newest_version
+        from contract_gate.delta_tables import UnreadableTable, newest_version
 
-        version = newest_version(str(folder)) if folder.is_dir() else None
+        try:
+            version = newest_version(str(folder)) if folder.is_dir() else None
+        except UnreadableTable as exc:
+            raise LandingRefused(f"contract {watch.contract_id}: Delta landing {exc}") from exc
         if version is None:
             return None
         submission_id = derive_submission_id(watch.contract_id, landing)

@@ -205,3 +205,16 @@ def test_a_landing_with_a_link_or_a_special_file_is_refused_and_never_read(senso
             sensor(FILES).poke({})
         (folder / "part-9.csv").unlink()
         assert asyncio.run(watcher.poll())["status"] == "landed"
+
+
+def test_an_unreadable_delta_landing_is_refused_and_a_watcher_keeps_watching(tmp_path):
+    from contract_gate.triggers.landing import LandingTrigger
+
+    (tmp_path / "landing" / "_delta_log").mkdir(parents=True)
+    (tmp_path / "landing" / "_delta_log" / f"{0:020d}.json").write_text("{not a commit\n")
+    watch = Watch("c", {"kind": "path", "path": str(tmp_path / "landing"), "format": "delta"},
+                  {"kind": "path", "path": str(tmp_path / "decisions"), "format": "delta"})
+    with pytest.raises(LandingRefused, match="Delta landing .*landing"):
+        landed_batch(watch)
+    assert asyncio.run(LandingTrigger(**watch.as_kwargs(), repeat=True).poll()) is None
+    assert asyncio.run(LandingTrigger(**watch.as_kwargs()).poll())["status"] == "error"

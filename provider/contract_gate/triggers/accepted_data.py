@@ -21,10 +21,11 @@ def look(contract: str, env: str | None, business_date: str | None) -> dict[str,
     """One look: the event to fire, or None while the consumer waits."""
     from contract_gate.accepted_data import accepted_data
     from contract_gate.contract.compiler import compile_plan
+    from contract_gate.contract.errors import ContractError
 
     try:
         found = accepted_data(compile_plan(contract, env=env), business_date)
-    except ValueError as exc:  # a contract error or a contract that cannot be waited on: say why
+    except (ContractError, ValueError) as exc:  # a broken contract, or one that cannot be waited on: say why
         return {"status": ERROR, "message": str(exc)}
     return None if found is None else {"status": ACCEPTED, **found}
 

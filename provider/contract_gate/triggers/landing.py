@@ -68,11 +68,11 @@ class LandingTrigger(BaseEventTrigger):
         """One look at the landing: the event to fire, or None."""
         try:
             batch = await asyncio.to_thread(landed_batch, self.watch, time.time())
-        except LandingRefused as exc:
+        except (LandingRefused, OSError) as exc:
             if not self.repeat:  # a deferred sensor fails with the reason
                 return {"status": ERROR, "contract_id": self.watch.contract_id, "message": str(exc)}
-            # a watcher keeps watching: the producer can fix the landing without a redeploy
-            self.log.error("%s; waiting for a landing the gate can read", exc)
+            # a watcher keeps watching: the producer (or the mount) can fix the landing without a redeploy
+            self.log.error("contract %s: %s; waiting for a landing the gate can read", self.watch.contract_id, exc)
             return None
         if batch is None or batch.submission_id == self.last_fired:
             return None
