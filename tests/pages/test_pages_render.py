@@ -227,3 +227,21 @@ def test_thresholds_and_shares_read_as_a_person_says_them():
     assert threshold_text({"operator": "mustBeLessThan", "value": 5, "unit": "percent"}) == "< 5 %"
     assert threshold_text({"operator": "mustBeBetween", "value": [1, 10], "unit": "rows"}) == "between 1 and 10 rows"
     assert share_text(1, 8) == "12.5 %" and share_text(1, 100_000) == "0.001 %" and share_text(None, 8) is None
+
+
+def test_markup_in_a_hostile_contract_renders_as_text(home):
+    """tests/contracts_hostile/page_markup_in_text.yaml: markup in the name, the version, a DQX
+    check's name (which becomes a rule id) and descriptions; both pages show it as text."""
+    shutil.copy(REPO / "tests" / "contracts_hostile" / "page_markup_in_text.yaml", home / "contracts")
+    entry = entry_of(home, "page_markup_in_text")
+    rule_id = next(rule["id"] for rule in entry.plan["rules"] if rule["id"].startswith("amount_ok"))
+    assert "<script>" in rule_id  # the attack reached the plan: the pages are what must hold
+    path = write_report(home, entry.plan, "sub-h", [{"id": rule_id, "failed_rows": 2}])
+    decide(entry.plan, "sub-h", "quarantined", {rule_id: 2}, report_path=str(path))
+    report = build.report_page(entry, "sub-h", links=served_links("/contract-gate"))
+    listing = build.contracts_page(data.load_contracts(home / "contracts"), links=served_links("/contract-gate"))
+    for html in (report, listing):
+        for markup in ("<script", "<img", "<svg onload", "<iframe", "</td><script"):
+            assert markup not in html
+    assert "amount_ok&lt;/td&gt;&lt;script&gt;" in report and "&lt;script&gt;alert(&#39;name&#39;)" in listing
+    assert rule_rows(report)[0][1:] == (True, "2")

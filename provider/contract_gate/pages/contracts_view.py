@@ -9,9 +9,8 @@ column is classified, as the status record does.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timezone
 
-from contract_gate.decisions.record import Decision
 from contract_gate.freshness.business_time import render_duration
 from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.status import evaluate
@@ -23,7 +22,7 @@ OUTCOME_ORDER = ("published", "split", "quarantined", "failed")  # every outcome
 SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart use all of the last N
 
 
-def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[Decision] | Exception],
+def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[dict] | Exception],
                    now: datetime, last: int) -> dict:
     """The page: one card per contract, in file order; ``decisions`` as
     :func:`contract_gate.pages.data.recent_decisions` returns them for the last ``last``."""
@@ -31,7 +30,7 @@ def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[Decis
             "contracts": [contract_view(entry, decisions.get(entry.contract_id), now) for entry in entries]}
 
 
-def contract_view(entry: ContractEntry, decisions: list[Decision] | Exception | None, now: datetime) -> dict:
+def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None, now: datetime) -> dict:
     view = {"file": entry.file.name, "id": entry.contract_id, "error": entry.error, "gated": entry.gated,
             "version": None, "name": None, "freshness": None, "counts": None, "decisions": None, "chart": None,
             "decisions_table": None}
@@ -75,26 +74,31 @@ def freshness_view(plan: dict, now: datetime) -> dict:
     }
 
 
-def outcome_counts(decisions: list[Decision]) -> dict[str, int]:
+def outcome_counts(decisions: list[dict]) -> dict[str, int]:
     """Records per outcome (every outcome present, zeros included, in a fixed order)."""
-    counted = Counter(d.outcome for d in decisions)
+    counted = Counter(d["outcome"] for d in decisions)
     return {outcome: counted.get(outcome, 0) for outcome in OUTCOME_ORDER}
 
 
-def rejections_by_rule(decisions: list[Decision]) -> list[tuple[str, int, int]]:
+def rejections_by_rule(decisions: list[dict]) -> list[tuple[str, int, int]]:
     """(rule id, submissions it failed in, rows it failed) over ``decisions``, most submissions
     first. A dataset or query rule fails without a row count; it counts as a submission."""
     submissions: Counter[str] = Counter()
     rows: Counter[str] = Counter()
     for decision in decisions:
-        for rule_id in dict.fromkeys(decision.failed_rules):
+        for rule_id in dict.fromkeys(decision["failed_rules"]):
             submissions[rule_id] += 1
-            rows[rule_id] += decision.rule_failures.get(rule_id, 0)
+            rows[rule_id] += decision["rule_failures"].get(rule_id, 0)
     return sorted(((rule, n, rows[rule]) for rule, n in submissions.items()), key=lambda item: (-item[1], item[0]))
 
 
-def _decision_row(decision: Decision) -> dict:
-    return {"submission_id": decision.submission_id, "outcome": decision.outcome,
-            "decided_at": decision.decided_at.isoformat(timespec="seconds"),
-            "rows_published": decision.rows_published, "rows_quarantined": decision.rows_quarantined,
-            "failed_rules": len(decision.failed_rules), "rerun_of": decision.rerun_of}
+def _decision_row(decision: dict) -> dict:
+    return {"submission_id": decision["submission_id"], "outcome": decision["outcome"],
+            "decided_at": _utc(decision["decided_at"]).isoformat(timespec="seconds"),
+            "rows_published": decision["rows_published"], "rows_quarantined": decision["rows_quarantined"],
+            "failed_rules": len(decision["failed_rules"]), "rerun_of": decision["rerun_of"]}
+
+
+def _utc(moment: datetime) -> datetime:
+    """A stored time in UTC (the table's timestamps carry UTC; a naive one is UTC too)."""
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -20,6 +20,8 @@ from contract_gate.freshness.locations import table_location
 from contract_gate.submission import check_submission_id
 
 DECISION_COLUMNS = tuple(name for name, _, _ in COLUMNS)
+LISTED_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rows_published", "rows_quarantined",
+                  "failed_rules", "rule_failures", "rerun_of")  # what the contracts page shows of a decision
 
 
 @dataclass(frozen=True)
@@ -58,24 +60,27 @@ def find_contract(entries: list[ContractEntry], contract_id: str) -> ContractEnt
     return next((entry for entry in entries if entry.contract_id == contract_id), None)
 
 
-def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[Decision] | Exception]:
-    """Per contract id, its ``limit`` newest decision records (newest first), or the error its
-    decision table raised. Each path decision table is read once for all its contracts; a
-    catalog table is not read here (its contracts are left out)."""
+def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Exception]:
+    """Per contract id, its ``limit`` newest decision records (newest first) with the columns the
+    contracts page shows (``LISTED_COLUMNS``; ``rule_failures`` a dict), or the error its decision
+    table raised. Each path decision table is read once for all its contracts, only those columns
+    (a table of one small file per decision, before the retention DAG compacts it, costs a file
+    read per decision); a catalog table is not read here (its contracts are left out)."""
     wanted: dict[str, set[str]] = {}
     for plan in plans:
         address = plan["tables"]["decisions"]
         if address["kind"] == "path":
             wanted.setdefault(table_location(address), set()).add(plan["contract"]["id"])
-    found: dict[str, list[Decision] | Exception] = {}
+    found: dict[str, list[dict] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
-            rows = read_decisions(location, contract_ids, DECISION_COLUMNS, limit)
+            rows = read_decisions(location, contract_ids, LISTED_COLUMNS, limit)
         except Exception as exc:  # one unreadable table must not hide the other contracts
             found.update({contract_id: exc for contract_id in contract_ids})
             continue
         for contract_id, records in rows.items():
-            found[contract_id] = [Decision.from_row(row) for row in records]
+            found[contract_id] = [{**row, "rule_failures": dict(row["rule_failures"] or {}),
+                                   "failed_rules": list(row["failed_rules"] or [])} for row in records]
     return found
 
 
