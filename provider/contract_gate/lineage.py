@@ -146,6 +146,8 @@ def outcome_lineage(plan: dict, steps: str, summary: dict | None, result: dict |
         version = (done or {}).get("target_version_after" if role == "target" else "version")
         outputs.append(output_dataset(plan, plan["tables"][role], schema=role == "target", version=version))
         outcome = (done or {}).get("status") or outcome
+    if (result or {}).get("publish") and (result or {}).get("quarantine"):
+        outcome = "split"  # one step that published some rows and quarantined the others
     return OperatorLineage(inputs=inputs, outputs=outputs,
                            run_facets=run_facets(plan, (summary or {}).get("submission_id"), outcome))
 
