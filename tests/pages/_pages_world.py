@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -85,8 +86,6 @@ def build() -> dict:
     db.upgradedb()
     with create_session() as session:  # the teams exist before the bundle that names one is synced
         session.add_all([Team(name=TEAM), Team(name=OTHER_TEAM)])
-    import shutil
-
     shutil.copytree(world.REPO / "contracts", world.CONTRACTS)
     world.DAGS.mkdir(parents=True)
     shutil.copy(world.REPO / "dags" / "contract_gates.py", world.DAGS / "contract_gates.py")

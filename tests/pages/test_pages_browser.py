@@ -152,6 +152,9 @@ def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, b
     assert cards["orders"].locator("g.bar").count() == 2  # the chart is drawn, as SVG
     IMAGES.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(IMAGES / "contracts-page.png"))
+    # the DAG page's "Gate reports" tab: the contract whose gate DAG it is, only
+    page.goto(f"{server}/contract-gate/?dag_id=orders")
+    assert [card.get_attribute("data-contract") for card in page.locator("section.contract").all()] == ["orders"]
     session.close()
 
 
@@ -194,6 +197,8 @@ def test_a_user_who_cannot_read_the_dag_is_refused(server, world, browser):
     session.close()
     anonymous = Session(browser, server, None)
     assert anonymous.page.goto(f"{server}/contract-gate/").status == 401
+    anonymous.page.get_by_role("link", name="Sign in to Airflow").click()
+    anonymous.page.get_by_label("Username").wait_for()  # Airflow's own sign-in page
     anonymous.close()
 
 

@@ -85,8 +85,13 @@ def create_app(prefix: str = URL_PREFIX) -> FastAPI:
         # Airflow's dependencies raise 401/403 with a short detail; a reader gets a small page.
         from html import escape
 
+        sign_in = ""
+        if exc.status_code == 401:  # not signed in: point at Airflow's own sign-in page
+            from airflow.api_fastapi.app import get_auth_manager
+
+            sign_in = f'<p><a href="{escape(get_auth_manager().get_url_login())}">Sign in to Airflow</a></p>'
         return html(f"<!doctype html><title>{exc.status_code}</title><h1>{exc.status_code}</h1>"
-                    f"<p>{escape(str(exc.detail))}</p>", exc.status_code)
+                    f"<p>{escape(str(exc.detail))}</p>{sign_in}", exc.status_code)
 
     @app.get("/", response_class=HTMLResponse)
     def contracts(user: User, last: Annotated[int, Query(ge=1, le=10_000)] = build.DEFAULT_LAST,
