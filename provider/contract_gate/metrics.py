@@ -20,8 +20,8 @@ name (after Airflow's ``statsd_prefix``)  type     value and tags
                                                    tag ``contract``
 ========================================  =======  ====================================================
 
-Timers are milliseconds, as StatsD and Airflow's own timers are. Tags are contract and rule ids,
-never data values; the age gauge is not sent when the business-date column is classified (an age
+Timers are milliseconds, as StatsD and Airflow's own timers are. Tags are contract and rule ids
+(characters outside ``A-Za-z0-9_.-`` become ``_``), never data values; the age gauge is not sent when the business-date column is classified (an age
 gives the date away, which the freshness status withholds too). A metric that cannot be sent
 never fails a gate: it is logged as a warning.
 """
@@ -29,6 +29,7 @@ never fails a gate: it is logged as a warning.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -40,6 +41,14 @@ REJECTED_OUTCOMES = ("quarantined", "split")
 MAX_RERUN_CHAIN = 100  # a re-run chain is walked back at most this far (a loop cannot hang the task)
 
 log = logging.getLogger(__name__)
+_UNSAFE_IN_TAG = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def tag(text: str) -> str:
+    """A contract's id or rule id as a tag value: characters a metrics backend may read as
+    syntax (StatsD's ``:``, ``|``, ``,``, ``=``, a newline; markup) become ``_``, so a hostile
+    contract can neither forge a metric line nor get its metric dropped as an invalid name."""
+    return _UNSAFE_IN_TAG.sub("_", str(text))[:100]
 
 
 def _stats():
@@ -82,7 +91,7 @@ def accepted_data_age(plan: dict, status: dict) -> None:
     if status.get("age_seconds") is None or status.get("latest_accepted_date_withheld"):
         return
     try:
-        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags={"contract": plan["contract"]["id"]})
+        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags={"contract": tag(plan["contract"]["id"])})
     except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
         log.warning("contract-gate metric %s not sent", ACCEPTED_DATA_AGE, exc_info=True)
 
@@ -99,11 +108,11 @@ def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any]
 def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None) -> None:
     from contract_gate.decisions import PUBLISHED_OUTCOMES
 
-    stats, contract = _stats(), plan["contract"]["id"]
+    stats, contract = _stats(), tag(plan["contract"]["id"])
     outcome, decided = stored["outcome"], _when(stored["decided_at"])
     if outcome in REJECTED_OUTCOMES:
         for rule in rejected_rules(record, summary):
-            stats.incr(REJECTIONS, tags={"contract": contract, "rule": rule})
+            stats.incr(REJECTIONS, tags={"contract": contract, "rule": tag(rule)})
     if outcome not in PUBLISHED_OUTCOMES:
         return
     if submission.get("received_at"):

@@ -43,3 +43,10 @@ def test_a_looping_chain_ends(log):
     log["a"] = {"submission_id": "a", "outcome": "quarantined", "rerun_of": "b", "decided_at": "t1"}
     log["b"] = {"submission_id": "b", "outcome": "quarantined", "rerun_of": "a", "decided_at": "t2"}
     assert metrics.first_rejection(PLAN, "a")["submission_id"] == "b"
+
+
+def test_a_hostile_rule_id_cannot_forge_a_metric_line():
+    # a DQX check name or quality name becomes a rule id (tests/contracts_hostile/page_markup_in_text.yaml)
+    assert metrics.tag("x:1|c\nairflow.evil,rule=y:9|g") == "x_1_c_airflow.evil_rule_y_9_g"
+    assert metrics.tag("<b>check</b>") == "_b_check__b_"
+    assert metrics.tag("case_count.minimum") == "case_count.minimum"
