@@ -245,3 +245,22 @@ def test_markup_in_a_hostile_contract_renders_as_text(home):
             assert markup not in html
     assert "amount_ok&lt;/td&gt;&lt;script&gt;" in report and "&lt;script&gt;alert(&#39;name&#39;)" in listing
     assert rule_rows(report)[0][1:] == (True, "2")
+
+
+def test_a_catalog_target_shows_the_freshness_dags_last_record_and_queries_no_warehouse(home, tmp_path, monkeypatch):
+    from contract_gate.freshness.status import StatusStore
+
+    monkeypatch.setenv("CONTRACT_GATE_STATUS_DIR", str(tmp_path / "status"))
+    entries = data.load_contracts(home / "contracts", env="prod")  # regional_daily_cases on Unity Catalog
+    regional = data.find_contract(entries, "regional_daily_cases")
+    assert regional.plan["tables"]["target"]["kind"] == "table"
+    html = build.contracts_page([regional])
+    assert "has not checked the catalog table yet" in html and "error" not in html.split("<body>")[1]
+    StatusStore(tmp_path / "status").write({
+        "contract_id": "regional_daily_cases", "state": "stale", "age_seconds": 3 * 86400, "sla_seconds": 172800,
+        "sla": {"property": "freshness", "value": 2, "unit": "d", "column": "report_date"},
+        "latest_accepted_date": "2025-03-01", "latest_accepted_date_withheld": False,
+        "latest_accepted_submission": "s-9", "checked_at": "2025-03-04T00:00:00Z"})
+    html = build.contracts_page([regional])
+    assert 'class="badge stale"' in html and "<strong>3d</strong> old" in html and "check at 2025-03-04T00:00:00Z" in html
+    assert "decisions in catalog table" in html  # read where the catalog is, not from the page

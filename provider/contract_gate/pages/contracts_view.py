@@ -13,11 +13,13 @@ from datetime import datetime, timezone
 
 from contract_gate.freshness.business_time import render_duration
 from contract_gate.freshness.latest import latest_accepted
-from contract_gate.freshness.status import evaluate
+from contract_gate.freshness.locations import status_dir
+from contract_gate.freshness.status import StatusStore, evaluate
 from contract_gate.pages.chart import bar_chart
 from contract_gate.pages.data import ContractEntry
 
 NO_SLA = "no SLA"
+NOT_CHECKED = "not checked yet"  # a catalog target the freshness DAG has not checked
 OUTCOME_ORDER = ("published", "split", "quarantined", "failed")  # every outcome of decisions.record
 SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart use all of the last N
 
@@ -59,10 +61,20 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
 
 def freshness_view(plan: dict, now: datetime) -> dict:
     """State (``fresh``, ``stale`` or ``no SLA``), the age of the latest accepted business date
-    against the SLA, and the submission that brought it."""
+    against the SLA, and the submission that brought it. A path target is evaluated now (its
+    Delta log, no JVM); for a catalog target the page shows the freshness DAG's last record
+    (``as_of`` its check), since a page view must not start a query on a SQL warehouse."""
     if plan["freshness"] is None:
-        return {"state": NO_SLA, "age": None, "sla": None, "latest": None, "submission": None, "withheld": False}
-    status = evaluate(plan, latest_accepted(plan), now)
+        return {"state": NO_SLA, "age": None, "sla": None, "latest": None, "submission": None, "withheld": False,
+                "as_of": None}
+    if plan["tables"]["target"]["kind"] == "path":
+        status, as_of = evaluate(plan, latest_accepted(plan), now), None
+    else:
+        status = StatusStore(status_dir(plan)).read(plan["contract"]["id"])
+        if status is None:
+            return {"state": NOT_CHECKED, "age": None, "sla": None, "latest": None, "submission": None,
+                    "withheld": False, "as_of": None}
+        as_of = status["checked_at"]
     sla = status["sla"]
     return {
         "state": status["state"],
@@ -71,6 +83,7 @@ def freshness_view(plan: dict, now: datetime) -> dict:
         "latest": status["latest_accepted_date"],
         "withheld": status["latest_accepted_date_withheld"],
         "submission": status["latest_accepted_submission"],
+        "as_of": as_of,
     }
 
 
