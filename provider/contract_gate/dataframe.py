@@ -6,17 +6,26 @@ the spot, for ``env`` when given) or an already compiled plan dict.
 
 Set ``CONTRACT_GATE_DISABLE_VALIDATION=1`` to switch every check here off without touching
 code (an emergency valve for a production job): ``validate`` then returns ``None``.
+
+``spark_session(remote)`` gives a session to validate on where the caller has none: a thin
+Spark Connect client of ``remote`` (or ``SPARK_REMOTE``), else local Spark started the way the
+local runner starts its jobs. ``contract-gate validate`` uses the same function.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import logging
 import os
+import shutil
+import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
@@ -50,6 +59,48 @@ class ContractViolation(Exception):
             f"contract {report['contract']['id']} {report['contract']['version']} failed: "
             + "; ".join(problems + failing)
         )
+
+
+def spark_session(remote: str | None = None) -> SparkSession:
+    """A Spark session to validate on: a new Spark Connect session on ``remote``
+    (``sc://host:port``, else the ``SPARK_REMOTE`` variable), whose server reads the data and
+    runs every query, so this process starts no JVM. Without an address, the session already
+    running in this process, else local Spark started as the local runner starts a gate job
+    (``contract_gate.runners.local.local_start_conf``: Delta's jars from the install's cache, no
+    Ivy resolution, the class archive when built, Spark's log quiet)."""
+    from spark_jobs.runtime.session import active_session, connect, get_session
+
+    remote = remote or os.environ.get("SPARK_REMOTE")
+    if remote:
+        _require_listening(remote)
+        return connect(remote)
+    running = active_session()
+    if running is not None:
+        return running
+    from contract_gate.runners.local import local_start_conf
+    from spark_jobs.runtime import job_start
+
+    job_start.prepare()  # the start-up aids the local runner's jobs take (CONTRACT_GATE_LOCAL_START)
+    scratch = tempfile.mkdtemp(prefix="contract-gate-spark-")  # owner-only: Spark's log settings
+    atexit.register(shutil.rmtree, scratch, True)
+    return get_session("contract-gate-validate", local_start_conf(Path(scratch)))
+
+
+CONNECT_TIMEOUT_SECONDS = 10
+DEFAULT_CONNECT_PORT = 15002
+
+
+def _require_listening(url: str) -> None:
+    """Fail at once, naming the address, when nothing listens there: PySpark's Connect client
+    retries a refused connection with back-off for minutes before it gives up."""
+    parsed = urlparse(url.split("/;", 1)[0])
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise ValueError(f"not a Spark Connect address (sc://host:port): {parsed.scheme}://{parsed.hostname or ''}")
+    address = (parsed.hostname, parsed.port or DEFAULT_CONNECT_PORT)
+    try:
+        socket.create_connection(address, timeout=CONNECT_TIMEOUT_SECONDS).close()
+    except OSError as exc:
+        raise ConnectionError(f"no Spark Connect server answers at {address[0]}:{address[1]}: {exc}") from None
 
 
 def disabled() -> bool:

@@ -13,11 +13,12 @@ Where the condition is, by kind of session:
   py4j's ``Py4JJavaError`` (Delta's ``DeltaInvariantViolationException``, a failed write task's
   ``TASK_WRITE_FAILED``). Both lead to the Java exception, whose cause chain is read here: a
   failure inside a task (``raise_error`` in a MERGE) is the cause of the driver's exception.
-* Spark Connect: the client's exception carries the server's condition and parameters of the
-  outermost failure, under the same names (the server is the same Spark), but not its causes.
-  A failure inside a task (the publish step's MERGE guard, a CHECK violated by a MERGE) arrives
-  as ``TASK_WRITE_FAILED``: the publish step tells its guard by counting the held keys instead
-  (``spark_jobs.steps.publish``).
+* Spark Connect: the server sends the whole cause chain, each failure with its condition and
+  parameters under the same names (the server is the same Spark), but PySpark's client keeps
+  only the outermost one on the exception it raises: a failure inside a task (``raise_error``
+  in a MERGE) would arrive as a bare ``TASK_WRITE_FAILED``. :func:`keep_connect_causes`, called
+  wherever the gate makes a Connect session (``spark_jobs.runtime.session``), keeps the chain's
+  conditions on the exception, so both kinds of session are read the same way here.
 * Delta's commit conflicts (``ConcurrentAppendException`` ...): in a classic session they are
   exception types of ``delta.exceptions``, built without the Java original, so they carry no
   condition here and are caught by type; over Spark Connect they arrive as the client's generic
@@ -97,6 +98,10 @@ def _errors(exc: BaseException) -> Iterator[SparkError]:
         if java is not None:  # the Java chain holds this exception and all its causes
             yield from _java_errors(java)
             return
+        chain = getattr(current, _CONNECT_CHAIN, None)
+        if chain:  # the server's chain, as keep_connect_causes kept it
+            yield from chain
+            return
         error = _python_error(current)
         if error is not None:
             yield error
@@ -140,3 +145,54 @@ def _python_error(exc: BaseException) -> SparkError | None:
     except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
         return None
     return SparkError(str(condition), dict(parameters or {})) if condition else None
+
+
+_CONNECT_CHAIN = "_contract_gate_causes"
+"""The attribute on a Spark Connect client's exception that holds its server-side cause chain."""
+
+
+def keep_connect_causes() -> None:
+    """Make the Spark Connect client keep the conditions of a failure's causes on the exception
+    it raises (idempotent; a no-op where PySpark's Connect client is not installed).
+
+    The server answers a failed request with every failure of the cause chain, each with its
+    condition and message parameters (``FetchErrorDetailsResponse``: ``root_error_idx``, then
+    ``cause_idx`` links); PySpark builds its exception from the outermost one and drops the
+    rest. There is no public hook for it, so the client's converter is wrapped: it still builds
+    the exception, and the chain's conditions are kept beside it, outermost first."""
+    try:
+        from pyspark.sql.connect.client import core
+    except ImportError:
+        return
+    convert = core.convert_exception
+    if getattr(convert, "keeps_causes", False):
+        return
+
+    def convert_keeping_causes(info, message, details, *args, **kwargs):
+        exc = convert(info, message, details, *args, **kwargs)
+        chain = _connect_chain(details)
+        if chain:
+            setattr(exc, _CONNECT_CHAIN, chain)
+        return exc
+
+    convert_keeping_causes.keeps_causes = True  # type: ignore[attr-defined]
+    core.convert_exception = convert_keeping_causes
+
+
+def _connect_chain(details) -> tuple[SparkError, ...]:
+    """The conditions of a ``FetchErrorDetailsResponse``'s chain, outermost first (a failure
+    that is not a Spark throwable has none and is skipped, as in a classic session)."""
+    if details is None or not details.HasField("root_error_idx"):
+        return ()
+    errors, found, index = list(details.errors), [], details.root_error_idx
+    for _ in range(_MAX_CAUSES):
+        if not 0 <= index < len(errors):
+            break
+        error = errors[index]
+        if error.HasField("spark_throwable") and error.spark_throwable.HasField("error_class"):
+            throwable = error.spark_throwable
+            found.append(SparkError(str(throwable.error_class), dict(throwable.message_parameters)))
+        if not error.HasField("cause_idx"):
+            break
+        index = error.cause_idx
+    return tuple(found)

@@ -19,6 +19,8 @@ from pathlib import Path
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
+from spark_jobs.runtime.errors import keep_connect_causes
+
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 """The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
 
@@ -81,6 +83,10 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
     }
 
 
+JAR_SETTINGS = {"spark.driver.extraClassPath", "spark.jars", "spark.jars.packages"}
+"""Settings by which a caller of :func:`get_session` brings Delta's jars itself."""
+
+
 _GIVEN: ContextVar[SparkSession | None] = ContextVar("contract_gate_session", default=None)
 
 
@@ -114,6 +120,7 @@ def connect(url: str) -> SparkSession:
     os.environ[CONNECT_MODE_ENV] = "1"
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    keep_connect_causes()
     session = ConnectSession.builder.remote(url).create()
     for key, value in NO_SUBSTITUTION.items():
         session.conf.set(key, value)
@@ -175,6 +182,7 @@ def active_session() -> SparkSession | None:
         return SparkSession.builder.getOrCreate()
     if os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED"):
         # Spark Connect: the server owns the configuration (Delta included).
+        keep_connect_causes()
         return SparkSession.builder.getOrCreate()
     return None
 
@@ -187,8 +195,10 @@ def get_session(
     Under ``spark-submit`` the JVM is already launched with the cluster's master and jars
     (``PYSPARK_GATEWAY_PORT`` is set): only Delta's SQL settings are added where the submit
     did not set them. Otherwise a local-mode session with Delta from ``local_defaults`` plus
-    ``conf`` is started; jars come from ``.jars/`` when the Maven fallback filled it, else
-    from Maven Central through Ivy (cached after the first start).
+    ``conf`` is started; unless ``conf`` brings Delta's jars itself (a class path or packages,
+    as the local runner's fast start does: ``contract_gate.runners.local.local_start_conf``),
+    they come from ``.jars/`` when the Maven fallback filled it, else from Maven Central
+    through Ivy (cached after the first start).
     """
     session = active_session()
     if session is not None:  # a cluster's, Databricks' or a Connect server's session
@@ -206,13 +216,14 @@ def get_session(
         return builder.getOrCreate()
     for key, value in {**local_defaults(), **(conf or {})}.items():
         builder = builder.config(key, value)
-    jars = local_jars()
-    if jars:
-        builder = builder.config("spark.jars", ",".join(jars))
-    else:
-        from delta import configure_spark_with_delta_pip
+    if JAR_SETTINGS.isdisjoint(conf or {}):  # else the caller brings Delta's jars itself
+        jars = local_jars()
+        if jars:
+            builder = builder.config("spark.jars", ",".join(jars))
+        else:
+            from delta import configure_spark_with_delta_pip
 
-        builder = configure_spark_with_delta_pip(builder)
+            builder = configure_spark_with_delta_pip(builder)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("CONTRACT_GATE_SPARK_LOG_LEVEL", "WARN"))
     return session

@@ -185,9 +185,9 @@ def _attempt(
             raise ConstraintViolation(
                 f"target constraint {name} rejected rows of {submission_id}; nothing was published"
             ) from None
-        # The guard's raise_error fails a task of the MERGE, which then wrote nothing. A classic
-        # session sees it as the failure's cause, a Spark Connect client only as TASK_WRITE_FAILED:
-        # both count the keys the target holds, the guard's one trigger (an append MERGE whose
+        # The guard's raise_error fails a task of the MERGE, which then wrote nothing
+        # (TASK_WRITE_FAILED, caused by USER_RAISED_EXCEPTION, in either kind of session): the
+        # step counts the keys the target holds, the guard's one trigger (an append MERGE whose
         # target holds none of the keys has nothing for the guard to fire on).
         # A lost commit race is retried (``retry_conflicts``); a twin's commit of this very
         # submission holds our keys too, so it is left out of the count.

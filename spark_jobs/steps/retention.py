@@ -10,12 +10,21 @@ seven days by default, so the data is physically gone at most that long after th
 Delta landing is pinned, never copied: there is nothing of it to clean up here. Only tables
 whose ownership properties say they are this contract's candidates or quarantine are touched
 (``contract_plan.ownership``).
+
+The same code serves classic and Spark Connect sessions. Catalog candidates are dropped in SQL.
+Path candidates are found by the engine's own file listing (any session can ask for it) and
+removed through the file system this process shares with the engine: a local folder, or the
+shared volume of a cluster (the compose stack's lakehouse). Only on an object store does removal
+need Hadoop's FileSystem, which lives in the JVM of a classic session; over Spark Connect such a
+candidate is an error that names it (catalog tables keep their candidates in a schema).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
+import shutil
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,12 +32,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from contract_plan.addresses import location, sql_name
-from spark_jobs.runtime.session import child_session
+from spark_jobs.runtime.errors import has_condition
+from spark_jobs.runtime.session import child_session, is_connect
 from spark_jobs.steps.history import exists
 from contract_plan.ownership import CONTRACT, ROLE, ownership_problem, read_properties, require_owner
 from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.quarantine import QUARANTINED_AT
-from contract_plan.restricted import local_folder, restrict_tree
+from contract_plan.restricted import local_folder, local_path, restrict_tree
 from contract_plan.sql_text import quote_identifier, quote_qualified
 
 DEFAULT_DAYS = {"candidateDays": 7, "quarantineDays": 90}
@@ -77,7 +87,7 @@ def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> li
         if frozen >= _micros(cutoff):
             continue
         if address["kind"] == "path":
-            _delete_folder(spark, address["path"])
+            _delete_folder(spark, address["path"], posixpath.dirname(plan.candidate("x")["path"]))
         else:
             spark.sql(f"DROP TABLE IF EXISTS {quote_qualified(address['name'])}")
         dropped.append(location(address))
@@ -134,23 +144,50 @@ def _candidates(spark: SparkSession, plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def _hadoop_path(spark: SparkSession, path: str):
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path, hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+class RetentionError(RuntimeError):
+    """A candidate that retention should remove and cannot: it names the candidate and why."""
+
+
+_NO_MATCH = ("PATH_NOT_FOUND",)  # a folder, or a pattern, with nothing in it
+_GLOB_SPECIALS = "\\{}[]*?"
 
 
 def _list_folders(spark: SparkSession, folder: str) -> list[str]:
-    """Sub-folders of ``folder`` through Hadoop's FileSystem, so object stores work too."""
-    path, fs = _hadoop_path(spark, folder)
-    if not fs.exists(path):
-        return []
-    return [status.getPath().toString() for status in fs.listStatus(path) if status.isDirectory()]
+    """The Delta table folders directly under ``folder``, listed by the engine: the files of each
+    sub-folder's ``_delta_log``, read as a ``binaryFile`` source without their content (only
+    their paths are selected). Spark lists them with Hadoop's FileSystem on its driver, so an
+    object store works too, from a classic session or a Spark Connect client alike. ``folder``
+    comes from a contract: its glob characters are escaped, it is a folder, not a pattern."""
+    escaped = "".join("\\" + c if c in _GLOB_SPECIALS else c for c in folder.rstrip("/"))
+    try:
+        logs = spark.read.format("binaryFile").load(f"{escaped}/*/_delta_log/*").select("path").collect()
+    except Exception as exc:  # noqa: BLE001 - only "nothing there" is an answer; the rest re-raised
+        if has_condition(exc, _NO_MATCH):
+            return []
+        raise
+    return sorted({row["path"].rsplit("/_delta_log/", 1)[0] for row in logs})
 
 
-def _delete_folder(spark: SparkSession, folder: str) -> None:
-    path, fs = _hadoop_path(spark, folder)
-    fs.delete(path, True)
+def _delete_folder(spark: SparkSession, folder: str, candidates: str) -> None:
+    """Remove the candidate table at ``folder``, a sub-folder of the ``candidates`` folder."""
+    local, parent = local_path(folder), local_path(candidates)
+    if local is not None and parent is not None:
+        if os.path.islink(local) or os.path.dirname(os.path.realpath(local)) != os.path.realpath(parent):
+            raise RetentionError(f"retention: candidate {folder} is a link or lies outside {candidates};"
+                                 " it is left in place")
+        if not os.path.isdir(local):
+            raise RetentionError(f"retention: candidate {folder} is not reachable from this process; the"
+                                 " gate removes path candidates through storage it shares with Spark")
+        shutil.rmtree(local)
+        return
+    if is_connect(spark):
+        raise RetentionError(
+            f"retention: candidate {folder} is on an object store, which a Spark Connect client cannot"
+            " remove a folder from; with catalog tables the candidates are tables in a schema beside"
+            " the target, dropped in SQL; or run retention in another execution mode")
+    jvm = spark.sparkContext._jvm  # a classic session: Hadoop's FileSystem, which knows every store
+    path = jvm.org.apache.hadoop.fs.Path(folder)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def _micros(moment: datetime) -> int:

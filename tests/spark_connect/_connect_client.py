@@ -7,6 +7,7 @@ client work runs here, in a child, and prints what it did as JSON on its last li
     python _connect_client.py steps <sc://url> <folder>
     python _connect_client.py concurrent <sc://url> <folder>
     python _connect_client.py prepare|publish <sc://url> <folder>
+    python _connect_client.py cleanup <sc://url> <folder>
 """
 
 from __future__ import annotations
@@ -133,7 +134,44 @@ def publish_and_record(url: str, folder: Path) -> dict:
         spark.stop()
 
 
+def cleanup(url: str, folder: Path) -> dict:
+    """Retention over a Connect session: two of this contract's candidates (one quarantined), one
+    of another contract and one without ownership in the same candidate folder; then the cleanup
+    step now, and as if 91 days had passed."""
+    from datetime import datetime, timedelta, timezone
+
+    from contract_plan.ownership import claim_statement
+    from spark_jobs.runtime.session import connect, release_children
+    from spark_jobs.steps.quarantine import quarantine
+    from spark_jobs.steps.retention import cleanup as apply_retention
+    from spark_jobs.steps.stage import stage_candidate
+
+    cases = plan_for("regional_daily_cases", folder)
+    landing = Path(cases["tables"]["landing"]["path"])
+    spark = connect(url)
+    try:
+        staged = {}
+        for submission, count in (("old-1", -1), ("old-2", 5)):
+            write_csv(landing, [case("NL-NH", 1, count)])
+            staged[submission] = stage_candidate(spark, cases, submission)
+        quarantine(spark, cases, "old-1", staged["old-1"]["candidate"], 0, report=None, rows="invalid")
+        candidates = Path(staged["old-1"]["candidate"]["path"]).parent
+        foreign, unowned = candidates / "regional_daily_cases__foreign", candidates / "regional_daily_cases__unowned"
+        for path in (foreign, unowned):
+            spark.range(1).write.format("delta").save(str(path))
+        spark.sql(claim_statement(f"delta.`{str(foreign).replace('`', '``')}`", "someone_else", "candidate"))
+        now = apply_retention(spark, cases)
+        later = apply_retention(spark, cases, now=datetime.now(timezone.utc) + timedelta(days=91))
+        quarantined = spark.read.format("delta").load(cases["tables"]["quarantine"]["path"]).count()
+    finally:
+        release_children(spark)
+        spark.stop()
+    return {"now": now, "later": later, "quarantined_after": quarantined,
+            "left": sorted(path.name for path in candidates.iterdir())}
+
+
 if __name__ == "__main__":
     command, url, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    commands = {"steps": steps, "concurrent": concurrent, "prepare": prepare, "publish": publish_and_record}
+    commands = {"steps": steps, "concurrent": concurrent, "prepare": prepare, "publish": publish_and_record,
+                "cleanup": cleanup}
     print(json.dumps(commands[command](url, folder), default=str))

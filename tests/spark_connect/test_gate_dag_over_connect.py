@@ -18,21 +18,10 @@ import psutil
 import pytest
 from deltalake import DeltaTable
 
+from java_processes import java_below
 from waiting import wait_until
 
 RUN = Path(__file__).with_name("_connect_dag_run.py")
-
-
-def _java_below(process: psutil.Process) -> set[str]:
-    """Java processes descending from ``process`` (by executable name or command)."""
-    found = set()
-    for child in process.children(recursive=True):
-        try:
-            if child.name() == "java" or (child.cmdline()[:1] and child.cmdline()[0].endswith("/java")):
-                found.add(" ".join(child.cmdline()[:3]))
-        except psutil.Error:  # it ended while we looked
-            continue
-    return found
 
 
 @pytest.mark.slow  # three DAG runs: about 1.5 min on two shared cores
@@ -49,7 +38,7 @@ def test_the_gate_dag_in_spark_connect_mode_starts_no_jvm(spark_connect_server, 
         java: set[str] = set()
 
         def ended() -> bool:  # looks below the DAG's process on every poll while the run goes on
-            java.update(_java_below(runner))
+            java.update(" ".join(command[:3]) for command in java_below(runner).values())
             return child.poll() is not None
 
         wait_until(ended, timeout=1500, interval=0.2, message="the gate DAG runs")

@@ -1,8 +1,12 @@
-"""``contract-gate validate <contract> --data <path|table>``: run a contract on local Spark.
+"""``contract-gate validate <contract> --data <path|table>``: run a contract on Spark.
 
 Prints one line per rule with its failed-row count and writes the report. Exit 0 pass or
 warn, 1 fail, 2 when it could not validate (bad contract, unreadable data, crashed engine).
 Spark is imported only when the command runs, so ``lint``/``plan`` never pay for it.
+
+``--remote sc://host:port`` (else ``SPARK_REMOTE``) makes the command a thin Spark Connect
+client: the server reads the data and validates it, no JVM starts here. Without one, local
+Spark starts as the local runner starts a gate job (``contract_gate.dataframe.spark_session``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ EXIT = {"pass": 0, "warn": 0, "fail": 1}
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "validate", help="validate a file or table against a contract on local Spark"
+        "validate", help="validate a file or table against a contract on local Spark or a Spark Connect server"
     )
     parser.add_argument("contract", help="ODCS contract YAML")
     parser.add_argument("--data", required=True, help="path or catalog table to validate")
@@ -29,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--env", help="servers entry of the contract to compile for")
     parser.add_argument("--report", type=Path, help="write the report JSON here")
     parser.add_argument("--sample", type=int, default=0, help="failing values to show per rule")
+    parser.add_argument("--remote", metavar="sc://HOST:PORT",
+                        help="validate on this Spark Connect server, which reads --data (default: $SPARK_REMOTE;"
+                             " without either, local Spark)")
     parser.set_defaults(func=run)
 
 
@@ -56,17 +63,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    from contract_gate.dataframe import spark_session
+    from spark_jobs.runtime.session import is_connect
     from spark_jobs.validation.candidate import read_candidate
     from spark_jobs.validation.engine import run_validation
     from spark_jobs.validation.report import log_summary
-    from spark_jobs.runtime.session import get_session
 
     plan = load_plan(plan)
-    spark = get_session("contract-gate-validate")
-    candidate = read_candidate(
-        spark, args.data, format=args.format, version=args.version, columns=plan.columns
-    )
-    report = run_validation(spark, plan, candidate, sample_size=args.sample)
+    spark = spark_session(args.remote)
+    try:
+        candidate = read_candidate(
+            spark, args.data, format=args.format, version=args.version, columns=plan.columns
+        )
+        report = run_validation(spark, plan, candidate, sample_size=args.sample)
+    finally:
+        if is_connect(spark):  # the server keeps a session until it is released
+            spark.stop()
     log_summary(report)
     return report
 

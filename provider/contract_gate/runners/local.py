@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from contract_gate.runners import class_archive
+from contract_gate.runners.class_archive import java_options as class_archive_options
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.process import StreamedProcess
 from contract_plan.restricted import write_private_text
@@ -87,6 +87,35 @@ def delta_jars_on_disk() -> list[str]:
     return jars
 
 
+def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[str, str] | None = None, *,
+                     class_archive: bool = True) -> dict[str, str]:
+    """The settings of a fast local Spark start, for a job's ``spark-submit`` and for a session
+    started in-process (``contract-gate validate``): local mode with Delta's jars from disk on the
+    driver's class path (no Ivy resolution; ``spark.jars.packages`` only when they are not on
+    disk), the short-job JVM options, the class archive when built, and Spark's quiet log
+    configuration written into ``scratch`` (an owner-only folder). ``spark_conf`` comes last."""
+    from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults
+
+    spark_conf = spark_conf or {}
+    log_config = Path(scratch) / "log4j2.properties"
+    write_private_text(log_config, LOG4J2_PROPERTIES)
+    archive = class_archive_options() if class_archive else ""
+    java_options = " ".join(filter(None, (SHORT_JOB_JVM_OPTIONS, archive,
+                                          f"-Dlog4j2.configurationFile=file:{log_config}")))
+    own = spark_conf.get("spark.driver.extraJavaOptions")
+    jars = delta_jars_on_disk()
+    class_path = os.pathsep.join(filter(None, (*jars, spark_conf.get("spark.driver.extraClassPath"))))
+    return {
+        **local_defaults(cores),
+        "spark.ui.enabled": "false",
+        **({} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
+        **spark_conf,
+        # the caller's options come last: for a repeated -XX flag the JVM takes the last one
+        "spark.driver.extraJavaOptions": f"{java_options} {own}" if own else java_options,
+        **({"spark.driver.extraClassPath": class_path} if class_path else {}),
+    }
+
+
 class LocalRunner(GateRunner):
     """spark-submit ``--master local[N]`` on this worker; blocks until the job ends.
 
@@ -109,26 +138,8 @@ class LocalRunner(GateRunner):
 
     def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str) -> list[str]:
         """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings."""
-        from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults
-
-        log_config = scratch / "log4j2.properties"
-        write_private_text(log_config, LOG4J2_PROPERTIES)  # the work folder is owner-only
-        archive = class_archive.java_options() if self.class_archive else ""
-        java_options = " ".join(filter(None, (SHORT_JOB_JVM_OPTIONS, archive,
-                                              f"-Dlog4j2.configurationFile=file:{log_config}")))
-        own = self.spark_conf.get("spark.driver.extraJavaOptions")
-        jars = delta_jars_on_disk()
-        class_path = os.pathsep.join(filter(None, (*jars, self.spark_conf.get("spark.driver.extraClassPath"))))
-        conf = {
-            **local_defaults(self.cores),
-            "spark.ui.enabled": "false",
-            **self.spark_conf,
-            # the caller's options come last: for a repeated -XX flag the JVM takes the last one
-            "spark.driver.extraJavaOptions": f"{java_options} {own}" if own else java_options,
-            **({"spark.driver.extraClassPath": class_path} if class_path else {}),
-        }
-        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", name,
-                *([] if jars else ["--packages", DELTA_PACKAGE])]
+        conf = local_start_conf(scratch, self.cores, self.spark_conf, class_archive=self.class_archive)
+        argv = [str(spark_home() / "bin" / "spark-submit"), "--name", name]
         for key, value in conf.items():
             argv += ["--conf", f"{key}={value}"]
         return [*argv, str(script), *arguments]
