@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _airflow_gate import REPO
 
 from contract_gate.cli.main import main as contract_gate_cli
@@ -45,6 +46,27 @@ PARSE = (
     "bag = DagBag(sys.argv[1])\n"
     "print(json.dumps({'dags': sorted(bag.dags), 'errors': bag.import_errors}))\n"
 )
+# What the DAG processor does with a parse (one bundle, the DAG folder): the import errors the UI
+# lists are its ParseImportError rows. Prints them and the DAG ids.
+PARSE_TO_DB = (
+    "import json, sys\n"
+    "from pathlib import Path\n"
+    "from airflow.dag_processing.bundles.manager import DagBundlesManager\n"
+    "from airflow.dag_processing.dagbag import BundleDagBag, sync_bag_to_db\n"
+    "from airflow.models.dag import DagModel\n"
+    "from airflow.models.errors import ParseImportError\n"
+    "from airflow.utils import db\n"
+    "from airflow.utils.session import create_session\n"
+    "if sys.argv[2] == 'migrate':\n"
+    "    db.upgradedb()\n"
+    "    DagBundlesManager().sync_bundles_to_db()\n"
+    "bag = BundleDagBag(dag_folder=sys.argv[1], bundle_path=Path(sys.argv[1]), bundle_name='dags-folder')\n"
+    "sync_bag_to_db(bag, 'dags-folder', None)\n"
+    "with create_session() as session:\n"
+    "    errors = {e.filename: e.stacktrace for e in session.query(ParseImportError)}\n"
+    "    dags = sorted(d.dag_id for d in session.query(DagModel) if not d.is_stale)\n"
+    "print(json.dumps({'dags': dags, 'errors': errors}))\n"
+)
 # Root writes through any permission bits; without these capabilities chmod a-w binds it too.
 DROP_WRITE_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
                        "--inh-caps=-dac_override,-dac_read_search,-fowner"]
@@ -70,14 +92,16 @@ def wrapper(read_only: bool) -> list[str]:
     return DROP_WRITE_OVERRIDE if read_only and os.geteuid() == 0 else []
 
 
-def parse(root: Path, tmp_path: Path, read_only: bool = False) -> dict:
+def parse(root: Path, tmp_path: Path, read_only: bool = False, script: str = PARSE, *args: str) -> dict:
     """A DagBag over ``root/dags`` in a new process, with the default settings of a deployment."""
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("CONTRACT_GATE_", "AIRFLOW"))}
     env.update(AIRFLOW_HOME=str(tmp_path / "airflow"), AIRFLOW__CORE__LOAD_EXAMPLES="False",
-               AIRFLOW__CORE__DAGS_FOLDER=str(root / "dags"), CONTRACT_GATE_HOME=str(tmp_path / "home"))
-    done = subprocess.run([*wrapper(read_only), sys.executable, "-c", PARSE, str(root / "dags")],
-                          capture_output=True, text=True, env=env, check=True)
+               AIRFLOW__CORE__DAGS_FOLDER=str(root / "dags"), CONTRACT_GATE_HOME=str(tmp_path / "home"),
+               AIRFLOW__LOGGING__LOGGING_LEVEL="WARNING")
+    done = subprocess.run([*wrapper(read_only), sys.executable, "-c", script, str(root / "dags"), *args],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -117,7 +141,7 @@ def test_a_read_only_dag_folder_parses_the_same(tmp_path):
                                capture_output=True, text=True)
         assert probe.returncode != 0 and "Permission denied" in probe.stderr  # the folder is truly read-only
 
-        assert parse(root, tmp_path, read_only=True) == {"dags": EXPECTED, "errors": {}}
+        assert parse(root, tmp_path, True) == {"dags": EXPECTED, "errors": {}}
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(root)], check=True)
     assert git_status(root) == ""
@@ -162,3 +186,23 @@ def test_a_stub_reads_its_contract_from_the_configured_folder(tmp_path, monkeypa
     assert stub_contract(stub, "../../contracts/orders.yaml") == REPO / "contracts" / "orders.yaml"
     monkeypatch.setenv("CONTRACT_GATE_CONTRACTS_DIR", str(tmp_path))
     assert stub_contract(stub, "../../contracts/orders.yaml") == tmp_path.resolve() / "orders.yaml"
+
+
+@pytest.mark.slow  # migrates an Airflow database of its own
+def test_the_ui_lists_one_import_error_for_a_malformed_contract_until_it_is_fixed(tmp_path):
+    root = fresh_copy(tmp_path)
+    dags, contracts = root / "dags", root / "contracts"
+    (contracts / "broken.yaml").write_text(BROKEN)
+    assert contract_gate_cli(["dags", "sync", "--dags", str(dags), "--contracts", str(contracts)]) == 0
+
+    stored = parse(root, tmp_path, False, PARSE_TO_DB, "migrate")
+
+    assert stored["dags"] == EXPECTED
+    (broken, message), = stored["errors"].items()
+    assert broken == f"{STUB_FOLDER}/broken.py"  # the row the UI shows, relative to the DAG bundle
+    assert "broken.yaml:11" in message and "schema[0].properties[0].physicalType" in message
+
+    # the producer fixes the contract: its own file parses again, its error row goes, its gate appears
+    (contracts / "broken.yaml").write_text(BROKEN.replace("not_a_type", "double"))
+    assert parse(root, tmp_path, False, PARSE_TO_DB, "again") == {
+        "dags": sorted([*EXPECTED, "broken", "broken__retention"]), "errors": {}}
