@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/validation/run.py [--rows 1000000 10000000] [--runs 3]
 
-For each data shape (regional_daily_cases, orders) and size, with about 1 % of rows breaking
-a rule, it times in one Spark session, interleaved run by run:
+For each data shape (regional_daily_cases, orders; wide_50, a generated 50-column contract with
+150 rules, at 10M rows only unless --wide-rows says otherwise) and size, with about 1 % of rows
+breaking a rule, it times in one Spark session, interleaved run by run:
 
   (a) floor     one aggregate scan reading every column + one group-by on the key
   (b) engine    spark_jobs.validation.engine.run_validation on the contract's compiled plan
@@ -72,6 +73,85 @@ def generate_orders(spark: SparkSession, rows: int) -> DataFrame:
     )
 
 
+WIDE_COLUMNS = 50
+WIDE_KINDS = ("bigint", "double", "string", "date")  # column c01 is bigint, c02 double, ...
+WIDE_CODES = ("ALPHA", "BRAVO", "CHARLIE", "DELTA")
+
+
+def wide_contract_text() -> str:
+    """The 50-column contract: a string key (required, maxLength, primary key) and 49 columns
+    with 3 rules each (required + two range, length or enum options): 149 row rules and the
+    key's uniqueness, 150 rules."""
+    options = {
+        "bigint": ("integer", "logicalTypeOptions: {minimum: 0, maximum: 1000000}"),
+        "double": ("number", "logicalTypeOptions: {minimum: 0, maximum: 1000000}"),
+        "string": ("string", "logicalTypeOptions: {maxLength: 12}\n        enum: ["
+                   + ", ".join(f"{{value: {code}}}" for code in WIDE_CODES) + "]"),
+        "date": ("date", 'logicalTypeOptions: {minimum: "2020-01-01", maximum: "2030-12-31"}'),
+    }
+    properties = [
+        "      - {name: record_id, physicalType: string, logicalType: string, required: true,\n"
+        "         primaryKey: true, logicalTypeOptions: {maxLength: 20}}"
+    ]
+    for index in range(1, WIDE_COLUMNS):
+        kind = WIDE_KINDS[(index - 1) % len(WIDE_KINDS)]
+        logical, extra = options[kind]
+        properties.append(
+            f"      - name: c{index:02d}\n        physicalType: {kind}\n        logicalType: {logical}\n"
+            f"        required: true\n        {extra}"
+        )
+    return (
+        "apiVersion: v3.1.0\nkind: DataContract\nid: wide_50\nname: Fifty columns\nversion: 1.0.0\n"
+        "status: active\nschema:\n  - name: wide_50\n    physicalType: table\n    properties:\n"
+        + "\n".join(properties) + "\n"
+    )
+
+
+def wide_contract_path() -> Path:
+    path = OUT / "wide_50.yaml"
+    if not path.exists() or path.read_text(encoding="utf-8") != wide_contract_text():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(wide_contract_text(), encoding="utf-8")
+    return path
+
+
+def generate_wide(spark: SparkSession, rows: int) -> DataFrame:
+    """50 columns; each of the 49 checked columns breaks a rule on 2 of 10,000 buckets (half
+    NULL, half out of range or not in the list), so about 1 % of rows break one rule; 0.1 % of
+    keys repeat the previous row's."""
+    b = F.pmod(F.xxhash64("id"), F.lit(10000))
+    source_id = F.when(b >= 9990, F.col("id") - 1).otherwise(F.col("id"))
+    columns = [F.concat(F.lit("K"), source_id.cast("string")).alias("record_id")]
+    for index in range(1, WIDE_COLUMNS):
+        kind = WIDE_KINDS[(index - 1) % len(WIDE_KINDS)]
+        spread = F.col("id") + index
+        value, bad = {
+            "bigint": ((spread * 7919) % 1_000_000, F.lit(-1)),
+            "double": ((spread * 7919) % 10_000_000 / 10.0, F.lit(2e6)),
+            "string": (F.element_at(F.array(*map(F.lit, WIDE_CODES)), (spread % 4 + 1).cast("int")), F.lit("ZULU")),
+            "date": (F.date_add(F.lit(date(2020, 1, 1)), (spread % 3000).cast("int")), F.lit(date(2019, 12, 31))),
+        }[kind]
+        columns.append(
+            F.when(b == 2 * index, F.lit(None)).when(b == 2 * index + 1, bad).otherwise(value)
+            .cast(kind).alias(f"c{index:02d}")
+        )
+    return spark.range(rows).select(*columns)
+
+
+def wide_contract_class() -> type:
+    """The wide contract's rules as a pyspark_contracts.Contract."""
+    fields = {"record_id": Field(StringType(), nullable=False, max_length=20, unique=True), "strict": True}
+    for index in range(1, WIDE_COLUMNS):
+        kind = WIDE_KINDS[(index - 1) % len(WIDE_KINDS)]
+        fields[f"c{index:02d}"] = {
+            "bigint": lambda: Field(LongType(), nullable=False, min_value=0, max_value=1_000_000),
+            "double": lambda: Field(DoubleType(), nullable=False, min_value=0, max_value=1_000_000),
+            "string": lambda: Field(StringType(), nullable=False, max_length=12, allowed_values=list(WIDE_CODES)),
+            "date": lambda: Field(DateType(), nullable=False, min_value=date(2020, 1, 1), max_value=date(2030, 12, 31)),
+        }[kind]()
+    return type("WideContract", (Contract,), fields)
+
+
 class CasesContract(Contract):
     region_code = Field(StringType(), nullable=False, max_length=10, regex=r"(?s).*[^\s\p{Z}\x{85}\x{200B}\x{FEFF}].*")
     report_date = Field(DateType(), nullable=False, min_value=date(2020, 1, 1))
@@ -115,11 +195,14 @@ def floor(df: DataFrame, key: list[str]) -> None:
 SHAPES = {
     "regional_daily_cases": (generate_cases, "contracts/regional_daily_cases.yaml", CasesContract),
     "orders": (generate_orders, "contracts/orders.yaml", OrdersContract),
+    "wide_50": (generate_wide, OUT / "wide_50.yaml", None),  # contract and class made on demand
 }
 
 
 def ensure_data(spark: SparkSession, shape: str, rows: int) -> str:
     path = OUT / f"{shape}_{rows}"
+    if shape == "wide_50":
+        wide_contract_path()
     if not (path / "_delta_log" / f"{0:020d}.json").exists():  # no first commit: (re)write
         SHAPES[shape][0](spark, rows).write.format("delta").mode("overwrite").save(str(path))
     return str(path)
@@ -149,6 +232,7 @@ class Clock:
 
 def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, object]:
     _, contract_path, contract_cls = SHAPES[shape]
+    contract_cls = contract_cls or wide_contract_class()
     plan = compile_plan(ROOT / contract_path)
     candidate = read_candidate(spark, ensure_data(spark, shape, rows), format="delta")
     df = candidate.df
@@ -224,12 +308,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=list(SHAPES))
+    parser.add_argument("--wide-rows", type=int, nargs="+", default=[10_000_000],
+                        help="the sizes of --rows at which the 50-column shape runs")
     parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md")
     args = parser.parse_args(argv)
     spark = get_session("contract-gate-benchmark", {"spark.ui.enabled": "false", "spark.driver.memory": "8g"})
     results = []
     for rows in args.rows:
         for shape in args.shapes:
+            if shape == "wide_50" and rows not in args.wide_rows:
+                continue
             results.append(bench(spark, shape, rows, args.runs))
             print(results[-1], flush=True)
     command = ".venv/bin/python benchmarks/validation/run.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -11,6 +11,12 @@ Spark jobs per validation (``depth`` data/all):
   error-level uniqueness rules span two or more key sets, or one of them has a filter;
 * opt-in only: 1 small ``limit`` query per failing rule that gets a value sample.
 
+A key set is grouped on a 64-bit hash of its columns (``key_hash``), not on the columns: a
+long is cheaper to hash, compare and shuffle than strings and dates. Each hash group also keeps
+the spread of a second hash; a group that merged distinct keys (a collision) makes the engine
+count that key set again on its columns, so a collision costs one more pass and changes no
+count.
+
 The number of row rules never adds a pass. (With adaptive query execution Spark submits each
 shuffle stage as its own job, and a Delta time-travel read adds one small log-replay job per
 query; both scale with the passes above, not with the rules.)
@@ -61,6 +67,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
+from spark_jobs.validation.key_hash import check_hash, hashable, key_hash
 from contract_plan.model import Address, Plan, Rule, load_plan
 from spark_jobs.runtime.errors import error_condition
 from spark_jobs.validation.report import Measurement, build_report, query_result
@@ -142,6 +149,7 @@ def run_validation(
 
 FLAG = "__contract_gate_{}"  # reserved names of the per-row flag columns
 BROKEN = FLAG.format("broken")
+HASH = FLAG.format("key_hash")
 
 
 def _measure(
@@ -180,7 +188,9 @@ def _measure(
     else:
         observation = Observation(FLAG.format(uuid.uuid4().hex))
         observed = flagged.observe(observation, *totals)
-        rows, invalid = _group_pass(observed, first_set, F.col(BROKEN) if fold else None, measurements)
+        rows, invalid = _group_pass(
+            observed, first_set, F.col(BROKEN) if fold else None, measurements, again=flagged
+        )
         # Spark records no observation for an empty input: then every count is 0.
         result = observation.get if rows else dict.fromkeys(_totals(counted), 0)
     if not error_sets:
@@ -253,6 +263,7 @@ def _group_pass(
     rules: list[Rule],
     broken: Column | None,
     measurements: dict[str, Measurement],
+    again: DataFrame | None = None,
 ) -> tuple[int, int | None]:
     """One group-by on a key set for all its uniqueness rules; returns (rows, invalid rows).
 
@@ -260,23 +271,56 @@ def _group_pass(
     ``broken`` (a per-row flag: an error row rule fails), also counts the invalid rows of the
     whole candidate: a group with an error-level duplicate is invalid entire, any other group
     contributes its broken rows. Without it, invalid rows are ``None``.
+
+    Groups on the key's hash (``key_hash``) where the key's types allow; when a group turns
+    out to merge distinct keys, counts again grouped on the key columns (``again``: ``df``
+    without side effects such as an ``observe``; the rule totals come from the first pass).
     """
     keys = rules[0].columns
+    if hashable(df.schema, keys):
+        groups = df.groupBy(key_hash(keys).alias(HASH)).agg(
+            *_group_aggregates(rules, broken),
+            F.min(check_hash(keys)).alias("check_min"),
+            F.max(check_hash(keys)).alias("check_max"),
+            *([F.count_if(keys_not_null(keys)).alias("complete")] if _nulls_distinct(rules) else []),
+        )
+        totals = _group_totals(rules, broken, F.col("complete") > 0)
+        totals.append(F.count_if(F.col("check_min") != F.col("check_max")).alias("collisions"))
+        result = groups.agg(*totals).collect()[0].asDict()
+        if result["collisions"]:  # two distinct keys share a hash: count exactly on the columns
+            df = again if again is not None else df
+        else:
+            return _group_result(rules, broken, result, measurements)
+    groups = df.groupBy(*map(column, keys)).agg(*_group_aggregates(rules, broken))
+    totals = _group_totals(rules, broken, keys_not_null(keys))
+    return _group_result(rules, broken, groups.agg(*totals).collect()[0].asDict(), measurements)
+
+
+def _nulls_distinct(rules: list[Rule]) -> bool:
+    return any(rule.nulls_distinct for rule in rules)
+
+
+def _group_aggregates(rules: list[Rule], broken: Column | None) -> list[Column]:
+    """Per group: its size, the evaluated rows of each filtered rule, its broken rows."""
     aggregates = [F.count(F.lit(1)).alias("size")]
     for index, rule in enumerate(rules):
         if rule.filter:  # unfiltered rules share "size"
             aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
     if broken is not None:
         aggregates.append(F.count_if(broken).alias("broken"))
-    groups = df.groupBy(*map(column, keys)).agg(*aggregates)
+    return aggregates
 
+
+def _group_totals(rules: list[Rule], broken: Column | None, key_complete: Column) -> list[Column]:
+    """Over the groups: failing and evaluated rows and duplicate groups per rule, the rows,
+    and with ``broken`` the invalid rows. ``key_complete``: the group's key has no NULL part."""
     duplicate = {}
     totals = []
     for index, rule in enumerate(rules):
         size = F.col(f"size{index}" if rule.filter else "size")
         duplicate[index] = size > 1
         if rule.nulls_distinct:
-            duplicate[index] = duplicate[index] & keys_not_null(keys)
+            duplicate[index] = duplicate[index] & key_complete
         totals += [
             F.sum(F.when(duplicate[index], size).otherwise(0)).alias(f"failed{index}"),
             F.sum(size).alias(f"evaluated{index}"),
@@ -293,7 +337,15 @@ def _group_pass(
                 "invalid"
             )
         )
-    result = groups.agg(*totals).collect()[0].asDict()
+    return totals
+
+
+def _group_result(
+    rules: list[Rule],
+    broken: Column | None,
+    result: dict[str, Any],
+    measurements: dict[str, Measurement],
+) -> tuple[int, int | None]:
     for index, rule in enumerate(rules):
         measurements[rule.id] = Measurement(
             failed_rows=result[f"failed{index}"] or 0,

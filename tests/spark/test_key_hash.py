@@ -1,0 +1,132 @@
+"""Uniqueness counted on the key's hash stays exact when hashes collide.
+
+The engine groups a key set on a 64-bit hash of its columns (``spark_jobs.validation.key_hash``).
+Collisions are forced here by narrowing that hash to 0 bits (``HASH_BITS``, a test-only
+setting): then every key, distinct or not, lands in one hash group, and the engine must find
+that out and count again on the key columns. Each case is also run at the full width, and
+both must give the counts that grouping on the columns gives.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from _spark_plans import cases_df, cases_plan, good_row, rule, rule_entry, with_rules
+
+from spark_jobs.validation import key_hash
+from spark_jobs.validation.engine import run_validation
+
+WIDTHS = [0, 64]  # 0 bits: every key collides; 64: the real width
+_groups = itertools.count()
+
+
+@pytest.fixture(params=WIDTHS, ids=lambda bits: f"{bits}-bit hash")
+def hash_bits(request, monkeypatch):
+    monkeypatch.setattr(key_hash, "HASH_BITS", request.param)
+    return request.param
+
+
+def unique_plan(columns, **extra):
+    return with_rules(cases_plan(), rule("key.unique", "unique", columns, **extra))
+
+
+def duplicates(spark, plan, rows, ddl=None):
+    df = cases_df(spark, rows) if ddl is None else spark.createDataFrame(rows, ddl)
+    entry = rule_entry(run_validation(spark, plan, df), "key.unique")
+    return entry["failed_rows"], entry["duplicate_groups"]
+
+
+def test_distinct_keys_that_share_a_hash_are_no_duplicates(spark, hash_bits):
+    rows = [good_row(region=f"R{i}", day=i % 28 + 1) for i in range(40)]
+    assert duplicates(spark, unique_plan(["region_code", "report_date"]), rows) == (0, 0)
+
+
+def test_real_duplicates_among_colliding_keys_are_counted_exactly(spark, hash_bits):
+    rows = [good_row(region=f"R{i}", day=1) for i in range(30)]  # 30 distinct keys
+    rows += [good_row(region="R3", day=1), good_row(region="R3", day=1)]  # R3 three times
+    rows += [good_row(region="R7", day=1)]  # R7 twice
+    assert duplicates(spark, unique_plan(["region_code", "report_date"]), rows) == (5, 2)
+
+
+@pytest.mark.parametrize(("nulls_distinct", "expected"), [(True, (0, 0)), (False, (2, 1))])
+def test_null_key_parts_keep_their_meaning(spark, hash_bits, nulls_distinct, expected):
+    """A key of two strings: (x, NULL) and (NULL, x) are different keys (Spark's hashes skip a
+    NULL, so without the NULL mask they would hash alike); (NULL, y) twice is a duplicate only
+    where NULLs compare equal."""
+    ddl = "region_code string, reporting_org string"
+    rows = [("x", None), (None, "x"), (None, "y"), (None, "y"), ("a", "b")]
+    plan = unique_plan(["region_code", "reporting_org"], nulls_distinct=nulls_distinct)
+    plan["columns"] = [c for c in plan["columns"] if c["name"] in ("region_code", "reporting_org")]
+    assert duplicates(spark, plan, rows, ddl) == expected
+
+
+def test_float_keys_compare_as_grouping_does(spark, hash_bits):
+    """0.0 and -0.0 are one key, and NaN equals NaN, as in a GROUP BY."""
+    ddl = "region_code string, amount double"
+    rows = [("a", 0.0), ("a", -0.0), ("a", float("nan")), ("a", float("nan")), ("a", 1.0)]
+    plan = unique_plan(["region_code", "amount"], nulls_distinct=False)
+    plan["columns"] = [
+        {**plan["columns"][0]},
+        {**plan["columns"][3], "name": "amount", "type": "double"},
+    ]
+    assert duplicates(spark, plan, rows, ddl) == (4, 2)
+
+
+def test_rows_invalid_and_filtered_rules_are_exact_under_collisions(spark, hash_bits):
+    """The fused pass folds rows.invalid into the hashed group-by: a duplicate group is invalid
+    entire, other groups add their broken rows; a filtered rule counts its evaluated rows."""
+    rows = [good_row(region=f"R{i}", day=2, count=-1 if i == 5 else 1) for i in range(12)]
+    rows += [good_row(region="R1", day=2, status="provisional")]  # R1 twice
+    plan = with_rules(
+        cases_plan(),
+        rule("case_count.minimum", "minimum", ["case_count"], "case_count >= 0"),
+        rule("key.unique", "unique", ["region_code", "report_date"], nulls_distinct=True),
+        rule("key.unique_confirmed", "unique", ["region_code", "report_date"], nulls_distinct=True,
+             severity="warning", filter="status = 'confirmed'"),
+    )
+    report = run_validation(spark, plan, cases_df(spark, rows))
+    assert report["rows"]["invalid"] == 3  # R1 twice + R5's negative count
+    confirmed = rule_entry(report, "key.unique_confirmed")
+    assert (confirmed["failed_rows"], confirmed["evaluated_rows"]) == (0, 12)
+
+
+def count_jobs(spark, action):
+    sc = spark.sparkContext
+    group = f"key-hash-{next(_groups)}"
+    sc.setJobGroup(group, "counted")
+    try:
+        action()
+        return len(sc.statusTracker().getJobIdsForGroup(group))
+    finally:
+        sc.setJobGroup("", "")
+
+
+def test_the_exact_second_look_runs_only_after_a_collision(spark, monkeypatch):
+    """One pass at the real width; one more when the hash merged distinct keys."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # count passes, not shuffle stages
+    try:
+        df = cases_df(spark, [good_row(region=f"R{i}") for i in range(20)])
+        df.schema  # resolved before counting
+        plan = unique_plan(["region_code", "report_date"])
+        jobs = {}
+        for bits in WIDTHS:
+            monkeypatch.setattr(key_hash, "HASH_BITS", bits)
+            jobs[bits] = count_jobs(spark, lambda: run_validation(spark, plan, df))
+        assert jobs == {0: 2, 64: 1}
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", "true")
+
+
+def test_only_keys_whose_equality_is_their_bytes_are_hashed():
+    from pyspark.sql.types import ArrayType, DateType, StringType, StructField, StructType
+
+    schema = StructType([
+        StructField("code", StringType()),
+        StructField("day", DateType()),
+        StructField("folded", StringType("UTF8_LCASE")),  # 'A' = 'a': equal keys, other bytes
+        StructField("parts", ArrayType(StringType())),
+    ])
+    assert key_hash.hashable(schema, ("code", "day"))
+    assert not key_hash.hashable(schema, ("code", "folded"))
+    assert not key_hash.hashable(schema, ("parts",))
