@@ -10,8 +10,9 @@ One trigger, two uses:
 
 The same batch never fires twice: a batch whose submission already has a final decision is
 skipped, and the trigger remembers the last submission it fired so a batch whose gate run has
-not decided yet does not fire again. (A triggerer restart forgets that memory; a second run of
-an undecided batch then finds the first run's decision and ends without publishing.)
+not decided yet does not fire again. As an Asset watcher it keeps that memory in the Asset's
+state store (``asset_state_store``, kept in Airflow's database) once the triggerer holds the
+event, so a restarted or moved triggerer remembers it too.
 
 The filesystem and decision-log reads block, so they run in a thread: the triggerer's event
 loop serves every deferred task of the deployment.
@@ -30,6 +31,7 @@ from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, LandingRefused
 
 LANDED = "landed"
 ERROR = "error"
+FIRED_KEY = "last_fired_submission"  # in the watched Asset's state store
 
 
 class LandingTrigger(BaseEventTrigger):
@@ -62,6 +64,8 @@ class LandingTrigger(BaseEventTrigger):
                 yield TriggerEvent(event)
                 if not self.repeat or event["status"] == ERROR:
                     return
+                # once the triggerer holds the event: written before, a crash in between would lose the batch
+                await self.persist(event["submission_id"])
             await asyncio.sleep(self.poll_seconds)
 
     async def poll(self) -> dict[str, Any] | None:
@@ -74,7 +78,7 @@ class LandingTrigger(BaseEventTrigger):
             # a watcher keeps watching: the producer (or the mount) can fix the landing without a redeploy
             self.log.error("contract %s: %s; waiting for a landing the gate can read", self.watch.contract_id, exc)
             return None
-        if batch is None or batch.submission_id == self.last_fired:
+        if batch is None or batch.submission_id == await self.fired():
             return None
         if await asyncio.to_thread(gated, self.watch, batch.submission_id):
             self.log.info("contract %s: submission %s at the landing was gated already", batch.contract_id,
@@ -84,3 +88,17 @@ class LandingTrigger(BaseEventTrigger):
         self.last_fired = batch.submission_id
         self.log.info("contract %s: batch %s has landed", batch.contract_id, batch.submission_id)
         return {"status": LANDED, **batch.payload()}
+
+    async def fired(self) -> str | None:
+        """The last submission fired (or found gated), from the Asset's state store after a restart."""
+        if self.last_fired is None and self.asset_state_store is not None:
+            self.last_fired = await self.asset_state_store.aget(FIRED_KEY)
+            if self.last_fired is not None:
+                self.log.info("contract %s: submission %s was fired before this trigger started; waiting for a "
+                              "new batch", self.watch.contract_id, self.last_fired)
+        return self.last_fired
+
+    async def persist(self, submission_id: str) -> None:
+        """Keep the fired submission in the Asset's state store, for the next triggerer that runs this watcher."""
+        if self.asset_state_store is not None:
+            await self.asset_state_store.aset(FIRED_KEY, submission_id)
