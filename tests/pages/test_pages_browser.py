@@ -153,8 +153,12 @@ def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, b
     IMAGES.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(IMAGES / "contracts-page.png"))
     # the DAG page's "Gate reports" tab: the contract whose gate DAG it is, only
-    page.goto(f"{server}/contract-gate/?dag_id=orders")
-    assert [card.get_attribute("data-contract") for card in page.locator("section.contract").all()] == ["orders"]
+    page.goto(f"{server}/dags/orders")
+    page.get_by_role("link", name="Gate reports").click()
+    page.wait_for_url("**/dags/orders/plugin/contract-gate-dag")
+    tab = page.frame_locator("iframe[title='Gate reports']")
+    tab.locator("section.contract").first.wait_for()
+    assert [card.get_attribute("data-contract") for card in tab.locator("section.contract").all()] == ["orders"]
     session.close()
 
 
