@@ -17,26 +17,22 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
 
 The landing text comes from a contract, so it is hostile: its address was checked by the
 compiler (under the server's root); here nothing outside the landing folder is opened, and a
-symbolic link or a special file (a FIFO, a device) in the folder is refused instead of read,
-since hashing ``/dev/zero`` would never end.
+symbolic link or a special file (a FIFO, a device) in the folder is refused instead of read
+(:mod:`contract_plan.landing_files`, as the gate itself does), since hashing ``/dev/zero`` would
+never end.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from contract_plan.addresses import resolve
+from contract_plan.landing_files import Entry, LandingRefused, landing_entries
 
 DEFAULT_SETTLE_SECONDS = 60
-
-
-class LandingRefused(Exception):
-    """The landing holds something the gate will not read (named in the message)."""
 
 
 @dataclass(frozen=True)
@@ -116,45 +112,31 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
         submission_id = derive_submission_id(watch.contract_id, landing)
         return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version)
     entries = listing(folder, watch.contract_id)
-    data = [name for name, is_file, _ in entries if is_file and not _hidden(name)]
+    data = [entry.relative for entry in entries if entry.is_file and not entry.skipped]
     if not data:
         return None
     if watch.marker is not None:
         if not (folder / watch.marker).is_file():
             return None
     else:
-        newest = max(mtime for _, _, mtime in entries)
+        newest = max(entry.mtime for entry in entries)
         if (time.time() if now is None else now) - newest < watch.settle_seconds:
             return None
     submission_id = derive_submission_id(watch.contract_id, landing)
     return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data))
 
 
-def listing(folder: Path, contract_id: str) -> list[tuple[str, bool, float]]:
-    """(path relative to ``folder``, is a file, modification time) of the folder itself and
-    everything below it; [] when the folder does not exist. Links and special files are refused."""
+def listing(folder: Path, contract_id: str) -> list[Entry]:
+    """The landing folder and everything below it (:func:`contract_plan.landing_files.landing_entries`);
+    [] when the folder does not exist. A landing that is a single file is refused: a marker and
+    settling need a folder."""
     try:
-        top = os.lstat(folder)
-    except FileNotFoundError:
-        return []
-    if not stat.S_ISDIR(top.st_mode):
+        entries = landing_entries(folder)
+    except LandingRefused as exc:
+        raise LandingRefused(f"contract {contract_id}: {exc}") from exc
+    if entries and entries[0].is_file:
         raise LandingRefused(f"contract {contract_id}: landing {folder} is not a folder")
-    entries = [(".", False, top.st_mtime)]
-    for root, dirs, names in os.walk(folder):
-        for name in [*dirs, *names]:
-            path = Path(root) / name
-            info = os.lstat(path)
-            relative = path.relative_to(folder).as_posix()
-            if stat.S_ISLNK(info.st_mode) or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-                raise LandingRefused(f"contract {contract_id}: {relative} in landing {folder} is a link or a "
-                                     "special file; the gate reads regular files inside its landing only")
-            entries.append((relative, stat.S_ISREG(info.st_mode), info.st_mtime))
     return entries
-
-
-def _hidden(relative: str) -> bool:
-    """Names that Spark and the batch identity skip (``_SUCCESS``, ``.crc``) at any level."""
-    return any(part.startswith(("_", ".")) for part in relative.split("/"))
 
 
 def gated(watch: Watch, submission_id: str) -> bool:

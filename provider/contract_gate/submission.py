@@ -8,7 +8,8 @@ run derives the same id and every step finds its work already done.
 The id is derived from the batch's *content*, not from file times: a producer that re-copies
 the same files (new mtimes) must not get a second publication. For a Delta landing table the
 batch is a version of that table. A catalog landing table (no files to hash here) needs the id
-given explicitly.
+given explicitly. A link or a special file in a file landing refuses the batch
+(:mod:`contract_plan.landing_files`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from pathlib import Path
 
 from contract_plan.addresses import HOME_ENV, resolve
+from contract_plan.landing_files import data_files
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 ID_LENGTH = 16
@@ -56,24 +58,13 @@ def batch_digest(landing: dict) -> str:
     if landing.get("format") == "delta":
         digest.update(f"delta-version:{delta_version(folder)}".encode())
         return digest.hexdigest()
-    files = batch_files(folder)
+    files = data_files(folder)
     if not files:
         raise FileNotFoundError(f"no data files have landed in {folder}")
     for path in files:
         digest.update(f"{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
         digest.update(file_sha256(path).encode())
     return digest.hexdigest()
-
-
-def batch_files(folder: Path) -> list[Path]:
-    """The files Spark would read: hidden (``.x``) and metadata (``_x``) names are skipped, as Spark does."""
-    if folder.is_file():
-        return [folder]
-    found = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        found += [Path(root) / n for n in sorted(names) if not n.startswith((".", "_"))]
-    return found
 
 
 def file_sha256(path: Path) -> str:

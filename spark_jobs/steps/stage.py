@@ -11,7 +11,8 @@ commit is all-or-nothing, so an existing candidate is a complete one, and the su
 is version 0 by construction, and its commit in the Delta log says how many rows it wrote, so
 only a retry (or a catalog candidate) reads the table's history. The candidate carries this
 contract's ownership properties (role ``candidate``) from that first commit; retention drops
-only candidates that say they are this contract's.
+only candidates that say they are this contract's. A local file landing holding a link or a
+special file is refused before Spark reads it (:mod:`contract_plan.landing_files`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from spark_jobs.steps.commits import tagged_session
 from spark_jobs.steps.history import find_submission
 from contract_plan.ownership import owner_properties, require_owner
 from contract_plan.model import Plan, load_plan
-from contract_plan.restricted import local_folder, make_private_folder, restrict_tree, statistics_properties
+from contract_plan.landing_files import landing_entries
+from contract_plan.restricted import local_folder, local_path, make_private_folder, restrict_tree, statistics_properties
 from contract_plan.table_ddl import table_properties
 
 
@@ -54,6 +56,9 @@ def stage_candidate(
         return _pin(spark, plan, source)
     target = plan.candidate(submission_id)
     resolved = resolve(source)
+    landed = local_path(resolved["path"]) if resolved["kind"] == "path" else None
+    if landed:  # Spark would follow a link the producer put in the landing
+        landing_entries(landed)
     batch = read_candidate(
         tagged_session(spark, plan, submission_id, idempotent=False),
         resolved["path"] if resolved["kind"] == "path" else resolved["name"],

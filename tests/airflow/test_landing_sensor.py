@@ -18,8 +18,9 @@ from _landing_contracts import LAKEHOUSE, case_rows, land_csv, write_contract
 from deltalake import write_deltalake
 
 from contract_gate.decisions import final_decision, record_decision
-from contract_gate.landing_batches import LandingRefused, Watch, landed_batch
+from contract_gate.landing_batches import Watch, landed_batch
 from contract_gate.submission import derive_submission_id
+from contract_plan.landing_files import LandingRefused
 
 FILES = "cases_landing_files"
 DELTA = "cases_landing_delta"

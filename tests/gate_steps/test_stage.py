@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from pyspark.errors import AnalysisException
 
 from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
+from contract_plan.landing_files import LandingRefused
 from spark_jobs.steps.stage import stage_candidate
 
 
@@ -154,3 +157,19 @@ def test_a_value_that_does_not_fit_is_frozen_marked_then_quarantined_never_publi
     assert "_contract_gate_unfit" not in spark.read.format("delta").load(plan["tables"]["target"]["path"]).columns
     [row] = table_rows(spark, plan["tables"]["quarantine"])
     assert row.region_code == "NL-FR" and "case_count.type" in {e.rule_id for e in row._errors}
+
+
+def test_a_link_in_the_landing_is_refused_before_spark_follows_it(spark, tmp_path):
+    """A link added after the batch was identified is still refused: the stage step lists the
+    landing again before Spark reads it, and no candidate is written."""
+    plan = plan_for("regional_daily_cases", tmp_path)
+    landing = write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1)])
+    elsewhere = write_csv(tmp_path / "other_team/cases", [case("XX-SECRET", 9)])
+    target = next(elsewhere.glob("*.csv"))
+    os.symlink(target, landing / "zz-linked.csv")
+
+    with pytest.raises(LandingRefused, match="zz-linked.csv in landing .* is a link or a special file"):
+        stage_candidate(spark, plan, "s-link")
+
+    candidates = tmp_path / "lakehouse/_contract_gate_candidates"
+    assert not candidates.exists() or not any(candidates.iterdir())

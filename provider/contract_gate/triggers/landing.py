@@ -27,7 +27,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
-from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, LandingRefused, Watch, gated, landed_batch
+from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, Watch, gated, landed_batch
+from contract_plan.landing_files import LandingRefused
 
 LANDED = "landed"
 ERROR = "error"
