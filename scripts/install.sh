@@ -25,13 +25,19 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[all]"
 
-echo "install: warming the Delta Lake jar cache (first time takes a minute)"
-.venv/bin/python -m spark_jobs.runtime.jars
-
-echo "install: building the class archive for local gate jobs (about a minute)"
-.venv/bin/python -m contract_gate.runners.class_archive
+echo "install: fetching the Delta Lake jars"
+# Fetched only: the class archive build next runs a miniature gate on Delta tables, which proves
+# they load (a separate Delta round trip here took another minute on a small machine).
+.venv/bin/python -m spark_jobs.runtime.jars --resolve-only
 
 export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"
 mkdir -p "$AIRFLOW_HOME"
-AIRFLOW__CORE__LOAD_EXAMPLES=False .venv/bin/airflow db migrate >/dev/null
+# The metadata database is migrated while the class archive builds: one is mostly Python on one
+# core, the other a JVM that leaves some of the second core idle.
+AIRFLOW__CORE__LOAD_EXAMPLES=False .venv/bin/airflow db migrate >/dev/null &
+migrate=$!
+
+echo "install: building the class archive for local gate jobs (about a minute)"
+.venv/bin/python -m contract_gate.runners.class_archive
+wait "$migrate"
 echo "install: done (.venv, Delta jars, Airflow home $AIRFLOW_HOME)"

@@ -1,15 +1,30 @@
-"""Gate DAG benchmarks: parse time of many generated contract DAGs, and trigger-to-decision
-latency of one batch on the local default with the number of Spark JVM starts.
+"""Gate DAG benchmarks: parse time of many generated contract DAGs, trigger-to-decision
+latency of one batch in each execution mode, and many contracts gated at once over Spark Connect.
 
-    .venv/bin/python benchmarks/gate/run.py [--contracts 100] [--rows 10000] [--runs 3] [--skip-latency]
+    .venv/bin/python benchmarks/gate/run.py [--contracts 100] [--rows 10000] [--runs 5]
+        [--modes local spark_connect spark_submit] [--submit-runs N] [--fleet 20 --fleet-workers 4]
+        [--skip-latency]
 
 Each part runs in a private Airflow home (SQLite) and gate home under a temporary folder.
 Parsing is measured in a fresh interpreter: one ``DagBag`` over the folder of generated DAG
 files (wall and CPU time of filling it; Airflow's own import is reported apart, it is paid once
-per DAG processor). Latency is one ``dag.test()`` of the
-regional_daily_cases gate per fresh batch (CSV, ``rows`` rows), from the call to the decision:
-a first run that also creates the target table (DDL and constraints), then ``runs`` steady-state
-runs (their median is the headline). JVM starts are counted as the spark-submit processes the runner starts.
+per DAG processor).
+
+Latency is one ``dag.test()`` per fresh batch (CSV, ``rows`` rows) of the regional_daily_cases
+gate, copied once per execution mode as a contract of its own (own landing, target and
+quarantine), from the call to the recorded decision. Before anything is timed the benchmark
+starts what the remote modes need, the way the tests do (and reports how long that took): a
+Spark Connect server with Delta (``contract_gate.runners.local_connect_server``, the command
+line ``tests/connect_server.py`` starts) and a
+standalone master and worker (``tests/airflow/_standalone_cluster.py``) that ``spark_submit``
+reaches in client deploy mode (the driver in the task's process, the executors on the worker).
+Per mode a first run creates the target table (DDL and constraints), then ``runs``
+steady-state runs; the modes take turns run by run (the order rotates), so each mode's median
+comes from the same minutes. JVM starts are counted as the spark-submit processes the local
+runner starts.
+
+The fleet part (``benchmarks/gate/fleet.py``) gates ``--fleet`` contracts, renamed copies of
+the examples, through the one Connect server with ``--fleet-workers`` DAG runs at once.
 """
 
 from __future__ import annotations
@@ -45,18 +60,26 @@ print(json.dumps({"dags": len(bag.dags), "errors": len(bag.import_errors), "file
 """
 
 
-def make_contracts(folder: Path, count: int) -> None:
-    """``count`` contracts: the examples, renamed (id and dataset) so every one is its own DAG."""
+def renamed(source: Path, name: str) -> str:
+    """The text of an example contract as a contract of its own: its id, dataset, landing and
+    target (every address named after the example) renamed to ``name``."""
+    stem = source.stem
+    text = re.sub(rf"\bid: {stem}\b", f"id: {name}", source.read_text())
+    return re.sub(rf"\b{stem}\b(?=\.|\n| *$)", name, text, flags=re.M)
+
+
+def make_contracts(folder: Path, count: int) -> dict[str, Path]:
+    """``count`` contracts: the examples, renamed (id and dataset) so every one is its own DAG.
+    Returns each contract's id and the example it copies."""
     examples = sorted((REPO / "contracts").glob("*.yaml"))
     folder.mkdir(parents=True)
+    made = {}
     for index in range(count):
         source = examples[index % len(examples)]
-        text = source.read_text()
-        stem = source.stem
-        renamed = f"{stem}_{index:03d}"
-        text = re.sub(rf"\bid: {stem}\b", f"id: {renamed}", text)
-        text = re.sub(rf"\b{stem}\b(?=\.|\n| *$)", renamed, text, flags=re.M)
-        (folder / f"{renamed}.yaml").write_text(text)
+        name = f"{source.stem}_{index:03d}"
+        (folder / f"{name}.yaml").write_text(renamed(source, name))
+        made[name] = source
+    return made
 
 
 def parse_benchmark(root: Path, count: int) -> dict:
@@ -73,25 +96,97 @@ def parse_benchmark(root: Path, count: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def latency_benchmark(root: Path, rows: int, runs: int = 3) -> list[dict]:
-    """``1 + runs`` gate runs of fresh ``rows``-row batches (the first creates the target);
-    Airflow is imported here, after its env is set."""
+MODES = ("local", "spark_connect", "spark_submit")
+SUBMIT_CONN_ID = "spark_benchmark_client"  # the standalone cluster, client deploy mode
+
+
+class RemoteSpark:
+    """What the remote modes reach, started before anything is timed and stopped at the end:
+    a Spark Connect server with Delta (the product's local one, as the tests start theirs) and a
+    standalone master + worker (the tests' helper); both listen on 127.0.0.1 on free ports. The connections go into the
+    environment as ``AIRFLOW_CONN_*`` variables."""
+
+    def __init__(self, folder: Path, modes: tuple[str, ...]) -> None:
+        sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "airflow")]  # the tests' cluster helper
+        self.folder, self.modes = folder, modes
+        self.server = self.cluster = None
+        self.start_seconds: dict[str, float] = {}
+
+    def __enter__(self) -> RemoteSpark:
+        # the cluster's python3 (executors) and the hook's spark-submit are this virtualenv's
+        os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        try:
+            if "spark_connect" in self.modes:
+                from contract_gate.runners.local_connect_server import LocalConnectServer
+
+                started = time.perf_counter()
+                self.server = LocalConnectServer(self.folder / "connect").start()
+                self.start_seconds["spark_connect server"] = round(time.perf_counter() - started, 1)
+                os.environ["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"] = self.server.connection()
+            if "spark_submit" in self.modes:
+                from _standalone_cluster import StandaloneCluster
+
+                started = time.perf_counter()
+                self.cluster = StandaloneCluster(self.folder / "standalone")
+                self.cluster.start()
+                self.start_seconds["standalone master + worker"] = round(time.perf_counter() - started, 1)
+                os.environ[f"AIRFLOW_CONN_{SUBMIT_CONN_ID.upper()}"] = json.dumps(
+                    {"conn_type": "spark", "host": "spark://127.0.0.1", "port": self.cluster.master_port,
+                     "extra": {"deploy-mode": "client"}})
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.server is not None:
+            self.server.stop()
+
+
+def mode_contract(folder: Path, mode: str) -> str:
+    """The regional_daily_cases example as a contract of its own gated in ``mode``; its id."""
+    name = f"regional_{mode}"
+    execution = f"mode: {mode}" + (f"\n        connectionId: {SUBMIT_CONN_ID}" if mode == "spark_submit" else "")
+    text = renamed(REPO / "contracts" / "regional_daily_cases.yaml", name)
+    if "\n        mode: local\n" not in text:
+        raise RuntimeError("the regional_daily_cases example no longer says `execution: mode: local`")
+    (folder / f"{name}.yaml").write_text(text.replace("\n        mode: local\n", f"\n        {execution}\n"))
+    return name
+
+
+def airflow_world(root: Path) -> Path:
+    """A private Airflow home (SQLite, migrated) and gate home; set before Airflow is imported."""
     home = root / "home"
     os.environ.update(AIRFLOW_HOME=str(root / "airflow"), AIRFLOW__CORE__LOAD_EXAMPLES="False",
                       AIRFLOW__CORE__DAGS_FOLDER=str(root / "dags"), CONTRACT_GATE_HOME=str(home),
                       AIRFLOW__LOGGING__LOGGING_LEVEL="WARNING")
-    from airflow.dag_processing.dagbag import DagBag
+    for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "CONTRACT_GATE_EXECUTION_MODE"):
+        os.environ.pop(name, None)
     from airflow.utils import db
+
+    db.upgradedb()
+    (root / "dags").mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def latency_benchmark(root: Path, rows: int, runs: int, modes: tuple[str, ...], fleet: int = 0,
+                      fleet_workers: int = 4, mode_runs: dict[str, int] | None = None) -> dict:
+    """Per mode, ``1 + runs`` gate runs of fresh ``rows``-row batches (the first creates the
+    target; ``mode_runs`` may give a mode fewer), the modes taking turns; then, with ``fleet``
+    contracts, the fleet part on the same Connect server. Airflow is imported here, after its
+    env is set."""
+    home = airflow_world(root)
+    from airflow.dag_processing.dagbag import DagBag
 
     from contract_gate.cli.run_cmd import decision_of
     from contract_gate.dag_factory import STUB_FOLDER, sync_dag_files
     from contract_gate.runners import process
 
-    db.upgradedb()
-    (root / "dags").mkdir(parents=True, exist_ok=True)
     contracts = root / "latency_contracts"
     contracts.mkdir()
-    shutil.copy(REPO / "contracts" / "regional_daily_cases.yaml", contracts)
+    names = {mode: mode_contract(contracts, mode) for mode in modes}
     sync_dag_files(root / "dags" / "contract_gates.py", contracts)
     starts = []
     original = process.StreamedProcess.run
@@ -101,23 +196,55 @@ def latency_benchmark(root: Path, rows: int, runs: int = 3) -> list[dict]:
         return original(self)
 
     process.StreamedProcess.run = counted
-    dag = DagBag(str(root / "dags" / STUB_FOLDER)).dags["regional_daily_cases"]
-    results = []
-    for batch in range(1 + runs):  # the first run also creates the target table; the others are steady state
-        land(home / "lakehouse" / "landing" / "regional_daily_cases", rows, first_day=date(2020, 1, 1) + timedelta(
-            days=batch * (rows // 100 + 1)))
-        starts.clear()
-        started = time.perf_counter()
-        run = dag.test()
-        seconds = time.perf_counter() - started
-        decision = decision_of(run)
-        tasks = {ti.task_id: round((ti.end_date - ti.start_date).total_seconds(), 1)
-                 for ti in run.get_task_instances() if ti.start_date and ti.end_date}
-        results.append({"run": "first (creates the target)" if batch == 0 else "steady state", "rows": rows,
-                     "seconds": round(seconds, 1), "jvm_starts": len(starts), "jobs": list(starts),
-                     "task_seconds": tasks, "outcome": decision.get("outcome"),
-                     "rows_published": decision.get("rows_published")})
-    return results
+    bag = DagBag(str(root / "dags" / STUB_FOLDER))
+    if bag.import_errors:
+        raise RuntimeError("\n".join(bag.import_errors.values()))
+    results: dict[str, list[dict]] = {mode: [] for mode in modes}
+    with RemoteSpark(root / "spark", modes) as remote:
+        for batch in range(1 + runs):  # the first run also creates the target table; the others are steady state
+            turn = batch % len(modes)
+            for mode in modes[turn:] + modes[:turn]:
+                if batch > (mode_runs or {}).get(mode, runs):
+                    continue
+                land(home / "lakehouse" / "landing" / names[mode], rows, first_day=date(2020, 1, 1) + timedelta(
+                    days=batch * (rows // 100 + 1)))
+                starts.clear()
+                started = time.perf_counter()
+                run = bag.dags[names[mode]].test()
+                seconds = time.perf_counter() - started
+                # A Connect job sets PySpark's process-wide client switch; a local or spark_submit
+                # job started later from this process would hand it to its driver. (A scheduler
+                # runs each task in a process of its own; dag.test() runs them all in this one.)
+                os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+                decision = decision_of(run)
+                tasks = {ti.task_id: round((ti.end_date - ti.start_date).total_seconds(), 1)
+                         for ti in run.get_task_instances() if ti.start_date and ti.end_date}
+                results[mode].append({
+                    "run": "first (creates the target)" if batch == 0 else "steady state", "rows": rows,
+                    "seconds": round(seconds, 1), "local_jvm_starts": len(starts), "jobs": list(starts),
+                    "task_seconds": tasks, "outcome": decision.get("outcome"),
+                    "rows_published": decision.get("rows_published")})
+                print(json.dumps({"mode": mode, **results[mode][-1]}), flush=True)
+        fleet_result = None
+        if fleet and remote.server is not None:
+            from fleet import fleet_benchmark
+
+            made = make_contracts(root / "fleet" / "contracts", fleet)
+            fleet_result = fleet_benchmark(root / "fleet", remote.server, made, fleet_workers,
+                                           root / "airflow" / "airflow.db")
+            print(json.dumps({"fleet": fleet_result}), flush=True)
+    medians = {}
+    for mode, done in results.items():
+        steady = sorted(run["seconds"] for run in done[1:])
+        medians[mode] = steady[len(steady) // 2] if steady else None
+    summary = {"servers_started_s": remote.start_seconds, "steady_state_median_s": medians, "runs": results,
+               "failed": {mode: [r["outcome"] for r in done if r["outcome"] != "published"]
+                          for mode, done in results.items()}}
+    if medians.get("local") and medians.get("spark_connect"):
+        summary["local_over_spark_connect"] = round(medians["local"] / medians["spark_connect"], 2)
+    if fleet_result is not None:
+        summary["fleet"] = fleet_result
+    return summary
 
 
 def land(folder: Path, rows: int, first_day: date) -> None:
@@ -135,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--contracts", type=int, default=100)
     parser.add_argument("--rows", type=int, default=10_000)
-    parser.add_argument("--runs", type=int, default=3, help="steady-state gate runs after the first")
+    parser.add_argument("--runs", type=int, default=5, help="steady-state gate runs per mode after the first")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--submit-runs", type=int, help="steady-state runs of spark_submit (default --runs)")
+    parser.add_argument("--fleet", type=int, default=20, help="contracts gated at once over Connect (0: none)")
+    parser.add_argument("--fleet-workers", type=int, default=4, help="DAG runs at once in the fleet part")
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="contract-gate-bench-"))
@@ -145,11 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_latency:
             from contract_gate.runners.class_archive import java_options
 
-            latency = latency_benchmark(root / "latency", args.rows, args.runs)
-            steady = sorted(run["seconds"] for run in latency[1:])
-            results["latency"] = {"class_archive": java_options() or None, "runs": latency,
-                                  "steady_state_median_s": steady[len(steady) // 2] if steady else None}
-            print(json.dumps(results["latency"], indent=2))
+            results["latency"] = {"class_archive": java_options() or None,
+                                  **latency_benchmark(root / "latency", args.rows, args.runs, tuple(args.modes),
+                                                      args.fleet, args.fleet_workers,
+                                                      {"spark_submit": args.submit_runs if args.submit_runs is not None
+                                                       else args.runs})}
+            results["load_average"] = [round(x, 1) for x in os.getloadavg()]
+            print(json.dumps({k: v for k, v in results.items() if k != "parse"}, indent=2))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from contract_plan.addresses import resolve, sql_name
@@ -19,26 +19,41 @@ from contract_plan.tagged_commit import TaggedCommit
 from spark_jobs.runtime.errors import NOT_A_DELTA_TABLE, has_condition
 
 
+# DESCRIBE HISTORY of a path that holds no Delta table (missing, empty, or a folder of other
+# files) says DELTA_TABLE_ONLY_OPERATION where DESCRIBE DETAIL says one of NOT_A_DELTA_TABLE.
+NO_HISTORY = (*NOT_A_DELTA_TABLE, "DELTA_TABLE_ONLY_OPERATION")
+
+
+def _history(spark: SparkSession, address: dict[str, Any], limit: int | None = None) -> DataFrame | None:
+    """The table's ``DESCRIBE HISTORY`` (its newest ``limit`` commits), None without a table.
+
+    Delta SQL, which any session offers (a Spark Connect client has no DeltaTable API). The
+    history, not ``DESCRIBE DETAIL``: DETAIL sizes every file of the snapshot, a Spark job that
+    took 1.5-4 s on each new version over Spark Connect on two shared cores, where the history
+    of a fresh version took 0.2-1 s (benchmarks/RESULTS.md, "Gate latency by execution mode")."""
+    address = resolve(address)
+    if address["kind"] != "path" and not spark.catalog.tableExists(address["name"]):
+        return None
+    try:  # a command: it runs here, so a missing table raises here
+        return spark.sql(f"DESCRIBE HISTORY {sql_name(address)}" + (f" LIMIT {int(limit)}" if limit else ""))
+    except AnalysisException as exc:
+        if has_condition(exc, NO_HISTORY):
+            return None
+        raise
+
+
 def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
     """True when ``address`` holds a Delta table (a folder of stray files is not one)."""
     address = resolve(address)
     if address["kind"] != "path":
         return spark.catalog.tableExists(address["name"])
-    # Delta SQL, which any session offers (a Spark Connect client has no DeltaTable API)
-    try:
-        detail = spark.sql(f"DESCRIBE DETAIL {sql_name(address)}").first()
-    except AnalysisException as exc:
-        if has_condition(exc, NOT_A_DELTA_TABLE):
-            return False
-        raise
-    return detail is not None and detail["format"] == "delta"
+    return _history(spark, address, limit=1) is not None
 
 
 def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:
     """The table's latest version, or None when there is no table yet."""
-    if not exists(spark, address):
-        return None
-    return int(spark.sql(f"DESCRIBE HISTORY {sql_name(address)} LIMIT 1").first()["version"])
+    latest = _history(spark, address, limit=1)
+    return None if latest is None else int(latest.first()["version"])
 
 
 def tagged_commits(
@@ -50,11 +65,10 @@ def tagged_commits(
     ``delta.logRetentionDuration`` (30 days by default) are gone from history, while Delta's
     idempotency records survive in checkpoints.
     """
-    if not exists(spark, address):
+    history = _history(spark, address)
+    if history is None:
         return []
-    history = spark.sql(f"DESCRIBE HISTORY {sql_name(address)}").where(
-        F.col("userMetadata").isNotNull()
-    )
+    history = history.where(F.col("userMetadata").isNotNull())
     if submission_id is not None:
         history = history.where(F.col("userMetadata") == submission_id)
     rows = history.select("version", "timestamp", "operation", "userMetadata", "operationMetrics").collect()
