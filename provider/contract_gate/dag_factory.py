@@ -290,28 +290,48 @@ def freshness_dag(contract: str | Path, env: str | None = None):
 
 
 def render_doc(plan: dict, contract: Path, description=None) -> str:
-    """``doc_md``: what the contract is for, where data goes, and every rule it enforces."""
+    """``doc_md``: what the contract is for, where data goes, and every rule it enforces.
+
+    Every text from the contract is shown as it was written, never as Markdown: a producer's
+    rule id or description could otherwise add a link to the gate's page or break its tables."""
     meta, gate, tables = plan["contract"], plan["gate"], plan["tables"]
-    lines = [f"# {meta['name'] or meta['id']} — contract gate", "",
-             f"Contract `{meta['id']}` version `{meta['version']}` from `{contract}`"
-             f"{' (domain ' + meta['domain'] + ')' if meta.get('domain') else ''}; "
-             f"environment `{plan['environment']}`; plan `{plan['fingerprint'][:19]}…`.", ""]
+    domain = f" (domain {_code(meta['domain'])})" if meta.get("domain") else ""
+    lines = [f"# {_text(meta['name'] or meta['id'])} — contract gate", "",
+             f"Contract {_code(meta['id'])} version {_code(meta['version'])} from {_code(str(contract))}"
+             f"{domain}; environment {_code(plan['environment'])}; plan `{plan['fingerprint'][:19]}…`.", ""]
     if description is not None:
         parts = [(name, getattr(description, name, None)) for name in ("purpose", "usage", "limitations")]
-        lines += ["\n\n".join(f"**{name.capitalize()}.** {text}" for name, text in parts if text), ""]
+        lines += ["\n\n".join(f"**{name.capitalize()}.** {_text(text)}" for name, text in parts if text), ""]
     violations = gate["violations"]
     lines += [
         "| | |", "|---|---|",
-        *(f"| {name} | `{_where(tables[key])}` |" for name, key in
+        *(f"| {name} | {_code(_where(tables[key]))} |" for name, key in
           (("landing", "landing"), ("target", "target"), ("quarantine", "quarantine"), ("decisions", "decisions"))),
         f"| publication | {gate['publication']['mode']} |",
         f"| violations | {violations['policy']}"
         f"{', maxInvalidShare ' + str(violations['maxInvalidShare']) if violations.get('maxInvalidShare') is not None else ''} |",
         "", "## Rules", "", "| rule | kind | columns | severity | from |", "|---|---|---|---|---|",
     ]
-    lines += [f"| `{r['id']}` | {r['kind']} | {', '.join(r['columns'])} | {r['severity']} | `{r['source']}` |"
+    lines += [f"| {_code(r['id'])} | {r['kind']} | {', '.join(_code(c) for c in r['columns'])} | {r['severity']} | {_code(r['source'])} |"
               for r in plan["rules"]]
     return "\n".join(lines) + "\n"
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+
+
+def _text(text: str) -> str:
+    """Contract text as literal Markdown text: every punctuation mark escaped, one line."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _code(text: str) -> str:
+    """Contract text as a literal code span inside a table cell: a fence longer than any run of
+    back-quotes in it, and pipes escaped (GFM splits cells on them even inside code)."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _where(address: dict) -> str:

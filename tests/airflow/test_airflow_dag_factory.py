@@ -43,7 +43,7 @@ def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):
     assert set(dag.params) == {"submission_id", "landing", "landing_format", "rerun_of", "correction"}
     assert dag.max_active_runs == 1
     assert "Daily aggregates of reported cases" in dag.doc_md
-    assert "| `case_count.minimum` | minimum | case_count | error |" in dag.doc_md
+    assert "| `case_count.minimum` | minimum | `case_count` | error |" in dag.doc_md
     assert bag.dags["orders"].timetable.expression in ("@hourly", "0 * * * *")
     assert set(dag.task_ids) == {"submission", "stage_validate", "branch", "publish", "quarantine", "split",
                                  "record_decision"}
@@ -106,3 +106,29 @@ def test_parsing_the_dags_imports_no_pyspark(gate):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     parsed = json.loads(done.stdout.strip().splitlines()[-1])
     assert parsed == {"dags": ALL_DAGS, "errors": [], "heavy": []}
+
+
+def test_contract_text_in_the_dag_doc_is_literal():
+    """A producer's Markdown in the contract shows as written in the DAG's doc_md: no link, no
+    image, no HTML, and every rules-table row keeps its five cells (rendered as Airflow's UI
+    does: CommonMark with tables)."""
+    from types import SimpleNamespace
+
+    from markdown_it import MarkdownIt
+
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.dag_factory import render_doc
+
+    contract = REPO / "tests/contracts_hostile/page_markdown_in_dag_doc.yaml"
+    plan = compile_plan(contract)
+    description = SimpleNamespace(purpose="Read ![x](https://evil.example/pixel.png) and <b>this</b> &lt;now&gt;")
+    html = MarkdownIt("commonmark").enable("table").render(render_doc(plan, contract, description))
+
+    assert "<a " not in html and "<img" not in html and "<b>" not in html
+    assert "[Fix your batch here](https://evil.example/login)" in html  # shown, as text
+    assert "&amp;lt;now&amp;gt;" in html  # an entity stays its characters
+    rules = html.split("<h2>Rules</h2>")[1]
+    rows = [row for row in rules.split("<tr>")[2:]]
+    assert len(rows) == len(plan["rules"])
+    assert all(row.count("<td>") == 5 for row in rows)
+    assert "ok` | x | [click](https://evil.example) | `" in rules.replace("&quot;", '"')
