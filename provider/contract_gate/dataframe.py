@@ -78,9 +78,7 @@ def spark_session(remote: str | None = None) -> SparkSession:
     if running is not None:
         return running
     from contract_gate.runners.local import local_start_conf
-    from spark_jobs.runtime import job_start
 
-    job_start.prepare()  # the start-up aids the local runner's jobs take (CONTRACT_GATE_LOCAL_START)
     scratch = tempfile.mkdtemp(prefix="contract-gate-spark-")  # owner-only: Spark's log settings
     atexit.register(shutil.rmtree, scratch, True)
     return get_session("contract-gate-validate", local_start_conf(Path(scratch)))

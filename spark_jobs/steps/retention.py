@@ -87,7 +87,12 @@ def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> li
         if frozen >= _micros(cutoff):
             continue
         if address["kind"] == "path":
-            _delete_folder(spark, address["path"], posixpath.dirname(plan.candidate("x")["path"]))
+            candidates = posixpath.dirname(plan.candidate("x")["path"])
+            planted = _planted(address["path"], candidates)
+            if planted is not None:  # not a folder the stage step made: never removed
+                LOGGER.warning("retention: %s", planted)
+                continue
+            _delete_folder(spark, address["path"], candidates)
         else:
             spark.sql(f"DROP TABLE IF EXISTS {quote_qualified(address['name'])}")
         dropped.append(location(address))
@@ -168,13 +173,21 @@ def _list_folders(spark: SparkSession, folder: str) -> list[str]:
     return sorted({row["path"].rsplit("/_delta_log/", 1)[0] for row in logs})
 
 
+def _planted(folder: str, candidates: str) -> str | None:
+    """Why the local ``folder`` is not one the stage step made in ``candidates`` (a link to a
+    table elsewhere, which the listing followed), or None."""
+    local, parent = local_path(folder), local_path(candidates)
+    if local is None or parent is None or not os.path.lexists(local):
+        return None
+    if os.path.islink(local) or os.path.dirname(os.path.realpath(local)) != os.path.realpath(parent):
+        return f"{folder} is a link or lies outside {candidates}; it is left in place"
+    return None
+
+
 def _delete_folder(spark: SparkSession, folder: str, candidates: str) -> None:
     """Remove the candidate table at ``folder``, a sub-folder of the ``candidates`` folder."""
     local, parent = local_path(folder), local_path(candidates)
     if local is not None and parent is not None:
-        if os.path.islink(local) or os.path.dirname(os.path.realpath(local)) != os.path.realpath(parent):
-            raise RetentionError(f"retention: candidate {folder} is a link or lies outside {candidates};"
-                                 " it is left in place")
         if not os.path.isdir(local):
             raise RetentionError(f"retention: candidate {folder} is not reachable from this process; the"
                                  " gate removes path candidates through storage it shares with Spark")

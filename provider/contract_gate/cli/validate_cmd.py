@@ -12,6 +12,7 @@ Spark starts as the local runner starts a gate job (``contract_gate.dataframe.sp
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    from spark_jobs.runtime import job_start
+    from spark_jobs.runtime.session import active_session, is_connect
+
+    if not (args.remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
+        # this process starts local Spark for itself, as a local gate job does: the same start-up
+        # aids (CONTRACT_GATE_LOCAL_START); never in a process that has a session of its own
+        job_start.prepare()
     from contract_gate.dataframe import spark_session
-    from spark_jobs.runtime.session import is_connect
     from spark_jobs.validation.candidate import read_candidate
     from spark_jobs.validation.engine import run_validation
     from spark_jobs.validation.report import log_summary
