@@ -16,6 +16,8 @@ under a path server's root. So:
   rows that the contract owner may read, so it must not be a way to read someone else's data:
   it stays under the server's root or under a folder the deployment lists in
   ``CONTRACT_GATE_LANDING_ROOTS`` (comma-separated paths or URIs), without ``..``;
+* no path holds a glob character (``* ? [ ] { } \\``): Spark expands globs when it reads, so
+  ``landing/{orders,billing}`` would read another team's folder as this contract's batch;
 * a contract's own tables never overlap: the landing, the target, the quarantine, the decision
   table and the candidate folder are different places, none inside another.
 
@@ -39,6 +41,7 @@ LANDING_ROOTS_ENV = "CONTRACT_GATE_LANDING_ROOTS"
 ROOTS_ENV = "CONTRACT_GATE_ROOTS"
 WRITTEN = ("target", "quarantine", "decisions", "candidate_schema")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_GLOB = re.compile(r"[*?\[\]{}\\]")  # Hadoop's glob syntax (org.apache.hadoop.fs.GlobPattern)
 
 
 def table_sources(raw: dict[str, Any]) -> dict[str, str]:
@@ -107,6 +110,8 @@ def _root_problem(root: str) -> str | None:
     folder or URI the deployment lists in ``CONTRACT_GATE_ROOTS`` (or one below it)."""
     if ".." in _segments(root):
         return f"server path {root!r} must not contain '..'"
+    if _GLOB.search(root):
+        return f"server path {root!r} {_GLOB_REASON}"
     if not (posixpath.isabs(root) or _URI.match(root)):
         return None
     if any(_under(root, listed) or canonical({"kind": "path", "path": root}) == canonical({"kind": "path", "path": listed})
@@ -114,6 +119,10 @@ def _root_problem(root: str) -> str | None:
         return None
     return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
             f"CONTRACT_GATE_HOME) or under a root the deployment lists in {ROOTS_ENV}")
+
+
+_GLOB_REASON = ("must not contain a glob character (* ? [ ] { } or a backslash): Spark would read every "
+                "folder the pattern matches")
 
 
 def _listed(variable: str) -> list[str]:
@@ -144,6 +153,8 @@ def _written_problem(address: dict, role: str, given: str | None, root: str, cat
         return None
     if given is not None and ".." in _segments(given):
         return f"the {what} path {given!r} must not contain '..': the gate writes it, so it stays under the server's root"
+    if given is not None and _GLOB.search(given):
+        return f"the {what} path {given!r} {_GLOB_REASON}"
     path = address["path"]
     if not _under(path, root):
         shown = repr(given) if given == path else f"{given or path!r} (resolved: {path!r})"
@@ -159,6 +170,8 @@ def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
     path = address["path"]
     if given is not None and ".." in _segments(given):
         return f"the landing path {given!r} must not contain '..'"
+    if given is not None and _GLOB.search(given):
+        return f"the landing path {given!r} {_GLOB_REASON}"
     roots = [root, *_listed(LANDING_ROOTS_ENV)]
     # a link from one allowed root into another (lakehouse/landing -> /mnt/drops, listed) is fine
     if not any(_under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
