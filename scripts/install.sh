@@ -2,8 +2,9 @@
 # Install contract-gate and everything it needs into ./.venv on a fresh machine:
 # Python packages (Airflow, pyspark + delta-spark, the providers), the Delta Lake jars
 # (Ivy from Maven Central, falling back to `mvn dependency:copy` into .jars/), the JVM class
-# archive that shortens every local gate job's start, an Airflow home with a SQLite
-# metadata database under ./.airflow, and PostgreSQL's server programs for the tests.
+# archive that shortens every local gate job's start, and an Airflow home with a SQLite
+# metadata database under ./.airflow. What only the tests need (PostgreSQL, Chromium) is
+# installed by scripts/test.sh, so the quick start does not wait for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,12 +12,6 @@ PYTHON=${PYTHON:-python3}
 if ! command -v java >/dev/null 2>&1; then
   echo "install: Java 17+ is required for Spark; installing openjdk-17-jre-headless" >&2
   apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
-fi
-
-# Chromium (the Debian package) for the browser tests of the gate's pages, driven by Playwright.
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "install: installing chromium for the browser tests of the report pages" >&2
-  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -10,6 +10,11 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   echo "test: PostgreSQL server programs not found; installing the postgresql package" >&2
   apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
 fi
+# Chromium (the Debian package) for the browser tests of the gate's pages, driven by Playwright.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "test: chromium not found; installing it for the browser tests of the report pages" >&2
+  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+fi
 .venv/bin/python -m pytest "$@"
 status=$?
 if [ "$status" -eq 5 ]; then

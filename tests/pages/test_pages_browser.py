@@ -85,7 +85,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium")
-    assert chromium, "the browser tests need Debian's chromium (scripts/install.sh installs it)"
+    assert chromium, "the browser tests need Debian's chromium (scripts/test.sh installs it)"
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
         yield launched
