@@ -103,8 +103,8 @@ SUBMIT_CONN_ID = "spark_benchmark_client"  # the standalone cluster, client depl
 class RemoteSpark:
     """What the remote modes reach, started before anything is timed and stopped at the end:
     a Spark Connect server with Delta (the product's local one, as the tests start theirs) and a
-    standalone master + worker (the tests' helper); both listen on 127.0.0.1 on free ports. The connections go into the
-    environment as ``AIRFLOW_CONN_*`` variables."""
+    standalone master + worker (the tests' helper); both listen on 127.0.0.1 on free ports. The
+    connections go into the environment as ``AIRFLOW_CONN_*`` variables."""
 
     def __init__(self, folder: Path, modes: tuple[str, ...]) -> None:
         sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "airflow")]  # the tests' cluster helper
