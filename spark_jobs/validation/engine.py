@@ -88,8 +88,10 @@ DEPTHS = ("schema", "data", "all")
 
 # pyspark logs the message of every query error it converts, on stderr; Spark builds some of
 # them from the data (CAST_INVALID_INPUT quotes the value). The engine names the condition only.
+# A filter, not ``disabled``: any later logging.config.dictConfig (Airflow's, in a task process
+# that runs the engine in-process) sets ``disabled`` back to False on every existing logger.
 for _name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-    PySparkLogger.getLogger(_name).disabled = True
+    PySparkLogger.getLogger(_name).addFilter(lambda record: False)
 
 
 class ValidationFailed(RuntimeError):

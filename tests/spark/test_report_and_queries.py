@@ -4,6 +4,7 @@ metric rules; and `type: sql` rules run once each, as read-only queries."""
 from __future__ import annotations
 
 import json
+import logging.config
 
 import pytest
 from _spark_plans import D, cases_df, cases_plan, good_row, rule, rule_entry, with_rules
@@ -129,7 +130,14 @@ def test_a_number_that_may_be_a_classified_value_is_withheld_but_still_judged(sp
         "the measured number is withheld: the query reads every column (a star), classified ones too"
 
 
-def test_a_failing_query_is_reported_by_its_error_condition_never_by_sparks_message(spark, tmp_path, caplog):
+@pytest.mark.parametrize("logging_reconfigured", [False, True], ids=["as_imported", "after_dictConfig"])
+def test_a_failing_query_is_reported_by_its_error_condition_never_by_sparks_message(
+    spark, tmp_path, caplog, capfd, logging_reconfigured
+):
+    """Also after a logging reconfiguration (Airflow's dictConfig in a task process running the
+    engine in-process), which re-enables every existing logger that was only ``disabled``."""
+    if logging_reconfigured:
+        logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
     plan = with_rules(
         cases_plan(),
         # under ANSI mode the cast fails, and Spark's message quotes the value it could not cast
@@ -140,6 +148,7 @@ def test_a_failing_query_is_reported_by_its_error_condition_never_by_sparks_mess
     write_report(report, tmp_path / "r.json")
     text = (tmp_path / "r.json").read_text()
     assert "secret-org" not in text and "secret-org" not in caplog.text
+    assert "secret-org" not in "".join(capfd.readouterr())
     assert rule_entry(report, "cast")["status"] == "not_evaluated"
     assert rule_entry(report, "cast")["reason"] == "query failed: CAST_INVALID_INPUT"
     assert (rule_entry(report, "ok")["measured"], rule_entry(report, "ok")["passed"]) == (2, False)
