@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def regional(bad: bool, salt: int) -> list[dict]:
     day = datetime.now(timezone.utc).date()
-    rows = [{"region_code": f"DE-{salt % 97:02d}{i}", "report_date": str(day - timedelta(days=1)),
+    rows = [{"region_code": f"DE-{salt % 100000:05d}{i}", "report_date": str(day - timedelta(days=1)),
              "reporting_org": f"Health office {i}", "case_count": 40 + i, "status": "provisional"} for i in range(5)]
     if bad:
         rows[1]["case_count"] = -3          # case_count.minimum
