@@ -31,6 +31,13 @@ Off elsewhere: on a cluster the bundled pyspark zip is the code that matches the
 cluster has warm snapshots of its own, and both aids were measured on the local default only."""
 
 
+CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
+"""PySpark's process-wide switch to its Spark Connect implementation (``pyspark.sql.functions``
+and the DataFrame API dispatch on it); a process is then a Connect client, it holds no JVM. It
+stays set after a Connect session in the process, so a runner that starts a classic driver from
+that process leaves it out of the driver's environment."""
+
+
 def asked() -> bool:
     """Whether the runner that started this job asked for the local start-up aids."""
     return os.environ.get(LOCAL_START_ENV) == "1"

@@ -20,6 +20,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from spark_jobs.runtime.errors import keep_connect_causes
+from spark_jobs.runtime.job_start import CONNECT_MODE_ENV
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 """The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
@@ -100,11 +101,6 @@ def using(session: SparkSession) -> Iterator[SparkSession]:
         yield session
     finally:
         _GIVEN.reset(token)
-
-
-CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
-"""PySpark's process-wide switch to its Spark Connect implementation (``pyspark.sql.functions``
-and the DataFrame API dispatch on it); a process is then a Connect client, it holds no JVM."""
 
 
 def connect(url: str) -> SparkSession:

@@ -92,6 +92,16 @@ def plan_file(folder):
     return path
 
 
+def test_a_local_job_is_a_classic_driver_after_a_spark_connect_job_in_this_process(monkeypatch):
+    """PySpark leaves its Connect switch in this process's environment after a spark_connect job;
+    the local runner's child must not inherit it."""
+    from contract_gate.runners.local import LocalRunner
+    from spark_jobs.runtime.job_start import CONNECT_MODE_ENV
+
+    monkeypatch.setenv(CONNECT_MODE_ENV, "1")
+    assert CONNECT_MODE_ENV not in LocalRunner().environment()
+
+
 def test_local_mode_surfaces_the_spark_side_error(tmp_path):
     log, seen = logger()
     job = GateJob("validate", {"--plan": tmp_path / "missing-plan.json", "--candidate": str(tmp_path / "nothing"),

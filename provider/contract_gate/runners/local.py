@@ -145,10 +145,13 @@ class LocalRunner(GateRunner):
         return [*argv, str(script), *arguments]
 
     def environment(self) -> dict[str, str]:
-        from spark_jobs.runtime.job_start import LOCAL_START_ENV
+        from spark_jobs.runtime.job_start import CONNECT_MODE_ENV, LOCAL_START_ENV
 
         python = sys.executable
         env = dict(os.environ)
+        # left set by a spark_connect job that ran in this process (dag.test(), contract-gate run):
+        # the child would take itself for a Connect client and find no server
+        env.pop(CONNECT_MODE_ENV, None)
         env.update(
             SPARK_HOME=str(spark_home()),
             PYSPARK_PYTHON=python,
