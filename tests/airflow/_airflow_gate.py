@@ -21,6 +21,25 @@ ROOT = Path(tempfile.mkdtemp(prefix="contract-gate-airflow-"))
 HOME = ROOT / "home"
 DAGS = ROOT / "dags"
 CONTRACTS = ROOT / "contracts"
+# a contract whose column type does not exist: one import error of its own, naming the file
+BROKEN = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: broken
+version: 1.0.0
+status: active
+schema:
+  - name: broken
+    properties:
+      - name: amount
+        logicalType: number
+        physicalType: not_a_type
+customProperties:
+  - property: contractGate
+    value:
+      landing: {path: landing/broken, format: csv}
+"""
+
 AIRFLOW_ENV = {
     "AIRFLOW_HOME": str(ROOT / "airflow"),
     "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),

@@ -9,28 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from _airflow_gate import CONTRACTS, DAGS, REPO
+from _airflow_gate import BROKEN, CONTRACTS, DAGS, REPO
 
 GATES = ["meter_readings", "orders", "regional_daily_cases"]
 ALL_DAGS = sorted([*GATES, *(f"{g}__retention" for g in GATES),
                    "orders__freshness", "regional_daily_cases__freshness"])  # SLA contracts
-BROKEN = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: broken
-version: 1.0.0
-status: active
-schema:
-  - name: broken
-    properties:
-      - name: amount
-        logicalType: number
-        physicalType: not_a_type
-customProperties:
-  - property: contractGate
-    value:
-      landing: {path: landing/broken, format: csv}
-"""
 
 
 def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):

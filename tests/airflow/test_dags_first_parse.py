@@ -16,30 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from _airflow_gate import REPO
+from _airflow_gate import BROKEN, REPO
 
 from contract_gate.cli.main import main as contract_gate_cli
 from contract_gate.dag_factory import STUB_FOLDER, unsynced_dag_files
 
 EXPECTED = ["meter_readings", "meter_readings__retention", "orders", "orders__freshness", "orders__retention",
             "regional_daily_cases", "regional_daily_cases__freshness", "regional_daily_cases__retention"]
-BROKEN = """\
-apiVersion: v3.0.2
-kind: DataContract
-id: broken
-version: 1.0.0
-status: active
-schema:
-  - name: broken
-    properties:
-      - name: amount
-        logicalType: number
-        physicalType: not_a_type
-customProperties:
-  - property: contractGate
-    value:
-      landing: {path: landing/broken, format: csv}
-"""
 PARSE = (
     "import json, sys\n"
     "from airflow.dag_processing.dagbag import DagBag\n"
