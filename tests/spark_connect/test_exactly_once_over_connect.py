@@ -19,9 +19,8 @@ from deltalake import DeltaTable
 from _client_process import CLIENT, run_client
 from waiting import wait_until
 
-TRIALS = 5
-
-
+TRIALS = 5  # killed clients wanted
+MAX_TRIALS = 3 * TRIALS  # a client that finished before its kill moment is a trial, not a kill
 
 
 def _data_files(target: Path) -> int:
@@ -37,7 +36,7 @@ def _trial(url: str, folder: Path, rng: random.Random) -> dict:
         # the MERGE writes its data files before it commits: kill a random moment after the first
         wait_until(lambda: _data_files(target) > 0 or child.poll() is not None, timeout=600, interval=0.02,
                    message="the MERGE writing")
-        delay = rng.uniform(0.0, 1.0)
+        delay = rng.uniform(0.0, 0.5)
         try:
             child.wait(timeout=delay)
         except subprocess.TimeoutExpired:
@@ -62,18 +61,20 @@ def _trial(url: str, folder: Path, rng: random.Random) -> dict:
             "retry_outcome": retried["outcome"]}
 
 
-@pytest.mark.slow  # five trials of two or three clients each: several minutes
+@pytest.mark.slow  # five killed clients, two or three clients a trial: several minutes
 def test_a_client_killed_mid_publish_is_retried_into_exactly_one_commit_and_decision(
         spark_connect_server, tmp_path):
     rng = random.Random(11)
     results = []
-    for number in range(TRIALS):
+    for number in range(MAX_TRIALS):
+        if sum(r["killed"] for r in results) == TRIALS:
+            break
         folder = tmp_path / f"trial-{number}"
         folder.mkdir()
         results.append(_trial(spark_connect_server.url, folder, rng))
     print(json.dumps(results))  # the figures for benchmarks/RESULTS.md
-    # every client was killed (none finished within the delay: the record alone takes longer)
-    assert all(r["killed"] for r in results), results
+    # a fast publish can finish before its kill moment; the trials go on until five were killed
+    assert sum(r["killed"] for r in results) == TRIALS, results
     for r in results:
         assert len(r["commits"]) == 1, r  # published exactly once
         assert r["regions"] == sorted(f"K{i}" for i in range(20)), r  # every row once, none lost

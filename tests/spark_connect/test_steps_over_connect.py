@@ -63,7 +63,8 @@ def test_two_gates_publishing_through_one_server_at_once_tag_only_their_own_comm
     target = found["tables"]["target"]
     results = found["results"]
 
-    assert {s: r.get("status") for s, r in results.items()} == {"twin-a": "published", "twin-b": "published"}, results
+    assert {s: r.get("status") for s, r in results.items()} == {"twin-a": "published", "twin-b": "published"}, (
+        results, (tmp_path / "client-concurrent.log").read_text(encoding="utf-8")[-6000:])
     history = _history(target)
     assert [h[0] for h in history] == [0, 1, 2] and history[0] == (0, "CREATE TABLE", None)
     # each commit carries its own submission id, and holds exactly that submission's rows
