@@ -107,10 +107,9 @@ def _ensure_once(spark: SparkSession, plan: Plan, address: dict[str, Any]) -> bo
             spark.sql(create_statement(plan, address))
             created = True
         except AnalysisException as exc:
-            # a twin run created it (or is committing its creation right now): check it below
-            if not has_condition(exc, TABLE_EXISTS) and not (
-                has_condition(exc, NON_EMPTY_LOCATION) and _appears(spark, address)
-            ):
+            # a twin run created it, or is committing its creation right now: its folder (or the
+            # catalog entry) exists before its first commit does, so wait for it, then check it
+            if not (has_condition(exc, (*TABLE_EXISTS, *NON_EMPTY_LOCATION)) and _appears(spark, address)):
                 raise
     differences = deployed_differences(spark, plan, address)
     if differences:
