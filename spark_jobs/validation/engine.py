@@ -6,16 +6,19 @@ Spark jobs per validation (``depth`` data/all):
   every row-count rule, each a ``count_if`` (a predicate that is NULL counts as failing),
   together with the group-by of the first key set for uniqueness rules;
 * 1 group-by per further distinct key set;
+* 2 small jobs (a look) per key set whose batch has duplicate keys (below);
 * 1 query per ``type: sql`` rule;
 * 1 more aggregate only when ``rows.invalid`` cannot be folded into the passes above: when
   error-level uniqueness rules span two or more key sets, or one of them has a filter;
 * opt-in only: 1 small ``limit`` query per failing rule that gets a value sample.
 
 A key set is grouped on a 64-bit hash of its columns (``key_hash``), not on the columns: a
-long is cheaper to hash, compare and shuffle than strings and dates. Each hash group also keeps
-the spread of a second hash; a group that merged distinct keys (a collision) makes the engine
-count that key set again on its columns, so a collision costs one more pass and changes no
-count.
+long is cheaper to hash, compare and shuffle than strings and dates. A hash group of one row is
+one key; when hash groups of two or more rows exist (duplicates, or keys whose hashes
+collide), a look broadcasts those groups' hashes and reads only the key columns of their rows,
+grouped on the columns (``key_hash.merged_keys``). Only when that look finds a hash group
+holding distinct keys is the key set counted again on its columns. So a batch without duplicate keys costs no more
+job, a batch with duplicates two small ones, and no collision changes a count.
 
 The number of row rules never adds a pass. (With adaptive query execution Spark submits each
 shuffle stage as its own job, and a Delta time-travel read adds one small log-replay job per
@@ -67,7 +70,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
-from spark_jobs.validation.key_hash import check_hash, hashable, key_hash
+from spark_jobs.validation.key_hash import hashable, key_hash, merged_keys, suspect_hashes
 from contract_plan.model import Address, Plan, Rule, load_plan
 from spark_jobs.runtime.errors import error_condition
 from spark_jobs.validation.report import Measurement, build_report, query_result
@@ -274,24 +277,23 @@ def _group_pass(
     whole candidate: a group with an error-level duplicate is invalid entire, any other group
     contributes its broken rows. Without it, invalid rows are ``None``.
 
-    Groups on the key's hash (``key_hash``) where the key's types allow; when a group turns
-    out to merge distinct keys, counts again grouped on the key columns (``again``: ``df``
-    without side effects such as an ``observe``; the rule totals come from the first pass).
+    Groups on the key's hash (``key_hash``) where the key's types allow. When hash groups of
+    2+ rows exist, a look at those groups' key columns follows (``merged_keys``); when
+    one of them merged distinct keys, or there are too many to name, counts again grouped on
+    the key columns (``again``: ``df`` without side effects such as an ``observe``; the rule
+    totals come from the first pass).
     """
     keys = rules[0].columns
     if hashable(df.schema, keys):
         groups = df.groupBy(key_hash(keys).alias(HASH)).agg(
             *_group_aggregates(rules, broken),
-            F.min(check_hash(keys)).alias("check_min"),
-            F.max(check_hash(keys)).alias("check_max"),
             *([F.count_if(keys_not_null(keys)).alias("complete")] if _nulls_distinct(rules) else []),
         )
         totals = _group_totals(rules, broken, F.col("complete") > 0)
-        totals.append(F.count_if(F.col("check_min") != F.col("check_max")).alias("collisions"))
+        totals.append(suspect_hashes(F.col(HASH), F.col("size") > 1).alias("suspects"))
         result = groups.agg(*totals).collect()[0].asDict()
-        if result["collisions"]:  # two distinct keys share a hash: count exactly on the columns
-            df = again if again is not None else df
-        else:
+        df = again if again is not None else df
+        if not result["suspects"] or not merged_keys(df, keys, result["suspects"]):
             return _group_result(rules, broken, result, measurements)
     groups = df.groupBy(*map(column, keys)).agg(*_group_aggregates(rules, broken))
     totals = _group_totals(rules, broken, keys_not_null(keys))

@@ -1,16 +1,18 @@
-"""A key set as one 64-bit hash to group on, and a second hash that finds the groups a
-collision merged.
+"""A key set as one 64-bit hash to group on, and the exact second look at the hash groups
+that hold two or more rows.
 
 Grouping on ``xxhash64`` of the key columns instead of the columns themselves makes the key's
 group-by cheaper (one fixed-width long to hash, compare and shuffle instead of strings and
 dates). Equal keys always have equal hashes, so a hash group can only be too big, never split:
-a collision can report a false duplicate but never hide a real one. To catch those, each group
-also keeps the minimum and maximum of a second, independently seeded 64-bit hash of the same
-key: where they differ the group holds two distinct keys, and the engine counts that key set
-again on the key columns themselves. A false duplicate would need two distinct keys colliding
-in both hashes at once.
+a collision can report a false duplicate but never hide a real one. A hash group of one row is
+one key, exactly; only a group of two or more rows (a suspect: a duplicate, or distinct keys
+that collided) needs a second look. ``merged_keys`` reads the key columns of the suspects'
+rows alone and groups them on the columns themselves: when every suspect holds one key, the
+counts from the hashes are exact; when one holds two, the engine counts that key set again on
+its columns. The hash is not secret (a producer can craft colliding keys), so exactness rests
+on this look at the columns, not on the hash being wide.
 
-Both hashes cover a NULL mask of the key parts, because Spark's hashes skip NULL inputs:
+The hash covers a NULL mask of the key parts, because Spark's hashes skip NULL inputs:
 without it ``("x", NULL)`` and ``(NULL, "x")`` would hash alike. Grouping keeps its SQL
 meaning: NULL key parts compare equal (a ``nulls_distinct`` rule excludes those rows itself),
 ``-0.0`` equals ``0.0`` and every NaN equals every other (Spark's hashes normalise both).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BinaryType,
@@ -38,13 +40,16 @@ from pyspark.sql.types import (
 
 from spark_jobs.validation.rule_columns import column
 
+LOOK_HASH = "__contract_gate_look_hash"
+LOOK_KEYS = "__contract_gate_look_keys"
+
 HASH_BITS = 64
 """Width of the grouping hash. Tests set it to a few bits to force collisions between chosen
 keys (tests/spark/test_key_hash.py); it is never configured elsewhere."""
 
-CHECK_SEED = 0x5EED_C0DE
-"""Hashed ahead of the key for the second hash: Spark's xxhash64 feeds each input's hash in as
-the seed of the next one, so this gives the same function with another seed."""
+LOOK_LIMIT = 100_000
+"""Most suspect hash groups the second look names one by one (their hashes, a set in the
+query). A batch with more duplicate keys than this is counted again on its columns instead."""
 
 
 def hashable(schema: StructType, keys: tuple[str, ...]) -> bool:
@@ -73,6 +78,23 @@ def key_hash(keys: tuple[str, ...]) -> Column:
     return value
 
 
-def check_hash(keys: tuple[str, ...]) -> Column:
-    """The independently seeded hash whose spread inside a group reveals a collision."""
-    return F.xxhash64(F.lit(CHECK_SEED), _null_mask(keys), *map(column, keys))
+def suspect_hashes(hash_column: Column, suspect: Column) -> Column:
+    """Aggregate over the hash groups: the hashes of the suspects (groups of 2+ rows), at most
+    one more than ``LOOK_LIMIT`` of them."""
+    return F.slice(F.collect_list(F.when(suspect, hash_column)), 1, LOOK_LIMIT + 1)
+
+
+def merged_keys(df: DataFrame, keys: tuple[str, ...], hashes: list[int]) -> bool:
+    """Whether a suspect hash group (``hashes``, from ``suspect_hashes``) may hold two
+    distinct keys: true when one does, or when there were too many suspects to look at.
+
+    The look reads the key columns only: the suspects' rows (a semi-join on the broadcast
+    list of their hashes: a small job), grouped on hash and columns, then counted per hash."""
+    if len(hashes) > LOOK_LIMIT:
+        return True
+    named = df.sparkSession.createDataFrame([(h,) for h in hashes], f"{LOOK_HASH} long")
+    keyed = df.select(key_hash(keys).alias(LOOK_HASH), *map(column, keys))
+    rows = keyed.join(F.broadcast(named), LOOK_HASH, "left_semi")
+    per_key = rows.groupBy(F.col(LOOK_HASH), *map(column, keys)).agg(F.count(F.lit(1)))
+    per_hash = per_key.groupBy(LOOK_HASH).agg(F.count(F.lit(1)).alias(LOOK_KEYS))
+    return per_hash.agg(F.count_if(F.col(LOOK_KEYS) > 1)).collect()[0][0] > 0

@@ -1,6 +1,8 @@
 """Count the Spark jobs of one validation: 1 fused pass (row rules, metrics, the row count and
 the first key set's group-by) + 1 per further key set + 1 per sql rule, whatever the number
-of row rules.
+of row rules. A key set whose batch has duplicate keys adds the exact second look of
+``spark_jobs.validation.key_hash``: 2 small jobs (the suspects' hashes broadcast, then their
+rows' key columns grouped).
 
 Adaptive query execution is switched off here because it submits every shuffle stage as a
 job of its own, which would count stages rather than passes over the data. The candidate is
@@ -19,6 +21,7 @@ from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.validation.engine import run_validation
 
 _groups = itertools.count()
+LOOK_JOBS = 2
 
 
 def count_jobs(spark, action):
@@ -63,22 +66,37 @@ def plan_with(row_rules: int, key_sets: int, sql_rules: int):
     return plan
 
 
-@pytest.fixture(scope="module")
-def parquet_candidate(spark, tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("jobs") / "cases.parquet")
-    rows = [good_row(region=f"R{i % 7}", day=i % 28 + 1, count=i - 3) for i in range(200)]
+def parquet_of(spark, folder, rows):
+    path = str(folder / "cases.parquet")
     cases_df(spark, rows).write.parquet(path)
     return read_candidate(spark, path, format="parquet")
 
 
+@pytest.fixture(scope="module")
+def parquet_candidate(spark, tmp_path_factory):
+    """200 rows in which every key set of ``plan_with`` repeats."""
+    rows = [good_row(region=f"R{i % 7}", day=i % 28 + 1, count=i - 3) for i in range(200)]
+    return parquet_of(spark, tmp_path_factory.mktemp("jobs"), rows)
+
+
+@pytest.fixture(scope="module")
+def distinct_candidate(spark, tmp_path_factory):
+    """28 rows, no key of any key set of ``plan_with`` twice."""
+    rows = [good_row(region=f"R{i}", day=i + 1, count=i - 3) for i in range(28)]
+    return parquet_of(spark, tmp_path_factory.mktemp("distinct"), rows)
+
+
 @pytest.mark.parametrize("row_rules", [3, 40])
 @pytest.mark.parametrize(("key_sets", "sql_rules"), [(0, 0), (1, 0), (2, 0), (1, 2)])
+@pytest.mark.parametrize("keys", ["distinct", "duplicate"])
 def test_one_pass_plus_one_per_further_key_set_plus_one_per_sql_rule(
-    spark, no_aqe, parquet_candidate, row_rules, key_sets, sql_rules
+    spark, no_aqe, request, row_rules, key_sets, sql_rules, keys
 ):
+    candidate = request.getfixturevalue(f"{'parquet' if keys == 'duplicate' else 'distinct'}_candidate")
     plan = plan_with(row_rules, key_sets, sql_rules)
-    jobs, report = count_jobs(spark, lambda: run_validation(spark, plan, parquet_candidate))
-    assert jobs == max(1, key_sets) + sql_rules
+    jobs, report = count_jobs(spark, lambda: run_validation(spark, plan, candidate))
+    looks = key_sets if keys == "duplicate" else 0
+    assert jobs == max(1, key_sets) + sql_rules + looks * LOOK_JOBS
     assert {r["status"] for r in report["rules"]} == {"evaluated"}
     assert len([r for r in report["rules"] if r["scope"] == "row"]) == row_rules
 
@@ -89,7 +107,7 @@ def test_error_uniqueness_on_two_key_sets_costs_one_more_pass_for_rows_invalid(
     plan = plan_with(6, 2, 0)
     plan["rules"][-1]["severity"] = "error"
     jobs, report = count_jobs(spark, lambda: run_validation(spark, plan, parquet_candidate))
-    assert jobs == 2 + 1
+    assert jobs == 2 + 1 + 2 * LOOK_JOBS  # a look per key set: both repeat
     assert report["rows"]["invalid"] == 200  # every (org, date) pair repeats in this data
 
 

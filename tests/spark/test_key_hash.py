@@ -2,8 +2,8 @@
 
 The engine groups a key set on a 64-bit hash of its columns (``spark_jobs.validation.key_hash``).
 Collisions are forced here by narrowing that hash to 0 bits (``HASH_BITS``, a test-only
-setting): then every key, distinct or not, lands in one hash group, and the engine must find
-that out and count again on the key columns. Each case is also run at the full width, and
+setting): then every key, distinct or not, lands in one hash group, and the engine's second
+look at the key columns must find that out and count again on them. Each case is also run at the full width, and
 both must give the counts that grouping on the columns gives.
 """
 
@@ -31,8 +31,9 @@ def unique_plan(columns, **extra):
     return with_rules(cases_plan(), rule("key.unique", "unique", columns, **extra))
 
 
-def duplicates(spark, plan, rows, ddl=None):
-    df = cases_df(spark, rows) if ddl is None else spark.createDataFrame(rows, ddl)
+def duplicates(spark, plan, rows, ddl=None, df=None):
+    if df is None:
+        df = cases_df(spark, rows) if ddl is None else spark.createDataFrame(rows, ddl)
     entry = rule_entry(run_validation(spark, plan, df), "key.unique")
     return entry["failed_rows"], entry["duplicate_groups"]
 
@@ -102,20 +103,44 @@ def count_jobs(spark, action):
         sc.setJobGroup("", "")
 
 
-def test_the_exact_second_look_runs_only_after_a_collision(spark, monkeypatch):
-    """One pass at the real width; one more when the hash merged distinct keys."""
+@pytest.fixture
+def no_aqe(spark):
     spark.conf.set("spark.sql.adaptive.enabled", "false")  # count passes, not shuffle stages
-    try:
-        df = cases_df(spark, [good_row(region=f"R{i}") for i in range(20)])
-        df.schema  # resolved before counting
-        plan = unique_plan(["region_code", "report_date"])
-        jobs = {}
-        for bits in WIDTHS:
-            monkeypatch.setattr(key_hash, "HASH_BITS", bits)
-            jobs[bits] = count_jobs(spark, lambda: run_validation(spark, plan, df))
-        assert jobs == {0: 2, 64: 1}
-    finally:
-        spark.conf.set("spark.sql.adaptive.enabled", "true")
+    yield
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+
+
+@pytest.mark.parametrize(
+    ("bits", "repeated", "jobs", "expected"),
+    [
+        (64, 0, 1, (0, 0)),  # no hash group of 2+ rows: the pass alone
+        (64, 2, 3, (3, 1)),  # duplicates: the pass and a look (2 jobs) that finds one key per group
+        (0, 0, 4, (0, 0)),  # all keys in one hash group: pass, look, count again on columns
+        (0, 2, 4, (3, 1)),
+    ],
+)
+def test_the_second_look_runs_after_duplicates_and_the_recount_after_a_collision(
+    spark, no_aqe, monkeypatch, bits, repeated, jobs, expected
+):
+    rows = [good_row(region=f"R{i}") for i in range(20)] + [good_row(region="R4")] * repeated
+    df = cases_df(spark, rows)
+    df.schema  # resolved before counting
+    monkeypatch.setattr(key_hash, "HASH_BITS", bits)
+    plan = unique_plan(["region_code", "report_date"])
+    counted = []
+    assert count_jobs(spark, lambda: counted.append(duplicates(spark, plan, rows=None, df=df))) == jobs
+    assert counted == [expected]
+
+
+def test_more_suspects_than_the_look_names_are_counted_on_the_columns(spark, no_aqe, monkeypatch):
+    """Past LOOK_LIMIT hash groups of 2+ rows the engine skips the look and counts again."""
+    monkeypatch.setattr(key_hash, "LOOK_LIMIT", 1)
+    rows = [good_row(region=f"R{i % 5}") for i in range(12)]  # 5 keys, each 2 or 3 times
+    df = cases_df(spark, rows)
+    df.schema
+    counted = []
+    assert count_jobs(spark, lambda: counted.append(duplicates(spark, unique_plan(["region_code", "report_date"]), rows=None, df=df))) == 2
+    assert counted == [(12, 5)]
 
 
 def test_only_keys_whose_equality_is_their_bytes_are_hashed():
