@@ -233,8 +233,9 @@ class Clock:
 def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, object]:
     _, contract_path, contract_cls = SHAPES[shape]
     contract_cls = contract_cls or wide_contract_class()
+    data = ensure_data(spark, shape, rows)  # also writes the generated wide contract
     plan = compile_plan(ROOT / contract_path)
-    candidate = read_candidate(spark, ensure_data(spark, shape, rows), format="delta")
+    candidate = read_candidate(spark, data, format="delta")
     df = candidate.df
     predicates = [r["predicate"] for r in plan["rules"] if r["scope"] == "row"]
     quiet = logging.getLogger("benchmark.pyspark_contracts")

@@ -71,6 +71,22 @@ def tagged_commits(
     history = history.where(F.col("userMetadata").isNotNull())
     if submission_id is not None:
         history = history.where(F.col("userMetadata") == submission_id)
+    return _commits(history)
+
+
+def just_committed(spark: SparkSession, address: dict[str, Any], submission_id: str) -> TaggedCommit | None:
+    """The commit ``submission_id`` made to the table, for a step that has just written it: the
+    table's newest commit is looked at first (one ``LIMIT 1`` query however long the history),
+    the whole history only when the newest is not it (another writer's commit came after, or
+    Delta skipped the write because an earlier attempt had made it)."""
+    history = _history(spark, address, limit=1)
+    latest = [] if history is None else _commits(history)
+    if latest and latest[0].submission_id == submission_id:
+        return latest[0]
+    return find_submission(spark, address, submission_id)
+
+
+def _commits(history: DataFrame) -> list[TaggedCommit]:
     rows = history.select("version", "timestamp", "operation", "userMetadata", "operationMetrics").collect()
     rows.sort(key=lambda row: row["version"])  # here, not in Spark: a sort there is one more job
     return [

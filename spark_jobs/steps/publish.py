@@ -33,7 +33,7 @@ from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
 from spark_jobs.steps.commits import is_conflict, retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import split
-from spark_jobs.steps.history import current_version, exists, find_submission
+from spark_jobs.steps.history import current_version, exists, find_submission, just_committed
 from contract_plan.model import Plan, load_plan
 from contract_plan.tagged_commit import TaggedCommit
 from spark_jobs.steps.target import ensure_target
@@ -94,8 +94,14 @@ def _rows_with_held_keys(
         reader = reader.option("versionAsOf", version)
     existing = reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
     existing = existing.select(*[F.col(quote_identifier(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
+    # The usual batch holds no key of the target: the target's keys stream past the batch's (a
+    # broadcast where the batch is small) and one match ends the look; only then are rows counted.
+    batch = df.select(*[F.col(quote_identifier(k)).alias(f"_b{i}") for i, k in enumerate(keys)])
+    if existing.join(batch, _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: F.col(f"_b{i}")),
+                     "left_semi").isEmpty():
+        return 0
     condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote_identifier(k)])
-    return df.join(existing.distinct(), condition, "left_semi").count()
+    return df.join(existing, condition, "left_semi").count()  # a semi-join: the target's repeats change nothing
 
 
 def publish(
@@ -196,7 +202,7 @@ def _attempt(
         if held:
             return result(_rejected(before, plan.key, held))
         raise
-    done = find_submission(spark, target, submission_id)
+    done = just_committed(spark, target, submission_id)
     if done is None:
         raise RuntimeError(
             f"the target did not advance and its history has no commit of {submission_id}"

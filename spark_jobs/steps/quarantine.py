@@ -34,7 +34,7 @@ from contract_plan.addresses import location, sql_name
 from spark_jobs.runtime.errors import TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
-from spark_jobs.steps.history import exists, find_submission
+from spark_jobs.steps.history import exists, find_submission, just_committed
 from contract_plan.ownership import owner_properties, properties_clause, require_owner
 from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.publish import read_pinned
@@ -82,7 +82,7 @@ def quarantine(
         require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
         _keep_statistics_private(spark, plan, table, shaped.schema)
         _append(shaped, table)
-        done = find_submission(spark, table, submission_id)
+        done = just_committed(spark, table, submission_id)
         if done is None:
             raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
         return {"status": "quarantined", "rows": done.rows_written(), "version": done.version}

@@ -53,6 +53,24 @@ def test_append_publishes_once_tagged_with_the_submission(spark, tmp_path):
     assert len(table_rows(spark, target)) == 2
 
 
+def test_a_retry_after_another_submissions_commit_finds_its_own_further_back(spark, tmp_path):
+    """After a write the step looks at the newest commit first; a retry whose commit is no
+    longer the newest (another batch published since) finds it further back in the history."""
+    plan = plan_for("regional_daily_cases", tmp_path)
+    target = plan["tables"]["target"]
+    first = _candidate(spark, tmp_path, "s1", [case("NL-NH", 1)])
+    published = publish(spark, plan, "s1", first, 0)
+    publish(spark, plan, "s2", _candidate(spark, tmp_path, "s2", [case("NL-UT", 2)]), 0)
+    latest = version_of(spark, target)
+
+    again = publish(spark, plan, "s1", first, 0)
+
+    assert again["status"] == "already_published"
+    assert again["target_version_after"] == published["target_version_after"] == latest - 1
+    assert version_of(spark, target) == latest
+    assert sorted(r["region_code"] for r in table_rows(spark, target)) == ["NL-NH", "NL-UT"]
+
+
 def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_path):
     """The history check is the fast path; Delta's txnAppId/txnVersion is the guarantee."""
     from spark_jobs.steps import publish as module
