@@ -94,14 +94,13 @@ def _rows_with_held_keys(
         reader = reader.option("versionAsOf", version)
     existing = reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
     existing = existing.select(*[F.col(quote_identifier(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
+    batch = df.select(*[F.col(quote_identifier(k)).alias(f"_b{i}") for i, k in enumerate(keys)])
+    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: F.col(f"_b{i}"))
     # The usual batch holds no key of the target: the target's keys stream past the batch's (a
     # broadcast where the batch is small) and one match ends the look; only then are rows counted.
-    batch = df.select(*[F.col(quote_identifier(k)).alias(f"_b{i}") for i, k in enumerate(keys)])
-    if existing.join(batch, _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: F.col(f"_b{i}")),
-                     "left_semi").isEmpty():
+    if existing.join(batch, condition, "left_semi").isEmpty():
         return 0
-    condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: df[quote_identifier(k)])
-    return df.join(existing, condition, "left_semi").count()  # a semi-join: the target's repeats change nothing
+    return batch.join(existing, condition, "left_semi").count()  # a semi-join: the target's repeats change nothing
 
 
 def publish(

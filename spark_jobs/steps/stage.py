@@ -29,7 +29,7 @@ from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import tagged_session
-from spark_jobs.steps.history import find_submission, just_committed
+from spark_jobs.steps.history import just_committed
 from contract_plan.ownership import owner_properties, require_owner
 from contract_plan.model import Plan, load_plan
 from contract_plan.landing_files import landing_entries
@@ -78,7 +78,7 @@ def stage_candidate(
         return {"candidate": target, "version": 0, "row_count": rows, "status": "staged"}
     if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
         require_owner(spark, plan, target, "candidate")
-    commit = just_committed(spark, target, submission_id) if wrote else find_submission(spark, target, submission_id)
+    commit = just_committed(spark, target, submission_id)  # a candidate's only commit, whoever wrote it
     if commit is None:
         raise RuntimeError(
             f"candidate {location(target)} exists but was not written for {submission_id}"
