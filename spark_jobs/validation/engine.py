@@ -3,14 +3,17 @@
 Spark jobs per validation (``depth`` data/all):
 
 * 1 fused pass over the candidate: the row count, every row rule, every metric rule and
-  every row-count rule, each a ``count_if`` (a predicate that is NULL counts as failing),
-  together with the group-by of the first key set for uniqueness rules;
+  every row-count rule (each a bit of a per-row flag word, ``flag_words``; a predicate that
+  is NULL counts as failing), grouped on those words and, as a second grouping set of the same
+  aggregate, on the first key set for uniqueness rules;
 * 1 group-by per further distinct key set;
 * 2 small jobs (a look) per key set whose batch has duplicate keys (below);
 * 1 query per ``type: sql`` rule;
 * 1 more aggregate only when ``rows.invalid`` cannot be folded into the passes above: when
   error-level uniqueness rules span two or more key sets, or one of them has a filter;
-* opt-in only: 1 small ``limit`` query per failing rule that gets a value sample.
+* opt-in only: 1 small ``limit`` query per failing rule that gets a value sample;
+* 1 more aggregate for a batch crafted to raise more than ``flag_words.FLAG_SETS`` distinct
+  sets of flags (the flags are then counted one aggregate function each).
 
 A key set is grouped on a 64-bit hash of its columns (``key_hash``), not on the columns: a
 long is cheaper to hash, compare and shuffle than strings and dates. A hash group of one row is
@@ -20,7 +23,10 @@ grouped on the columns (``key_hash.merged_keys``). Only when that look finds a h
 holding distinct keys is the key set counted again on its columns. So a batch without duplicate keys costs no more
 job, a batch with duplicates two small ones, and no collision changes a count.
 
-The number of row rules never adds a pass. (With adaptive query execution Spark submits each
+The number of row rules never adds a pass, nor an aggregate function per row. The passes run
+with ``spark.sql.codegen.hugeMethodLimit`` at 8000 bytes, HotSpot's own limit: a stage whose
+generated method is longer (the predicates of a wide contract make one) is then executed
+operator by operator in compiled code instead of being interpreted. (With adaptive query execution Spark submits each
 shuffle stage as its own job, and a Delta time-travel read adds one small log-replay job per
 query; both scale with the passes above, not with the rules.)
 
@@ -49,11 +55,11 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
-from functools import reduce
 from typing import Any
 
 from pyspark.errors import PySparkException
@@ -65,11 +71,13 @@ try:  # a Java exception pyspark does not convert (absent from a Spark Connect-o
 except ImportError:  # pragma: no cover
     SPARK_ERRORS = (PySparkException,)
 from pyspark.logger import PySparkLogger
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
+from spark_jobs.validation import flag_words
+from spark_jobs.validation.flag_words import FlagWords
 from spark_jobs.validation.key_hash import hashable, key_hash, merged_keys, suspect_hashes
 from contract_plan.model import Address, Plan, Rule, load_plan
 from spark_jobs.runtime.errors import error_condition
@@ -152,9 +160,13 @@ def run_validation(
     )
 
 
-FLAG = "__contract_gate_{}"  # reserved names of the per-row flag columns
-BROKEN = FLAG.format("broken")
+FLAG = "__contract_gate_{}"  # reserved names of the columns the passes add
 HASH = FLAG.format("key_hash")
+COMPLETE = FLAG.format("key_complete")
+GROUPING = FLAG.format("grouping_set")
+HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
+JIT_METHOD_BYTES = 8000
+"""HotSpot compiles no method longer than this; Spark's documentation advises it as the limit."""
 
 
 def _measure(
@@ -167,10 +179,9 @@ def _measure(
 ) -> tuple[int, int]:
     """Run the passes, fill ``measurements``; return (row count, invalid rows).
 
-    Every row and metric predicate is evaluated once, into a flag column. Without uniqueness
-    rules the flags are counted by one aggregate. With them, the flags are counted as a side
-    effect (``observe``) of the first key set's group-by, which reads the candidate anyway:
-    scan and group-by are one pass, and when that key set holds the only error-level
+    Every row and metric predicate is evaluated once, into a bit of a flag word
+    (``flag_words``). The words are grouping sets of the first key set's group-by, so the scan,
+    the rules and the key are one pass; when that key set holds the only error-level
     uniqueness rules it also counts ``rows.invalid`` from the same flags.
     """
     counted = rules.by_scope("row", "dataset")
@@ -181,37 +192,28 @@ def _measure(
         r.filter for r in error_sets[0] if r.severity == "error"
     )
     first_set = error_sets[0] if fold else (key_sets[0] if key_sets else None)
+    words = FlagWords(_flags(counted), [f"failed{counted.index(r)}" for r in error_row_rules])
 
-    clock = time.perf_counter()
-    flagged = df.select("*", *_flags(counted))
-    error_flags = [F.col(FLAG.format(f"failed{counted.index(r)}")) for r in error_row_rules]
-    flagged = flagged.withColumn(BROKEN, reduce(lambda a, b: a | b, error_flags, F.lit(False)))
-    totals = [total.alias(name) for name, total in _totals(counted).items()]
-    invalid = None
-    if first_set is None:
-        result = flagged.agg(*totals).collect()[0].asDict()
-    else:
-        observation = Observation(FLAG.format(uuid.uuid4().hex))
-        observed = flagged.observe(observation, *totals)
-        rows, invalid = _group_pass(
-            observed, first_set, F.col(BROKEN) if fold else None, measurements, again=flagged
-        )
-        # Spark records no observation for an empty input: then every count is 0.
-        result = observation.get if rows else dict.fromkeys(_totals(counted), 0)
-    if not error_sets:
-        invalid = result["broken"]
-    _fill(counted, result, measurements)
-    timings["main_pass_seconds"] = time.perf_counter() - clock
+    with _methods_hotspot_compiles(spark):
+        clock = time.perf_counter()
+        if first_set is None:
+            result, _ = _aggregate(df, words, None, fold=False, hashed=False)
+        else:
+            result, invalid = _key_set_pass(df, first_set, measurements, words=words, fold=fold)
+        if not error_sets:
+            invalid = result["broken"]
+        _fill(counted, result, measurements)
+        timings["main_pass_seconds"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    for group_rules in key_sets:
-        if group_rules is not first_set:
-            _group_pass(df, group_rules, None, measurements)
-    if error_sets and not fold:
-        marking = error_row_rules + [r for s in error_sets for r in s if r.severity == "error"]
-        marked = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
-        invalid = marked.agg(F.count_if("broken")).collect()[0][0]
-    timings["other_passes_seconds"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        for group_rules in key_sets:
+            if group_rules is not first_set:
+                _key_set_pass(df, group_rules, measurements)
+        if error_sets and not fold:
+            marking = error_row_rules + [r for s in error_sets for r in s if r.severity == "error"]
+            marked = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
+            invalid = marked.agg(F.count_if("broken")).collect()[0][0]
+        timings["other_passes_seconds"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     queries = rules.by_scope("query")
@@ -221,6 +223,24 @@ def _measure(
     return result["rows"], invalid
 
 
+@contextmanager
+def _methods_hotspot_compiles(spark: SparkSession) -> Iterator[None]:
+    """Whole-stage code generation steps back for a stage whose generated method HotSpot would
+    not compile (150 rule predicates make one), instead of leaving the JVM to interpret it."""
+    previous = spark.conf.get(HUGE_METHOD_LIMIT, None)
+    if previous is not None and int(previous) <= JIT_METHOD_BYTES:
+        yield
+        return
+    spark.conf.set(HUGE_METHOD_LIMIT, str(JIT_METHOD_BYTES))
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(HUGE_METHOD_LIMIT)
+        else:
+            spark.conf.set(HUGE_METHOD_LIMIT, previous)
+
+
 def _key_sets(group_rules: list[Rule]) -> dict[tuple[str, ...], list[Rule]]:
     key_sets: dict[tuple[str, ...], list[Rule]] = {}
     for rule in group_rules:
@@ -228,26 +248,15 @@ def _key_sets(group_rules: list[Rule]) -> dict[tuple[str, ...], list[Rule]]:
     return key_sets
 
 
-def _flags(counted: list[Rule]) -> list[Column]:
+def _flags(counted: list[Rule]) -> dict[str, Column]:
     """Per-row booleans: each rule failing, each filter selecting."""
-    flags = []
+    flags = {}
     for index, rule in enumerate(counted):
         if rule.kind != "row_count":
-            flags.append(failing(rule).alias(FLAG.format(f"failed{index}")))
+            flags[f"failed{index}"] = failing(rule)
         if rule.filter:
-            flags.append(evaluated(rule).alias(FLAG.format(f"evaluated{index}")))
+            flags[f"evaluated{index}"] = evaluated(rule)
     return flags
-
-
-def _totals(counted: list[Rule]) -> dict[str, Column]:
-    """The aggregates over the flag columns: rows, failures and evaluated rows per rule."""
-    totals = {"rows": F.count(F.lit(1)), "broken": F.count_if(F.col(BROKEN))}
-    for index, rule in enumerate(counted):
-        if rule.kind != "row_count":
-            totals[f"failed{index}"] = F.count_if(F.col(FLAG.format(f"failed{index}")))
-        if rule.filter:
-            totals[f"evaluated{index}"] = F.count_if(F.col(FLAG.format(f"evaluated{index}")))
-    return totals
 
 
 def _fill(
@@ -263,61 +272,111 @@ def _fill(
             )
 
 
-def _group_pass(
+def _key_set_pass(
     df: DataFrame,
     rules: list[Rule],
-    broken: Column | None,
     measurements: dict[str, Measurement],
-    again: DataFrame | None = None,
-) -> tuple[int, int | None]:
-    """One group-by on a key set for all its uniqueness rules; returns (rows, invalid rows).
+    *,
+    words: FlagWords | None = None,
+    fold: bool = False,
+) -> tuple[dict[str, int], int | None]:
+    """One group-by on a key set for all its uniqueness rules, with ``words`` counted in the
+    same aggregate; returns (the flag counts and rows, invalid rows).
 
-    A row fails when its group holds 2+ evaluated rows: every row of the group counts. With
-    ``broken`` (a per-row flag: an error row rule fails), also counts the invalid rows of the
-    whole candidate: a group with an error-level duplicate is invalid entire, any other group
-    contributes its broken rows. Without it, invalid rows are ``None``.
+    A row fails a uniqueness rule when its group holds 2+ evaluated rows: every row of the group
+    counts. With ``fold``, also counts the invalid rows of the whole candidate: a group with an
+    error-level duplicate is invalid entire, any other group contributes its broken rows.
+    Without it, invalid rows are ``None``.
 
     Groups on the key's hash (``key_hash``) where the key's types allow. When hash groups of
-    2+ rows exist, a look at those groups' key columns follows (``merged_keys``); when
-    one of them merged distinct keys, or there are too many to name, counts again grouped on
-    the key columns (``again``: ``df`` without side effects such as an ``observe``; the rule
-    totals come from the first pass).
+    2+ rows exist, a look at those groups' key columns follows (``merged_keys``); when one of
+    them merged distinct keys, or there are too many to name, counts the key set again grouped
+    on its columns (the flag counts come from the first pass).
     """
     keys = rules[0].columns
-    if hashable(df.schema, keys):
-        groups = df.groupBy(key_hash(keys).alias(HASH)).agg(
-            *_group_aggregates(rules, broken),
-            *([F.count_if(keys_not_null(keys)).alias("complete")] if _nulls_distinct(rules) else []),
+    hashed = hashable(df.schema, keys)
+    counts, key_result = _aggregate(df, words, rules, fold=fold, hashed=hashed)
+    suspects = key_result.get("suspects") if hashed else None
+    if suspects and merged_keys(df, keys, suspects):
+        _, key_result = _aggregate(df, words if fold else None, rules, fold=fold, hashed=False)
+    for index, rule in enumerate(rules):
+        measurements[rule.id] = Measurement(
+            failed_rows=key_result[f"failed{index}"] or 0,
+            evaluated_rows=key_result[f"evaluated{index}"] or 0,
+            duplicate_groups=key_result[f"groups{index}"] or 0,
         )
-        totals = _group_totals(rules, broken, F.col("complete") > 0)
-        totals.append(suspect_hashes(F.col(HASH), F.col("size") > 1).alias("suspects"))
-        result = groups.agg(*totals).collect()[0].asDict()
-        df = again if again is not None else df
-        if not result["suspects"] or not merged_keys(df, keys, result["suspects"]):
-            return _group_result(rules, broken, result, measurements)
-    groups = df.groupBy(*map(column, keys)).agg(*_group_aggregates(rules, broken))
-    totals = _group_totals(rules, broken, keys_not_null(keys))
-    return _group_result(rules, broken, groups.agg(*totals).collect()[0].asDict(), measurements)
+    invalid = (key_result["invalid"] or 0) if fold else None
+    return {**counts, "rows": key_result["rows"] or 0}, invalid
+
+
+def _aggregate(
+    df: DataFrame,
+    words: FlagWords | None,
+    key_rules: list[Rule] | None,
+    *,
+    fold: bool,
+    hashed: bool,
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """One aggregate over ``df``: its rows grouped on each flag word and on the key set of
+    ``key_rules`` (grouping sets of one group-by); returns (the flag counts and rows, the key
+    set's totals, empty without ``key_rules``).
+
+    The groups are aggregated once more, per grouping set and word value: a row for the key
+    set's totals, and one per distinct word, which ``FlagWords.read`` adds up.
+    """
+    flagged, key_columns, group_aggregates = [], [], [F.count(F.lit(1)).alias("size")]
+    if key_rules:
+        keys = key_rules[0].columns
+        if hashed:
+            key_columns, flagged = [HASH], [key_hash(keys).alias(HASH)]
+        else:
+            key_columns = [FLAG.format(f"key{n}") for n in range(len(keys))]
+            flagged = [column(k).alias(name) for k, name in zip(keys, key_columns)]
+        for index, rule in enumerate(key_rules):
+            if rule.filter:  # unfiltered rules share "size"
+                flagged.append(evaluated(rule).alias(FLAG.format(f"selected{index}")))
+                group_aggregates.append(F.count_if(FLAG.format(f"selected{index}")).alias(f"size{index}"))
+        if _nulls_distinct(key_rules):
+            flagged.append(keys_not_null(keys).alias(COMPLETE))
+            group_aggregates.append(F.count_if(COMPLETE).alias("complete"))
+    word_names = words.names if words else []
+    if fold:
+        group_aggregates.append(F.count_if(words.broken()).alias("broken"))
+    flagged += words.columns() if words else []
+    sets = ([key_columns] if key_rules else []) + ([word_names] if words else [])
+    groups = (
+        df.select(*flagged)
+        .groupingSets(sets, *key_columns, *word_names)
+        .agg(*group_aggregates, F.grouping_id().alias(GROUPING))
+    )
+    totals = [F.sum("size").alias("rows")]
+    if key_rules:
+        totals += _group_totals(key_rules, fold, F.col("complete") > 0)
+        if hashed:
+            totals.append(suspect_hashes(F.col(HASH), F.col("size") > 1).alias("suspects"))
+    # the key set's row first: its grouping id is the smallest (its columns lead)
+    second = groups.groupBy(GROUPING, *word_names).agg(*totals).orderBy(GROUPING)
+    rows = second.limit(flag_words.FLAG_SETS + 2).collect()
+    key_result: dict[str, Any] = {}
+    if key_rules:
+        if rows and rows[0][GROUPING] == (1 << len(word_names)) - 1:
+            key_result = rows.pop(0).asDict()
+        else:  # an empty candidate has no groups
+            key_result = dict.fromkeys(second.columns)
+    if words is None:
+        return {}, key_result
+    if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many distinct sets of flags
+        return df.select(*words.columns()).agg(*words.totals()).collect()[0].asDict(), key_result
+    return words.read([(tuple(row[name] for name in word_names), row["rows"]) for row in rows]), key_result
 
 
 def _nulls_distinct(rules: list[Rule]) -> bool:
     return any(rule.nulls_distinct for rule in rules)
 
 
-def _group_aggregates(rules: list[Rule], broken: Column | None) -> list[Column]:
-    """Per group: its size, the evaluated rows of each filtered rule, its broken rows."""
-    aggregates = [F.count(F.lit(1)).alias("size")]
-    for index, rule in enumerate(rules):
-        if rule.filter:  # unfiltered rules share "size"
-            aggregates.append(F.count_if(evaluated(rule)).alias(f"size{index}"))
-    if broken is not None:
-        aggregates.append(F.count_if(broken).alias("broken"))
-    return aggregates
-
-
-def _group_totals(rules: list[Rule], broken: Column | None, key_complete: Column) -> list[Column]:
-    """Over the groups: failing and evaluated rows and duplicate groups per rule, the rows,
-    and with ``broken`` the invalid rows. ``key_complete``: the group's key has no NULL part."""
+def _group_totals(rules: list[Rule], fold: bool, key_complete: Column) -> list[Column]:
+    """Over the groups: failing and evaluated rows and duplicate groups per rule, and with
+    ``fold`` the invalid rows. ``key_complete``: the group's key has no NULL part."""
     duplicate = {}
     totals = []
     for index, rule in enumerate(rules):
@@ -330,8 +389,7 @@ def _group_totals(rules: list[Rule], broken: Column | None, key_complete: Column
             F.sum(size).alias(f"evaluated{index}"),
             F.count_if(duplicate[index]).alias(f"groups{index}"),
         ]
-    totals.append(F.sum("size").alias("rows"))
-    if broken is not None:
+    if fold:
         any_error_duplicate = F.lit(False)
         for index, rule in enumerate(rules):
             if rule.severity == "error":
@@ -342,21 +400,6 @@ def _group_totals(rules: list[Rule], broken: Column | None, key_complete: Column
             )
         )
     return totals
-
-
-def _group_result(
-    rules: list[Rule],
-    broken: Column | None,
-    result: dict[str, Any],
-    measurements: dict[str, Measurement],
-) -> tuple[int, int | None]:
-    for index, rule in enumerate(rules):
-        measurements[rule.id] = Measurement(
-            failed_rows=result[f"failed{index}"] or 0,
-            evaluated_rows=result[f"evaluated{index}"] or 0,
-            duplicate_groups=result[f"groups{index}"],
-        )
-    return result["rows"] or 0, None if broken is None else result["invalid"] or 0
 
 
 def _run_queries(
