@@ -317,12 +317,12 @@ def _aggregate(
     fold: bool,
     hashed: bool,
 ) -> tuple[dict[str, int], dict[str, Any]]:
-    """One aggregate over ``df``: its rows grouped on each flag word and on the key set of
-    ``key_rules`` (grouping sets of one group-by); returns (the flag counts and rows, the key
-    set's totals, empty without ``key_rules``).
+    """One aggregate over ``df``: its rows grouped on their flag words and on the key set of
+    ``key_rules`` (two grouping sets of one group-by); returns (the flag counts and rows, the
+    key set's totals, empty without ``key_rules``).
 
-    The groups are aggregated once more, per grouping set and word value: a row for the key
-    set's totals, and one per distinct word, which ``FlagWords.read`` adds up.
+    The groups are aggregated once more, per grouping set and words: one row of the key set's
+    totals, and one per distinct set of words, which ``FlagWords.read`` adds up.
     """
     flagged, key_columns, group_aggregates = [], [], [F.count(F.lit(1)).alias("size")]
     if key_rules:
