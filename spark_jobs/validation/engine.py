@@ -23,12 +23,13 @@ grouped on the columns (``key_hash.merged_keys``). Only when that look finds a h
 holding distinct keys is the key set counted again on its columns. So a batch without duplicate keys costs no more
 job, a batch with duplicates two small ones, and no collision changes a count.
 
-The number of row rules never adds a pass, nor an aggregate function per row. The passes run
-with ``spark.sql.codegen.hugeMethodLimit`` at 8000 bytes, HotSpot's own limit: a stage whose
-generated method is longer (the predicates of a wide contract make one) is then executed
-operator by operator in compiled code instead of being interpreted. (With adaptive query execution Spark submits each
-shuffle stage as its own job, and a Delta time-travel read adds one small log-replay job per
-query; both scale with the passes above, not with the rules.)
+The number of row rules never adds a pass, nor an aggregate function per row. The flags are
+evaluated in chunks that Spark compiles as functions of their own (``flag_words``); should a
+contract still make a generated method longer than HotSpot compiles, the passes run with
+``spark.sql.codegen.hugeMethodLimit`` at that limit (8000 bytes), so the stage runs operator by
+operator in compiled code instead of being interpreted. (With adaptive query execution Spark
+submits each shuffle stage as its own job, and a Delta time-travel read adds one small
+log-replay job per query; both scale with the passes above, not with the rules.)
 
 Semantics, the same as the Delta CHECK constraints built from the same predicates:
 
@@ -226,7 +227,7 @@ def _measure(
 @contextmanager
 def _methods_hotspot_compiles(spark: SparkSession) -> Iterator[None]:
     """Whole-stage code generation steps back for a stage whose generated method HotSpot would
-    not compile (150 rule predicates make one), instead of leaving the JVM to interpret it."""
+    not compile, instead of leaving the JVM to interpret it."""
     previous = spark.conf.get(HUGE_METHOD_LIMIT, None)
     if previous is not None and int(previous) <= JIT_METHOD_BYTES:
         yield
