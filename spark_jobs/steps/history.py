@@ -76,9 +76,10 @@ def tagged_commits(
 
 def just_committed(spark: SparkSession, address: dict[str, Any], submission_id: str) -> TaggedCommit | None:
     """The commit ``submission_id`` made to the table, for a step that has just written it (or
-    whose earlier attempt did): the table's newest commit is looked at first (one ``LIMIT 1`` query however long the history),
-    the whole history only when the newest is not it (another writer's commit came after, or
-    Delta skipped the write because an earlier attempt had made it)."""
+    whose earlier attempt did): the table's newest commit is looked at first (one ``LIMIT 1``
+    query however long the history), the whole history only when the newest is not it
+    (another writer's commit came after, or Delta skipped the write because an earlier
+    attempt had made it)."""
     history = _history(spark, address, limit=1)
     latest = [] if history is None else _commits(history)
     if latest and latest[0].submission_id == submission_id:

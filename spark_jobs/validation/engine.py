@@ -335,8 +335,9 @@ def _aggregate(
             flagged = [column(k).alias(name) for k, name in zip(keys, key_columns)]
         for index, rule in enumerate(key_rules):
             if rule.filter:  # unfiltered rules share "size"
-                flagged.append(evaluated(rule).alias(FLAG.format(f"selected{index}")))
-                group_aggregates.append(F.count_if(FLAG.format(f"selected{index}")).alias(f"size{index}"))
+                selected = FLAG.format(f"selected{index}")
+                flagged.append(evaluated(rule).alias(selected))
+                group_aggregates.append(F.count_if(selected).alias(f"size{index}"))
         if _nulls_distinct(key_rules):
             flagged.append(keys_not_null(keys).alias(COMPLETE))
             group_aggregates.append(F.count_if(COMPLETE).alias("complete"))
@@ -366,9 +367,11 @@ def _aggregate(
             key_result = dict.fromkeys(second.columns)
     if words is None:
         return {}, key_result
-    if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many distinct sets of flags
-        return df.select(*words.columns()).agg(*words.totals()).collect()[0].asDict(), key_result
-    return words.read([(tuple(row[name] for name in word_names), row["rows"]) for row in rows]), key_result
+    if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many sets of flags
+        counts = df.select(*words.columns()).agg(*words.totals()).collect()[0].asDict()
+    else:
+        counts = words.read([(tuple(row[name] for name in word_names), row["rows"]) for row in rows])
+    return counts, key_result
 
 
 def _nulls_distinct(rules: list[Rule]) -> bool:
