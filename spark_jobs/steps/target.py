@@ -24,7 +24,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from contract_plan.addresses import location, resolve, sql_name
-from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, TABLE_EXISTS, has_condition
+from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import exists
 from contract_plan.model import Plan, load_plan
@@ -111,10 +111,28 @@ def _ensure_once(spark: SparkSession, plan: Plan, address: dict[str, Any]) -> bo
             # catalog entry) exists before its first commit does, so wait for it, then check it
             if not (has_condition(exc, (*TABLE_EXISTS, *NON_EMPTY_LOCATION)) and _appears(spark, address)):
                 raise
-    differences = deployed_differences(spark, plan, address)
+    differences = _differences_once_readable(spark, plan, address)
     if differences:
         raise TargetDriftError(address, differences)
     return created
+
+
+def _differences_once_readable(
+    spark: SparkSession, plan: Plan, address: dict[str, Any], seconds: float = 30.0
+) -> list[str]:
+    """``deployed_differences``, waiting up to ``seconds`` for a twin's new table to resolve.
+
+    Right after a twin run's creation commit, ``DESCRIBE HISTORY`` can already see version 0
+    while ``SHOW TBLPROPERTIES`` on the same path still says the table is missing (threads of
+    one session share Delta's cached log of the path; seen in CI, three publishes racing)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return deployed_differences(spark, plan, address)
+        except AnalysisException as exc:
+            if not has_condition(exc, NOT_A_DELTA_TABLE) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _appears(spark: SparkSession, address: dict[str, Any], seconds: float = 30.0) -> bool:

@@ -72,3 +72,40 @@ def test_a_target_with_data_and_a_missing_constraint_is_refused_not_altered(spar
 
     with pytest.raises(TargetDriftError, match="is missing from the table"):
         ensure_target(spark, plan)
+
+
+def test_a_twins_table_that_resolves_late_is_waited_for_not_refused(spark, tmp_path, monkeypatch):
+    """Seen in CI with three publishes racing: the history already shows a twin's creation
+    commit while ``SHOW TBLPROPERTIES`` still says the table is missing. The drift check waits."""
+    from spark_jobs.steps import target as target_step
+
+    plan = plan_for("regional_daily_cases", tmp_path)
+    ensure_target(spark, plan)  # the twin's table, committed
+    real_require_owner = target_step.require_owner
+    missing = {"path": str(tmp_path / "nothing_here"), "kind": "path", "format": "delta"}
+    calls = []
+
+    def still_resolving_once(spark, plan, address, role):
+        calls.append(address)
+        # the first read gets Delta's own "missing table" error, as the racing thread did
+        return real_require_owner(spark, plan, missing if len(calls) == 1 else address, role)
+
+    monkeypatch.setattr(target_step, "require_owner", still_resolving_once)
+    versions = version_of(spark, plan["tables"]["target"])
+
+    assert ensure_target(spark, plan) is False
+    assert len(calls) == 2
+    assert version_of(spark, plan["tables"]["target"]) == versions
+
+
+def test_a_table_that_never_resolves_is_not_waited_for_forever(spark, tmp_path):
+    from pyspark.errors import AnalysisException
+
+    from contract_plan.model import load_plan
+    from spark_jobs.steps.target import _differences_once_readable
+
+    plan = load_plan(plan_for("regional_daily_cases", tmp_path))
+    missing = {"path": str(tmp_path / "nothing_here"), "kind": "path", "format": "delta"}
+
+    with pytest.raises(AnalysisException, match="DELTA_MISSING_DELTA_TABLE"):
+        _differences_once_readable(spark, plan, missing, seconds=0.5)
