@@ -28,8 +28,8 @@ evaluated in chunks that Spark compiles as functions of their own (``flag_words`
 contract still make a generated method longer than HotSpot compiles, the passes run with
 ``spark.sql.codegen.hugeMethodLimit`` at that limit (8000 bytes), so the stage runs operator by
 operator in compiled code instead of being interpreted. (With adaptive query execution Spark
-submits each shuffle stage as its own job, and a Delta time-travel read adds one small
-log-replay job per query; both scale with the passes above, not with the rules.)
+submits each shuffle stage as its own job, and Delta's first read of a version adds the small
+log-replay jobs of its snapshot; both scale with the passes above, not with the rules.)
 
 Semantics, the same as the Delta CHECK constraints built from the same predicates:
 

@@ -55,6 +55,8 @@ class FlagWords:
     def columns(self) -> list[Column]:
         """The words of a row: its chunks shifted into place, the broken bit in the last."""
         chunks = [[self._chunk(chunk) for chunk in word] for word in self.words]
+        # every chunk is tested, even one whose mask is 0 (no error flag, always false): the
+        # second use is what makes Spark compile the chunk as a function of its own
         broken = reduce(
             Column.__or__,
             [
