@@ -14,9 +14,11 @@
   ``append`` without a key is a plain append.
 * Each commit is tagged and idempotent (``spark_jobs.steps.commits``): Delta skips the write of a
   submission already committed, whichever attempt or process committed it. After writing, the
-  target's history must hold this submission's commit: the step reports ``published`` (the
-  version advanced with it) or ``already_published`` (a previous attempt's commit), never a
-  silent no-op.
+  target's history must hold this submission's commit: the step reports ``published`` (this
+  attempt made it) or ``already_published`` (Delta skipped the write: an earlier attempt or a
+  twin run made it), never a silent no-op. A MERGE says which itself (Delta's MERGE returns its
+  metrics row only when it ran, and no row when it skipped an applied ``txnAppId``); a plain
+  append says nothing, so only there the target's version is read before writing.
 """
 
 from __future__ import annotations
@@ -180,9 +182,9 @@ def _attempt(
     def result(outcome: dict[str, Any]) -> dict[str, Any]:
         return {"mode": mode, "attempts": attempt, "latest_business_date": latest_business_date(plan, df), **outcome}
 
-    before = current_version(spark, target)
+    before = None if plan.key else current_version(spark, target)  # see the module docs
     try:  # a submission already committed is skipped by Delta (its txnAppId), before any join
-        _commit(session, plan, df, target, mode)
+        committed = _commit(session, plan, df, target, mode)
     except Exception as exc:  # noqa: BLE001 - only two kinds are translated, the rest re-raised
         violated = find_error(exc, CHECK_VIOLATED + NOT_NULL_VIOLATED)
         if violated is not None:  # its name only: its parameter ``values`` quotes the row
@@ -198,8 +200,8 @@ def _attempt(
         # submission holds our keys too, so it is left out of the count.
         guarded = mode == "append" and plan.key and not is_conflict(exc)
         held = keys_across_batches(session, plan, df, submission_id) if guarded else 0
-        if held:
-            return result(_rejected(before, plan.key, held))
+        if held:  # nothing was written: the target's current version is the one before
+            return result(_rejected(current_version(spark, target), plan.key, held))
         raise
     done = just_committed(spark, target, submission_id)
     if done is None:
@@ -207,22 +209,23 @@ def _attempt(
             f"the target did not advance and its history has no commit of {submission_id}"
             " (Delta skipped the write as already applied, but the commit is past log retention)"
         )
-    # Delta skipped the write when an earlier attempt (or a twin run) committed it: that commit
-    # is then older than ``before``. A twin that committed between ``before`` and our write also
-    # makes Delta skip ours; both then say "published" about the one commit, still the only one.
-    status = "published" if before is None or done.version > before else "already_published"
-    return result(_outcome(status, done))
+    if committed is None:  # a plain append: Delta skipped it when the commit is older than ``before``
+        committed = before is None or done.version > before
+    return result(_outcome("published" if committed else "already_published", done))
 
 
 def _commit(
     session: SparkSession, plan: Plan, df: DataFrame, target: dict[str, Any], mode: str
-) -> None:
-    """The one commit, in ``session`` (tagged): see the module docs for the three shapes."""
+) -> bool | None:
+    """The one commit, in ``session`` (tagged): see the module docs for the three shapes.
+
+    True when this call committed, False when Delta skipped it as already applied, None when the
+    write does not say (a plain append)."""
     keys = plan.key
     if not keys:
         writer = df.write.format("delta").mode("append")
         writer.save(target["path"]) if target["kind"] == "path" else writer.saveAsTable(target["name"])
-        return
+        return None
     # MERGE INTO in SQL, which any session offers (a Spark Connect client has no DeltaTable
     # API); the rows come through a temporary view of the tagged session, dropped afterwards.
     source = f"contract_gate_publish_{uuid.uuid4().hex}"
@@ -233,10 +236,11 @@ def _commit(
         matched = f"UPDATE SET t.{quote_identifier(keys[0])} = raise_error({string_literal(_GUARD)})"
     df.createOrReplaceTempView(source)
     try:
-        session.sql(
+        metrics = session.sql(
             f"MERGE INTO {sql_name(target)} AS t USING {source} AS s ON {condition}"
             f" WHEN MATCHED THEN {matched} WHEN NOT MATCHED THEN INSERT *"
         ).collect()
+        return bool(metrics)
     finally:
         session.catalog.dropTempView(source)
 

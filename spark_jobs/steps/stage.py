@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import json
 import posixpath
 
 from pyspark.errors import AnalysisException
@@ -135,24 +134,17 @@ def _write_once(batch: DataFrame, plan: Plan, target: dict[str, Any]) -> bool:
 
 def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
     """The rows the CREATE TABLE AS SELECT of a path candidate wrote, from its commit (version 0)
-    in the Delta log: one small file read through Hadoop's FileSystem (object stores too), no
-    Spark job. (Spark 4.2 cannot hand back an observation of a CREATE TABLE AS SELECT, and
-    DESCRIBE HISTORY runs a job.) None where there is no such file at hand (a catalog table, a
-    Spark Connect session without a JVM): the caller then reads the table's history."""
+    in the Delta log: one small JSON file read with an explicit schema, in any session (a Spark
+    Connect client has no JVM). Over Connect it took 0.11-0.13 s where ``DESCRIBE HISTORY ...
+    LIMIT 1`` took 0.28-0.37 s (benchmarks/RESULTS.md, "Gate latency by execution mode"); Spark
+    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path holds no glob
+    character (the compiler refuses them), so the read is of this one file. None for a catalog
+    table, whose log is not at hand: the caller then reads the table's history."""
     if target["kind"] != "path":
         return None
-    try:
-        jvm = spark.sparkContext._jvm
-    except Exception:  # noqa: BLE001 - Spark Connect raises its own not-implemented error
-        return None
-    commit = jvm.org.apache.hadoop.fs.Path(posixpath.join(target["path"], "_delta_log", f"{0:020d}.json"))
-    stream = commit.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).open(commit)
-    try:
-        text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-    finally:
-        stream.close()
-    for line in text.splitlines():
-        action = json.loads(line)
-        if "commitInfo" in action:
-            return int(action["commitInfo"]["operationMetrics"]["numOutputRows"])
-    raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")
+    commit = posixpath.join(target["path"], "_delta_log", f"{0:020d}.json")
+    found = (spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(commit)
+             .where("commitInfo IS NOT NULL").select("commitInfo.operationMetrics.numOutputRows").collect())
+    if not found or found[0][0] is None:
+        raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")
+    return int(found[0][0])
