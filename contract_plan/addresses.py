@@ -60,6 +60,17 @@ def as_address(value: dict[str, Any] | str, format: str = "delta") -> dict[str, 
     return dict(value) if isinstance(value, dict) else from_location(value, format)
 
 
+GLOB_SPECIALS = "\\{}[]*?"
+"""Hadoop's glob syntax (``org.apache.hadoop.fs.GlobPattern``)."""
+
+
+def glob_literal(path: str) -> str:
+    """``path`` with its glob characters escaped, for a Spark file read (which expands globs) that
+    must read exactly this path. Paths come from contracts: the compiler refuses glob characters
+    in them, and a read escapes them anyway."""
+    return "".join("\\" + c if c in GLOB_SPECIALS else c for c in path)
+
+
 def name_part(submission_id: str) -> str:
     """``submission_id`` as a table-name part that every store accepts.
 

@@ -31,7 +31,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import location, sql_name
+from contract_plan.addresses import glob_literal, location, sql_name
 from spark_jobs.runtime.errors import has_condition
 from spark_jobs.runtime.session import child_session, is_connect
 from spark_jobs.steps.history import exists
@@ -154,7 +154,6 @@ class RetentionError(RuntimeError):
 
 
 _NO_MATCH = ("PATH_NOT_FOUND",)  # a folder, or a pattern, with nothing in it
-_GLOB_SPECIALS = "\\{}[]*?"
 
 
 def _list_folders(spark: SparkSession, folder: str) -> list[str]:
@@ -163,9 +162,9 @@ def _list_folders(spark: SparkSession, folder: str) -> list[str]:
     their paths are selected). Spark lists them with Hadoop's FileSystem on its driver, so an
     object store works too, from a classic session or a Spark Connect client alike. ``folder``
     comes from a contract: its glob characters are escaped, it is a folder, not a pattern."""
-    escaped = "".join("\\" + c if c in _GLOB_SPECIALS else c for c in folder.rstrip("/"))
+    logs_pattern = f"{glob_literal(folder.rstrip('/'))}/*/_delta_log/*"
     try:
-        logs = spark.read.format("binaryFile").load(f"{escaped}/*/_delta_log/*").select("path").collect()
+        logs = spark.read.format("binaryFile").load(logs_pattern).select("path").collect()
     except Exception as exc:  # noqa: BLE001 - only "nothing there" is an answer; the rest re-raised
         if has_condition(exc, _NO_MATCH):
             return []

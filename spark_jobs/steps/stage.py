@@ -24,7 +24,7 @@ import posixpath
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.addresses import as_address, location, resolve, sql_name
+from contract_plan.addresses import as_address, glob_literal, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import tagged_session
@@ -137,13 +137,13 @@ def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
     in the Delta log: one small JSON file read with an explicit schema, in any session (a Spark
     Connect client has no JVM). Over Connect it took 0.11-0.13 s where ``DESCRIBE HISTORY ...
     LIMIT 1`` took 0.28-0.37 s (benchmarks/RESULTS.md, "Gate latency by execution mode"); Spark
-    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path holds no glob
-    character (the compiler refuses them), so the read is of this one file. None for a catalog
+    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path's glob characters
+    are escaped (the compiler refuses them anyway), so the read is of this one file. None for a catalog
     table, whose log is not at hand: the caller then reads the table's history."""
     if target["kind"] != "path":
         return None
     commit = posixpath.join(target["path"], "_delta_log", f"{0:020d}.json")
-    found = (spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(commit)
+    found = (spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(glob_literal(commit))
              .where("commitInfo IS NOT NULL").select("commitInfo.operationMetrics.numOutputRows").collect())
     if not found or found[0][0] is None:
         raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")

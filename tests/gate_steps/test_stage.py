@@ -173,3 +173,15 @@ def test_a_link_in_the_landing_is_refused_before_spark_follows_it(spark, tmp_pat
 
     candidates = tmp_path / "lakehouse/_contract_gate_candidates"
     assert not candidates.exists() or not any(candidates.iterdir())
+
+
+def test_the_row_count_is_read_from_the_candidates_own_commit_file_not_a_glob(spark, tmp_path):
+    """The row count comes from the new candidate's first commit file, read by Spark, which
+    expands glob characters: the path is escaped, so ``c[1]`` never reads the log of ``c1``."""
+    from spark_jobs.steps.stage import _rows_created
+
+    cases_df(spark, [case("NL-NH", 1), case("NL-UT", 1), case("NL-FR", 1)]).write.format("delta").save(str(tmp_path / "c1"))
+    cases_df(spark, [case("NL-NH", 1)]).writeTo(f"delta.`{tmp_path / 'c[1]'}`").using("delta").create()
+
+    assert _rows_created(spark, {"kind": "path", "path": str(tmp_path / "c[1]"), "format": "delta"}) == 1
+    assert _rows_created(spark, {"kind": "path", "path": str(tmp_path / "c1"), "format": "delta"}) == 3

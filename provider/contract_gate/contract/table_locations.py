@@ -33,7 +33,7 @@ import re
 from typing import Any
 
 from contract_gate.contract.environments import DEFAULT_ROOT
-from contract_plan.addresses import candidate_schema, resolve
+from contract_plan.addresses import GLOB_SPECIALS, candidate_schema, resolve
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"
@@ -41,7 +41,7 @@ LANDING_ROOTS_ENV = "CONTRACT_GATE_LANDING_ROOTS"
 ROOTS_ENV = "CONTRACT_GATE_ROOTS"
 WRITTEN = ("target", "quarantine", "decisions", "candidate_schema")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_GLOB = re.compile(r"[*?\[\]{}\\]")  # Hadoop's glob syntax (org.apache.hadoop.fs.GlobPattern)
+_GLOB = re.compile(f"[{re.escape(GLOB_SPECIALS)}]")
 
 
 def table_sources(raw: dict[str, Any]) -> dict[str, str]:
