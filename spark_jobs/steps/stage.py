@@ -137,14 +137,15 @@ def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
     in the Delta log: one small JSON file read with an explicit schema, in any session (a Spark
     Connect client has no JVM). Over Connect it took 0.11-0.13 s where ``DESCRIBE HISTORY ...
     LIMIT 1`` took 0.28-0.37 s (benchmarks/RESULTS.md, "Gate latency by execution mode"); Spark
-    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path's glob characters
-    are escaped (the compiler refuses them anyway), so the read is of this one file. None for a catalog
-    table, whose log is not at hand: the caller then reads the table's history."""
+    4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path's glob
+    characters are escaped (the compiler refuses them anyway), so the read is of this one file.
+    None for a catalog table, whose log is not at hand: the caller then reads the table's
+    history."""
     if target["kind"] != "path":
         return None
     commit = posixpath.join(target["path"], "_delta_log", f"{0:020d}.json")
-    found = (spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(glob_literal(commit))
-             .where("commitInfo IS NOT NULL").select("commitInfo.operationMetrics.numOutputRows").collect())
+    actions = spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(glob_literal(commit))
+    found = actions.where("commitInfo IS NOT NULL").select("commitInfo.operationMetrics.numOutputRows").collect()
     if not found or found[0][0] is None:
         raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")
     return int(found[0][0])
