@@ -8,7 +8,9 @@ default's two jobs are ``stage+validate[+batch_keys]`` and one of ``publish`` / 
   ``append`` with a business key; the validation engine leaves it ``not_executed``): the
   candidate rows whose key the target already holds. It fills that rule's report entry, a
   *batch* verdict (scope ``target``: which of two batches is wrong is unknown), so the branch
-  quarantines the batch instead of a publish failing half-way through;
+  quarantines the batch instead of a publish failing half-way through. In a chain after
+  ``stage`` the count starts beside ``validate`` (its ``ahead``): it reads the target, not the
+  report, so the two queries overlap;
 * ``split``: publish the valid rows and quarantine the invalid ones of the same version.
 
 Exit 0 when the steps completed, whatever the data said.
@@ -31,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     keys.add_argument("--plan", required=True, type=Path)
     keys.add_argument("--submission-id", required=True)
     keys.add_argument("--report", required=True, type=Path, help="the report to complete (rewritten)")
-    keys.set_defaults(func=batch_keys, tables_read=_target_of_append)
+    keys.set_defaults(func=batch_keys, tables_read=_target_of_append, ahead=_count_ahead)
     split = subparsers.add_parser("split", help="publish the valid rows, quarantine the invalid ones")
     add_candidate_arguments(split)
     split.set_defaults(func=split_rows, tables_read=candidate_and_target)
@@ -49,14 +51,39 @@ def batch_keys(args: argparse.Namespace) -> int:
         return 0
     if report["plan_fingerprint"] != plan.fingerprint:
         raise ValueError(f"the report was made with plan {report['plan_fingerprint']}, not {plan.fingerprint}")
-    spark = get_session()
     staged = getattr(args, "context", {}).get("stage") or {}
     candidate = staged.get("candidate") or report["candidate"]["table"]
-    df = read_pinned(spark, plan, candidate, report["candidate"]["version"])
-    held = keys_across_batches(spark, plan, df, args.submission_id)
+    version = report["candidate"]["version"]
+    counted = getattr(args, "counted_ahead", None)
+    if counted is not None and counted[0] == (candidate, version):
+        held = counted[1].result()
+    else:
+        spark = get_session()
+        held = keys_across_batches(spark, plan, read_pinned(spark, plan, candidate, version), args.submission_id)
     fill_measured(report, rule, Measurement(failed_rows=held, evaluated_rows=report["candidate"]["row_count"]))
     write_report(report, args.report)
     return 0
+
+
+def _count_ahead(args: argparse.Namespace) -> None:
+    """``batch_keys``'s early start: once ``stage`` has left the candidate, count its keys that the
+    target holds beside ``validate``. Not when the candidate lacks the contract's schema: the
+    report will fail the batch on that, and the count would read columns that may be missing."""
+    from spark_jobs.runtime.beside import beside
+    from spark_jobs.runtime.session import get_session
+    from spark_jobs.steps.publish import keys_across_batches, read_pinned
+    from spark_jobs.validation.schema_compare import check_schema
+
+    plan = plan_of(args)
+    staged = args.context.get("stage")
+    if staged is None or _across_batches_rule(plan) is None:
+        return
+    spark = get_session()
+    df = read_pinned(spark, plan, staged["candidate"], staged["version"])
+    if not check_schema(plan, df.schema).ok:
+        return
+    count = beside(lambda: keys_across_batches(spark, plan, df, args.submission_id), "batch-keys")
+    args.counted_ahead = ((staged["candidate"], staged["version"]), count)
 
 
 def _across_batches_rule(plan: Plan) -> Rule | None:

@@ -7,7 +7,9 @@ Sub-commands live in ``spark_jobs.commands`` (one module each, discovered here).
 be chained in one JVM with ``+`` (``gate_job.py stage+validate ...``): each step parses the
 arguments it knows from the same command line, they run in order in one session, sharing
 ``args.context`` (a dict where each step leaves its result under its own name), and the
-chain stops at the first step that does not exit 0.
+chain stops at the first step that does not exit 0. A step may start its work early, beside
+the step before it (an ``ahead(args)`` default, called when that step starts): ``batch_keys``
+counts the target's keys while ``validate`` runs (``spark_jobs.runtime.beside``).
 
 Exit codes: 0 the step completed (for ``validate``: whatever the outcome), 1 the step itself
 failed, 2 bad arguments.
@@ -60,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     for args in steps:  # shared by the chain's steps (and its warm-up): one plan load per job
         args.context = context
     _warm_up(steps)
-    for args in steps:
+    for index, args in enumerate(steps):
+        if index + 1 < len(steps):
+            _start_ahead(steps[index + 1])
         code = _run(args)
         if code != 0:
             return code
@@ -84,6 +88,18 @@ def _warm_up(steps: list[argparse.Namespace]) -> None:
         from spark_jobs.runtime.warm_up import load_snapshots
 
         load_snapshots(get_session(), tables)
+
+
+def _start_ahead(args: argparse.Namespace) -> None:
+    """Let the step start its work beside the one before it. Never fails the job: a step whose
+    early start failed does its work at its own turn, where its own error is raised."""
+    ahead = getattr(args, "ahead", None)
+    if ahead is None:
+        return
+    try:
+        ahead(args)
+    except Exception:  # noqa: BLE001 - see the docstring
+        LOGGER.debug("step %s could not start early", args.command, exc_info=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -36,6 +36,8 @@ from spark_jobs.runtime.errors import has_condition
 from spark_jobs.runtime.session import child_session
 
 TXN_VERSION = 1
+LAST_COMMIT = "spark.databricks.delta.lastCommitVersionInSession"
+"""Delta sets this SQL conf of a session to the version of each commit made in it."""
 MAX_ATTEMPTS = 8
 CONFLICTS = (  # delta-spark's Python classes share no base class but PySparkException
     delta_errors.ConcurrentAppendException,
@@ -72,11 +74,20 @@ def tagged_session(
     its DataFrame's session. (Stage goes without the pair: with it, Delta would skip a second
     ``errorifexists`` write silently instead of saying the candidate exists.)"""
     session = child_session(spark)
+    session.conf.unset(LAST_COMMIT)  # a Connect clone copies its parent's: only its own commit sets it
     session.conf.set("spark.databricks.delta.commitInfo.userMetadata", submission_id)
     if idempotent:
         session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))
         session.conf.set("spark.databricks.delta.write.txnVersion", str(TXN_VERSION))
     return session
+
+
+def own_commit_version(session: SparkSession) -> int | None:
+    """The version that the last commit made in ``session`` (a :func:`tagged_session`) created, None
+    when it made none (Delta skipped its write as already applied). A conf read, where the
+    target's history is a Spark job (0.3-0.4 s over Spark Connect)."""
+    value = session.conf.get(LAST_COMMIT, None)
+    return None if value is None else int(value)
 
 
 def is_conflict(exc: BaseException) -> bool:

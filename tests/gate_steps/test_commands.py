@@ -115,3 +115,53 @@ def test_the_plans_cross_batch_key_rule_quarantines_a_batch_whose_keys_the_targe
     assert (new["status"], new["failed_rows"], new["passed"], report["outcome"]) == ("evaluated", 0, True, "pass")
     assert version_of(spark, target) == published + 1
     assert len(table_rows(spark, target)) == 4
+
+
+def test_batch_keys_counts_beside_validate_when_stage_leaves_it_the_candidate(spark, tmp_path, monkeypatch):
+    """In ``stage+validate+batch_keys`` the cross-batch count starts once the candidate is staged, on
+    a thread of its own beside validation (``ahead``); in ``validate+batch_keys`` (no stage to name
+    the candidate early) it runs at its own turn; for a batch without the contract's schema it does
+    not run at all (the report fails the batch on that). The count itself is the same either way
+    (``test_the_plans_cross_batch_key_rule...`` runs both chains)."""
+    import threading
+
+    from spark_jobs.steps import publish as steps
+
+    counted_on: list[str] = []
+    count = steps.keys_across_batches
+
+    def recorded(*args, **kwargs):
+        counted_on.append(threading.current_thread().name)
+        return count(*args, **kwargs)
+
+    monkeypatch.setattr(steps, "keys_across_batches", recorded)
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan_for("regional_daily_cases", tmp_path)), encoding="utf-8")
+
+    def chain(steps_: str, submission: str, landing) -> dict:
+        report = tmp_path / f"{submission}.report.json"
+        common = ["--plan", str(plan_file), "--submission-id", submission, "--report", str(report)]
+        stage = ["--landing", str(landing), "--result", str(tmp_path / f"{submission}.stage.json")]
+        if steps_.startswith("stage"):
+            assert main([steps_, *common, *stage]) == 0
+        else:
+            assert main(["stage", *common[:4], *stage]) == 0
+            staged = _json(tmp_path / f"{submission}.stage.json")
+            assert main([steps_, *common, "--candidate", staged["candidate"]["path"], "--version", "0"]) == 0
+        return _json(report)
+
+    report = chain("stage+validate+batch_keys", "s1", write_csv(tmp_path / "d1", [case("NL-NH", 1)]))
+    assert counted_on == ["contract-gate-batch-keys"]
+    assert next(r for r in report["rules"] if r["id"] == "key.unique_across_batches")["status"] == "evaluated"
+
+    counted_on.clear()
+    chain("validate+batch_keys", "s2", write_csv(tmp_path / "d2", [case("NL-NH", 1)]))
+    assert counted_on == ["MainThread"]
+
+    counted_on.clear()
+    no_status = tmp_path / "d3"
+    no_status.mkdir()
+    (no_status / "batch.csv").write_text("region_code,report_date,reporting_org,case_count\nNL-NH,2024-03-01,GGD,5\n")
+    report = chain("stage+validate+batch_keys", "s3", no_status)
+    assert report["schema"]["missing"] == ["status"] and report["outcome"] == "fail"
+    assert counted_on == []

@@ -84,8 +84,10 @@ def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_pa
     typed = load_plan(plan)
     session = module.tagged_session(spark, typed, "s1")
     rows = read_pinned(session, typed, candidate, 0).select(*[c.name for c in typed.columns])
-    # the skipped MERGE returns no metrics row: how the step tells already_published apart
-    assert module._commit(session, typed, rows, typed.tables.target, "replace_keys") is False
+    # the skipped MERGE writes nothing and leaves no commit version in its session: how the step
+    # tells already_published apart
+    assert module._commit(session, typed, rows, typed.tables.target, "replace_keys") == 0
+    assert module.own_commit_version(session) is None
 
     assert version_of(spark, target) == published
     assert len(table_rows(spark, target)) == 1
