@@ -209,7 +209,7 @@ def latency_benchmark(root: Path, rows: int, runs: int, modes: tuple[str, ...], 
     with RemoteSpark(root / "spark", modes) as remote:
         warm_up = []
         for batch in range(connect_warm_up if remote.server is not None else 0):
-            land(home / "lakehouse" / "landing" / warm_up_name, rows, first_day=date(1990, 1, 1) + timedelta(
+            land(home / "lakehouse" / "landing" / warm_up_name, rows, first_day=date(2040, 1, 1) + timedelta(
                 days=batch * (rows // 100 + 1)))
             started = time.perf_counter()
             bag.dags[warm_up_name].test()

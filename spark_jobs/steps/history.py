@@ -2,8 +2,9 @@
 
 Delta has no multi-table transaction, so the target's own commit log is the durable truth of
 what was published: every gate commit carries its submission id as ``userMetadata``. Publish
-asks it "is this submission already here?" before and after committing, and recovery asks
-it "which publishes have no decision?".
+asks it "which commit was this submission's?" when Delta skipped its write (or for a plain
+append's row count), quarantine "is this submission already here?", and recovery "which
+publishes have no decision?".
 """
 
 from __future__ import annotations
