@@ -5,6 +5,11 @@
 # archive that shortens every local gate job's start, and an Airflow home with a SQLite
 # metadata database under ./.airflow. What only the tests need (PostgreSQL, Chromium) is
 # installed by scripts/test.sh, so the quick start does not wait for it.
+#
+#   bash scripts/install.sh [--class-archive-later]
+#
+# --class-archive-later leaves the class archive out (the quick start builds it after its demo,
+# which gates over Spark Connect and so starts no local gate job).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,19 +27,21 @@ fi
 .venv/bin/python -m pip install --quiet "uv==0.13.9"
 .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[all]"
 
-echo "install: fetching the Delta Lake jars"
-# Fetched only: the class archive build next runs a miniature gate on Delta tables, which proves
-# they load (a separate Delta round trip here took another minute on a small machine).
-.venv/bin/python -m spark_jobs.runtime.jars --resolve-only
-
 export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"
 mkdir -p "$AIRFLOW_HOME"
-# The metadata database is migrated while the class archive builds: one is mostly Python on one
-# core, the other a JVM that leaves some of the second core idle.
+# The metadata database is migrated while the jars download and the class archive builds: one is
+# mostly Python on one core, the others wait on the network or leave some of the second core idle.
 AIRFLOW__CORE__LOAD_EXAMPLES=False .venv/bin/airflow db migrate >/dev/null &
 migrate=$!
 
-echo "install: building the class archive for local gate jobs (about a minute)"
-.venv/bin/python -m contract_gate.runners.class_archive
+echo "install: fetching the Delta Lake jars"
+# Fetched only: the class archive build runs a miniature gate on Delta tables, which proves they
+# load (a separate Delta round trip here took another minute on a small machine).
+.venv/bin/python -m spark_jobs.runtime.jars --resolve-only
+
+if [ "${1:-}" != "--class-archive-later" ]; then
+  echo "install: building the class archive for local gate jobs (about a minute)"
+  .venv/bin/python -m contract_gate.runners.class_archive
+fi
 wait "$migrate"
 echo "install: done (.venv, Delta jars, Airflow home $AIRFLOW_HOME)"

@@ -30,6 +30,21 @@ def test_the_runner_maps_the_archive_only_when_it_exists_and_is_wanted(tmp_path,
     assert "SharedArchiveFile" not in _java_options(LocalRunner().submit_argv("job.py", [], tmp_path, "job"))
 
 
+def test_if_missing_keeps_an_archive_built_for_this_class_path(tmp_path, monkeypatch, capsys):
+    """The quick start asks for the archive after its demo on every run: built once, then kept
+    (it is named after the class path, so other jars get an archive of their own)."""
+    archive = tmp_path / "classes.jsa"
+    archive.write_bytes(b"built before")
+    monkeypatch.setenv(class_archive.ARCHIVE_ENV, str(archive))
+    monkeypatch.setattr(class_archive, "build", lambda path=None: pytest.fail("rebuilt an archive that exists"))
+
+    assert class_archive.main(["--if-missing"]) == 0
+    assert archive.read_bytes() == b"built before" and "already built" in capsys.readouterr().out
+    built = []
+    monkeypatch.setattr(class_archive, "build", lambda path=None: built.append(path) or archive)
+    assert class_archive.main([]) == 0 and built == [None]  # without the flag: built again
+
+
 @pytest.mark.slow
 def test_a_gate_job_loads_spark_and_delta_classes_from_the_archive(tmp_path, monkeypatch):
     """The archive the install built (or one built here, about a minute) is really used: the

@@ -85,7 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m contract_gate.runners.class_archive",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--path", type=Path, help=f"where to write it (default: ${ARCHIVE_ENV} or ~/.cache)")
+    parser.add_argument("--if-missing", action="store_true",
+                        help="keep an archive already built for this class path (it is named after it)")
     args = parser.parse_args(argv)
+    existing = args.path or archive_path()
+    if args.if_missing and existing is not None and existing.is_file():
+        print(f"class archive for local gate jobs: {existing} (already built for this class path)")
+        return 0
     started = time.perf_counter()
     path = build(args.path)
     print(f"class archive for local gate jobs: {path} ({path.stat().st_size / 2**20:.0f} MiB, "
