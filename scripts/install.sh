@@ -22,8 +22,8 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-# uv resolves and downloads in parallel: the same packages as pip (same index, same pins) in 37 s
-# where pip took 100 s on a fresh 2-vCPU machine (benchmarks/RESULTS.md, "Quick start").
+# uv resolves and downloads in parallel: the same packages as pip (same index, same pins) in 37-52 s
+# where pip took about 90 s on a fresh 2-vCPU machine (benchmarks/RESULTS.md, "Quick start").
 .venv/bin/python -m pip install --quiet "uv==0.13.9"
 .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[all]"
 
