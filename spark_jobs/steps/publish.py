@@ -34,7 +34,9 @@ from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
 from spark_jobs.runtime.beside import beside
-from spark_jobs.steps.commits import is_conflict, own_commit_version, retry_conflicts, tagged_session
+from spark_jobs.steps.commits import (
+    is_conflict, own_commit_version, retry_conflicts, tagged_session,
+)
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.steps.history import current_version, exists, find_submission, just_committed
 from contract_plan.model import Plan, load_plan
@@ -207,9 +209,10 @@ def _attempt(
     version = own_commit_version(session)
     if version is not None and written is not None:  # a MERGE that committed says all itself
         return result(_outcome("published", version, written))
-    # A plain append (its rows are in its commit), or a write Delta skipped (an earlier commit's)
-    done = just_committed(spark, target, submission_id) if version is not None else (
-        find_submission(spark, target, submission_id))
+    # A plain append (its rows are in its commit, the newest), or a write Delta skipped (an earlier
+    # commit's, searched for)
+    look = just_committed if version is not None else find_submission
+    done = look(spark, target, submission_id)
     if done is None:
         raise RuntimeError(
             f"the target did not advance and its history has no commit of {submission_id}"

@@ -14,7 +14,9 @@ table serves every batch of a contract, so its shape is the plan's, not each bat
   cast where they can be — and the untouched batch stays in its candidate table until
   candidate retention removes it.
 
-Writes are tagged and idempotent exactly like publication (``spark_jobs.steps.commits``). The table
+Writes are tagged and idempotent exactly like publication (``spark_jobs.steps.commits``): a retry
+writes again, Delta skips it, and the step says ``already_quarantined`` (no history is read before
+the write, only the newest commit after it, or the whole history when Delta skipped). The table
 is created with this contract's ownership properties, and a table that is not this contract's
 quarantine (another contract's target or quarantine, a table the gate did not create) is
 refused before anything is written to it (``contract_plan.ownership``).
@@ -32,7 +34,7 @@ from pyspark.sql.types import DataType, StructType
 from contract_plan import keys_across_batches
 from contract_plan.addresses import location, sql_name
 from spark_jobs.runtime.errors import TABLE_EXISTS, has_condition
-from spark_jobs.steps.commits import retry_conflicts, tagged_session
+from spark_jobs.steps.commits import own_commit_version, retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
 from spark_jobs.steps.history import exists, find_submission, just_committed
 from contract_plan.ownership import owner_properties, properties_clause, require_owner
@@ -72,20 +74,22 @@ def quarantine(
     table = plan.tables.quarantine
 
     def attempt(_: int) -> dict[str, Any]:
-        done = find_submission(spark, table, submission_id)
-        if done is not None:
-            return {"status": "already_quarantined", "rows": done.rows_written(), "version": done.version}
-        df = read_pinned(tagged_session(spark, plan, submission_id), plan, candidate, version)
+        session = tagged_session(spark, plan, submission_id)
+        df = read_pinned(session, plan, candidate, version)
         rejected = split(df, plan)[1] if rows == "invalid" else _all_rows(plan, df, report)
         shaped = _shape(plan, rejected, submission_id)
         _create_if_missing(spark, plan, table, shaped.schema)
         require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
         _keep_statistics_private(spark, plan, table, shaped.schema)
-        _append(shaped, table)
-        done = just_committed(spark, table, submission_id)
+        _append(shaped, table)  # Delta skips a submission already quarantined (its txnAppId)
+        committed = own_commit_version(session) is not None
+        # the newest commit is ours when we made it; Delta's skip means an older one, searched for
+        look = just_committed if committed else find_submission
+        done = look(spark, table, submission_id)
         if done is None:
             raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
-        return {"status": "quarantined", "rows": done.rows_written(), "version": done.version}
+        return {"status": "quarantined" if committed else "already_quarantined", "rows": done.rows_written(),
+                "version": done.version}
 
     private = local_folder(table)
     if private:  # owner-only before its first file exists (contract_plan.restricted)

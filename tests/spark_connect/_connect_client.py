@@ -69,6 +69,9 @@ def steps(url: str, folder: Path) -> dict:
                  spark_conf={LAST_COMMIT: "5"})
     write_csv(landing, [case("R3", 2, -5), case("R4", 2, 9)])
     bad = _gate(url, folder, cases_file, "cases-bad", lambda report: "publish" if report["outcome"] != "fail" else "quarantine")
+    bad_again = _job(url, folder, "quarantine", cases_file, "cases-bad", candidate=json.dumps(bad["staged"]["candidate"]),
+                     version=bad["staged"]["version"], report=folder / "work" / "cases-bad" / "report.json",
+                     spark_conf={LAST_COMMIT: "5"})
 
     orders, orders_file = _plan_file(folder, "orders")
     rows = [{"order_id": f"O{i}", "customer_id": "C-1", "order_total": 20.0 + i, "currency": "EUR",
@@ -79,7 +82,7 @@ def steps(url: str, folder: Path) -> dict:
     landing.mkdir(parents=True)
     (landing / "part-0.json").write_text("".join(json.dumps(row) + "\n" for row in rows))
     split = _gate(url, folder, orders_file, "orders-mixed", "split")
-    return {"good": good, "again": again, "bad": bad, "split": split,
+    return {"good": good, "again": again, "bad": bad, "bad_again": bad_again, "split": split,
             "tables": {"cases": cases["tables"], "orders": orders["tables"]}}
 
 

@@ -28,7 +28,8 @@ def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_co
     cases, orders = found["tables"]["cases"], found["tables"]["orders"]
 
     # a good batch: staged (candidate version 0), passed, published in one tagged commit; a retry
-    # of the publish is skipped by Delta's idempotent write and says so
+    # of the publish is skipped by Delta's idempotent write and says so (its session had a commit
+    # version of its own: the tagged clone must not take it for this write's)
     assert found["good"]["staged"]["version"] == 0 and found["good"]["staged"]["row_count"] == 2
     assert found["good"]["outcome"] == "pass"
     assert {k: found["good"]["result"][k] for k in ("status", "rows", "target_version_before",
@@ -39,6 +40,7 @@ def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_co
     # a bad batch: rejected, quarantined whole; the target did not move
     assert found["bad"]["outcome"] == "fail" and found["bad"]["step"] == "quarantine"
     assert found["bad"]["result"] == {"rows": 2, "status": "quarantined", "version": 1}
+    assert found["bad_again"] == {"rows": 2, "status": "already_quarantined", "version": 1}  # Delta skipped it
     assert _history(cases["target"]) == [(0, "CREATE TABLE", None), (1, "MERGE", "cases-good")]
     assert _column(cases["target"], "region_code") == ["R1", "R2"]
     assert _history(cases["quarantine"]) == [(0, "CREATE TABLE", None), (1, "WRITE", "cases-bad")]
