@@ -24,8 +24,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # uv resolves and downloads in parallel: the same packages as pip (same index, same pins) in 37-52 s
 # where pip took about 90 s on a fresh 2-vCPU machine (benchmarks/RESULTS.md, "Quick start").
+# uv does not read pip's settings: the CA bundle pip is told to trust is handed over, and should uv
+# fail all the same, pip installs the same pins.
+if [ -n "${PIP_CERT:-}" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
+  export SSL_CERT_FILE="$PIP_CERT"
+fi
 .venv/bin/python -m pip install --quiet "uv==0.13.9"
-.venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[all]"
+if ! .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[all]"; then
+  echo "install: uv pip install failed; installing with pip instead" >&2
+  .venv/bin/python -m pip install --quiet -e ".[all]"
+fi
 
 export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"
 mkdir -p "$AIRFLOW_HOME"
