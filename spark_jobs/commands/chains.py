@@ -55,9 +55,8 @@ def batch_keys(args: argparse.Namespace) -> int:
     candidate = staged.get("candidate") or report["candidate"]["table"]
     version = report["candidate"]["version"]
     counted = getattr(args, "counted_ahead", None)
-    if counted is not None and counted[0] == (candidate, version):
-        held = counted[1].result()
-    else:
+    held = counted[1].result() if counted is not None and counted[0] == (candidate, version) else None
+    if held is None:  # not counted ahead (or there the schema looked wrong, which the report denies)
         spark = get_session()
         held = keys_across_batches(spark, plan, read_pinned(spark, plan, candidate, version), args.submission_id)
     fill_measured(report, rule, Measurement(failed_rows=held, evaluated_rows=report["candidate"]["row_count"]))
@@ -79,11 +78,14 @@ def _count_ahead(args: argparse.Namespace) -> None:
     if staged is None or _across_batches_rule(plan) is None:
         return
     spark = get_session()
-    df = read_pinned(spark, plan, staged["candidate"], staged["version"])
-    if not check_schema(plan, df.schema).ok:
-        return
-    count = beside(lambda: keys_across_batches(spark, plan, df, args.submission_id), "batch-keys")
-    args.counted_ahead = ((staged["candidate"], staged["version"]), count)
+
+    def count() -> int | None:  # all on the second thread: even the schema is a round trip over Connect
+        df = read_pinned(spark, plan, staged["candidate"], staged["version"])
+        if not check_schema(plan, df.schema).ok:
+            return None
+        return keys_across_batches(spark, plan, df, args.submission_id)
+
+    args.counted_ahead = ((staged["candidate"], staged["version"]), beside(count, "batch-keys"))
 
 
 def _across_batches_rule(plan: Plan) -> Rule | None:
