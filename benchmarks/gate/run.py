@@ -3,7 +3,7 @@ latency of one batch in each execution mode, and many contracts gated at once ov
 
     .venv/bin/python benchmarks/gate/run.py [--contracts 100] [--rows 10000] [--runs 5]
         [--modes local spark_connect spark_submit] [--submit-runs N] [--fleet 20 --fleet-workers 4]
-        [--connect-warm-up 8] [--skip-latency]
+        [--connect-warm-up 20] [--skip-latency]
 
 Each part runs in a private Airflow home (SQLite) and gate home under a temporary folder.
 Parsing is measured in a fresh interpreter: one ``DagBag`` over the folder of generated DAG
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submit-runs", type=int, help="steady-state runs of spark_submit (default --runs)")
     parser.add_argument("--fleet", type=int, default=20, help="contracts gated at once over Connect (0: none)")
     parser.add_argument("--fleet-workers", type=int, default=4, help="DAG runs at once in the fleet part")
-    parser.add_argument("--connect-warm-up", type=int, default=8,
+    parser.add_argument("--connect-warm-up", type=int, default=20,
                         help="untimed gates through the Connect server before the timed runs")
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
