@@ -4,8 +4,8 @@ Spark jobs per validation (``depth`` data/all):
 
 * 1 fused pass over the candidate: the row count, every row rule, every metric rule and
   every row-count rule (each a bit of a per-row flag word, ``flag_words``; a predicate that
-  is NULL counts as failing), grouped on those words and, as a second grouping set of the same
-  aggregate, on the first key set for uniqueness rules;
+  is NULL counts as failing), carried by the first key set's group-by for uniqueness rules
+  (or, without a key, grouped on those words);
 * 1 group-by per further distinct key set;
 * 2 small jobs (a look) per key set whose batch has duplicate keys (below);
 * 1 query per ``type: sql`` rule;
@@ -13,10 +13,13 @@ Spark jobs per validation (``depth`` data/all):
   error-level uniqueness rules span two or more key sets, or one of them has a filter;
 * opt-in only: 1 small ``limit`` query per failing rule that gets a value sample;
 * 1 more aggregate for a batch crafted to raise more than ``flag_words.FLAG_SETS`` distinct
-  sets of flags (the flags are then counted one aggregate function each).
+  sets of flags, or whose key groups of three or more rows differ in their flags (the flags
+  are then counted one aggregate function each).
 
 A key set is grouped on a 64-bit hash of its columns (``key_hash``), not on the columns: a
-long is cheaper to hash, compare and shuffle than strings and dates. A hash group of one row is
+long is cheaper to hash, compare and shuffle than strings and dates. The rows are shuffled on
+that hash and grouped only after the shuffle: nearly every key is one row, so grouping before
+it would keep a map entry per row and reduce nothing. A hash group of one row is
 one key; when hash groups of two or more rows exist (duplicates, or keys whose hashes
 collide), a look broadcasts those groups' hashes and reads only the key columns of their rows,
 grouped on the columns (``key_hash.merged_keys``). Only when that look finds a hash group
@@ -72,14 +75,15 @@ try:  # a Java exception pyspark does not convert (absent from a Spark Connect-o
 except ImportError:  # pragma: no cover
     SPARK_ERRORS = (PySparkException,)
 from pyspark.logger import PySparkLogger
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.diagnostics import any_broken
 from spark_jobs.validation import flag_words
 from spark_jobs.validation.flag_words import FlagWords
-from spark_jobs.validation.key_hash import hashable, key_hash, merged_keys, suspect_hashes
+from spark_jobs.validation import key_hash as key_hashing
+from spark_jobs.validation.key_hash import hashable, key_hash, merged_keys
 from contract_plan.model import Address, Plan, Rule, load_plan
 from spark_jobs.runtime.errors import error_condition
 from spark_jobs.validation.report import Measurement, build_report, query_result
@@ -164,10 +168,16 @@ def run_validation(
 FLAG = "__contract_gate_{}"  # reserved names of the columns the passes add
 HASH = FLAG.format("key_hash")
 COMPLETE = FLAG.format("key_complete")
-GROUPING = FLAG.format("grouping_set")
 HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 JIT_METHOD_BYTES = 8000
 """HotSpot compiles no method longer than this; Spark's documentation advises it as the limit."""
+FAST_MAP_CAPACITY = "spark.sql.codegen.aggregate.fastHashMap.capacityBit"
+FAST_MAP_BITS = 18
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
+KEY_PARTITIONS = 64
+ADVISORY_PARTITION_SIZE = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
+KEY_PARTITION_SIZE = "4m"
 
 
 def _measure(
@@ -181,8 +191,8 @@ def _measure(
     """Run the passes, fill ``measurements``; return (row count, invalid rows).
 
     Every row and metric predicate is evaluated once, into a bit of a flag word
-    (``flag_words``). The words are grouping sets of the first key set's group-by, so the scan,
-    the rules and the key are one pass; when that key set holds the only error-level
+    (``flag_words``). Each group of the first key set's group-by carries its words' spans, so
+    the scan, the rules and the key are one pass; when that key set holds the only error-level
     uniqueness rules it also counts ``rows.invalid`` from the same flags.
     """
     counted = rules.by_scope("row", "dataset")
@@ -195,7 +205,7 @@ def _measure(
     first_set = error_sets[0] if fold else (key_sets[0] if key_sets else None)
     words = FlagWords(_flags(counted), [f"failed{counted.index(r)}" for r in error_row_rules])
 
-    with _methods_hotspot_compiles(spark):
+    with _pass_settings(spark):
         clock = time.perf_counter()
         if first_set is None:
             result, _ = _aggregate(df, words, None, fold=False, hashed=False)
@@ -225,21 +235,52 @@ def _measure(
 
 
 @contextmanager
-def _methods_hotspot_compiles(spark: SparkSession) -> Iterator[None]:
-    """Whole-stage code generation steps back for a stage whose generated method HotSpot would
-    not compile, instead of leaving the JVM to interpret it."""
-    previous = spark.conf.get(HUGE_METHOD_LIMIT, None)
-    if previous is not None and int(previous) <= JIT_METHOD_BYTES:
-        yield
-        return
-    spark.conf.set(HUGE_METHOD_LIMIT, str(JIT_METHOD_BYTES))
+def _pass_settings(spark: SparkSession) -> Iterator[None]:
+    """The session's settings for the passes, each put back as it was afterwards.
+
+    * ``spark.sql.codegen.hugeMethodLimit`` at most 8000: whole-stage code generation steps
+      back for a stage whose generated method HotSpot would not compile, instead of leaving
+      the JVM to interpret it;
+    * at least ``KEY_PARTITIONS`` partitions after the key's shuffle
+      (``spark.sql.adaptive.coalescePartitions.initialPartitionNum``), which adaptive execution
+      coalesces into partitions of about ``KEY_PARTITION_SIZE`` (a small batch's into one),
+      and a first-level hash map of
+      ``2**FAST_MAP_BITS`` entries (``spark.sql.codegen.aggregate.fastHashMap.capacityBit``):
+      the key groups of a partition then fit the fast map. At 10M rows that made the key's
+      group-by 0.3-0.6 s faster (benchmarks/RESULTS.md, "Validation engine").
+    """
+    wanted = {}
+    if _setting(spark, HUGE_METHOD_LIMIT, 65535) > JIT_METHOD_BYTES:
+        wanted[HUGE_METHOD_LIMIT] = JIT_METHOD_BYTES
+    if _setting(spark, FAST_MAP_CAPACITY, 16) < FAST_MAP_BITS:
+        wanted[FAST_MAP_CAPACITY] = FAST_MAP_BITS
+    shuffle_partitions = _setting(spark, SHUFFLE_PARTITIONS, 200)
+    if _setting(spark, INITIAL_PARTITIONS, shuffle_partitions) < KEY_PARTITIONS:
+        wanted[INITIAL_PARTITIONS] = KEY_PARTITIONS
+    wanted[ADVISORY_PARTITION_SIZE] = KEY_PARTITION_SIZE
+    previous = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, str(value))
     try:
         yield
     finally:
-        if previous is None:
-            spark.conf.unset(HUGE_METHOD_LIMIT)
-        else:
-            spark.conf.set(HUGE_METHOD_LIMIT, previous)
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _setting(spark: SparkSession, key: str, default: int) -> int:
+    """A whole-number setting of the session; ``default`` when unset, and a value that is not a
+    number (Databricks' ``auto`` partitions) counts as already high enough."""
+    value = spark.conf.get(key, None)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        return 1 << 30
 
 
 def _key_sets(group_rules: list[Rule]) -> dict[tuple[str, ...], list[Rule]]:
@@ -297,9 +338,9 @@ def _key_set_pass(
     keys = rules[0].columns
     hashed = hashable(df.schema, keys)
     counts, key_result = _aggregate(df, words, rules, fold=fold, hashed=hashed)
-    suspects = key_result.get("suspects") if hashed else None
+    suspects = key_result.get("suspects")
     if suspects and merged_keys(df, keys, suspects):
-        _, key_result = _aggregate(df, words if fold else None, rules, fold=fold, hashed=False)
+        key_result = _key_totals_on_columns(df, words, rules, fold=fold)
     for index, rule in enumerate(rules):
         measurements[rule.id] = Measurement(
             failed_rows=key_result[f"failed{index}"] or 0,
@@ -318,60 +359,131 @@ def _aggregate(
     fold: bool,
     hashed: bool,
 ) -> tuple[dict[str, int], dict[str, Any]]:
-    """One aggregate over ``df``: its rows grouped on their flag words and on the key set of
-    ``key_rules`` (two grouping sets of one group-by); returns (the flag counts and rows, the
-    key set's totals, empty without ``key_rules``).
+    """One aggregate over ``df``: its rows grouped on the key set of ``key_rules`` (or, without
+    one, on their flag words); returns (the flag counts and rows, the key set's totals, empty
+    without ``key_rules``).
 
-    The groups are aggregated once more, per grouping set and words: one row of the key set's
-    totals, and one per distinct set of words, which ``FlagWords.read`` adds up.
+    Each key group carries its size and its words' spans (``FlagWords.spans``); the groups are
+    aggregated once more on their spans, size class and, for a hash group of 2+ rows, its hash
+    (a suspect for ``merged_keys``), and the driver adds those few rows up.
     """
-    flagged, key_columns, group_aggregates = [], [], [F.count(F.lit(1)).alias("size")]
-    if key_rules:
-        keys = key_rules[0].columns
-        if hashed:
-            key_columns, flagged = [HASH], [key_hash(keys).alias(HASH)]
-        else:
-            key_columns = [FLAG.format(f"key{n}") for n in range(len(keys))]
-            flagged = [column(k).alias(name) for k, name in zip(keys, key_columns)]
-        for index, rule in enumerate(key_rules):
-            if rule.filter:  # unfiltered rules share "size"
-                selected = FLAG.format(f"selected{index}")
-                flagged.append(evaluated(rule).alias(selected))
-                group_aggregates.append(F.count_if(selected).alias(f"size{index}"))
-        if _nulls_distinct(key_rules):
-            flagged.append(keys_not_null(keys).alias(COMPLETE))
-            group_aggregates.append(F.count_if(COMPLETE).alias("complete"))
-    word_names = words.names if words else []
-    if fold:
-        group_aggregates.append(F.count_if(words.broken()).alias("broken"))
-    flagged += words.columns() if words else []
-    sets = ([key_columns] if key_rules else []) + ([word_names] if words else [])
-    groups = (
-        df.select(*flagged)
-        .groupingSets(sets, *key_columns, *word_names)
-        .agg(*group_aggregates, F.grouping_id().alias(GROUPING))
-    )
-    totals = [F.sum("size").alias("rows")]
-    if key_rules:
-        totals += _group_totals(key_rules, fold, F.col("complete") > 0)
-        if hashed:
-            totals.append(suspect_hashes(F.col(HASH), F.col("size") > 1).alias("suspects"))
-    # the key set's row first: its grouping id is the smallest (its columns lead)
-    second = groups.groupBy(GROUPING, *word_names).agg(*totals).orderBy(GROUPING)
-    rows = second.limit(flag_words.FLAG_SETS + 2).collect()
-    key_result: dict[str, Any] = {}
-    if key_rules:
-        if rows and rows[0][GROUPING] == (1 << len(word_names)) - 1:
-            key_result = rows.pop(0).asDict()
-        else:  # an empty candidate has no groups
-            key_result = dict.fromkeys(second.columns)
+    if not key_rules:
+        return _flag_counts(df, words), {}
+    summary = _key_groups(df, words, key_rules, fold=fold, hashed=hashed)
+    limit = key_hashing.LOOK_LIMIT + flag_words.FLAG_SETS + 1
+    rows = _first_rows(summary, limit + 1)
+    if len(rows) > limit:  # more suspects or spans than the driver reads: count on the columns
+        key_result = _key_totals_on_columns(df, words, key_rules, fold=fold)
+        return (_flag_totals(df, words) if words else {}), key_result
+    key_result: dict[str, Any] = {
+        name: sum(row[name] or 0 for row in rows) for name in summary.columns if name not in _SPAN_COLUMNS
+    }
+    key_result["suspects"] = [row[SUSPECT] for row in rows if row[SUSPECT] is not None]
     if words is None:
         return {}, key_result
-    if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many sets of flags
-        counts = df.select(*words.columns()).agg(*words.totals()).collect()[0].asDict()
+    counts = words.read([
+        (
+            tuple(row[name] for name in words.span_names[: len(words.names)]),
+            tuple(row[name] for name in words.span_names[len(words.names):]),
+            row[SIZE_CLASS],
+            row["rows"],
+            row["groups"],
+        )
+        for row in rows
+    ])
+    return (counts if counts is not None else _flag_totals(df, words)), key_result
+
+
+SIZE_CLASS = FLAG.format("size_class")
+SUSPECT = FLAG.format("suspect")
+_SPAN_COLUMNS = {SIZE_CLASS, SUSPECT}
+
+
+def _key_groups(
+    df: DataFrame,
+    words: FlagWords | None,
+    key_rules: list[Rule],
+    *,
+    fold: bool,
+    hashed: bool,
+    spans: bool = True,
+) -> DataFrame:
+    """The rows grouped on the key set (its hash, or its columns), then the groups grouped on
+    their spans, size class and suspect hash (with ``spans``), each such row with the key set's
+    totals over its groups.
+
+    A hash group is mostly one row, so aggregating before the shuffle would keep a map entry
+    per row and save nothing: the rows are shuffled on the hash first, and grouped after it.
+    """
+    keys = key_rules[0].columns
+    if hashed:
+        key_columns, per_row = [HASH], [key_hash(keys).alias(HASH)]
     else:
-        counts = words.read([(tuple(row[name] for name in word_names), row["rows"]) for row in rows])
-    return counts, key_result
+        key_columns = [FLAG.format(f"key{n}") for n in range(len(keys))]
+        per_row = [column(k).alias(name) for k, name in zip(keys, key_columns)]
+    group_aggregates = [F.count(F.lit(1)).alias("size")]
+    for index, rule in enumerate(key_rules):
+        if rule.filter:  # unfiltered rules share "size"
+            selected = FLAG.format(f"selected{index}")
+            per_row.append(evaluated(rule).alias(selected))
+            group_aggregates.append(F.count_if(selected).alias(f"size{index}"))
+    if _nulls_distinct(key_rules):
+        per_row.append(keys_not_null(keys).alias(COMPLETE))
+        group_aggregates.append(F.count_if(COMPLETE).alias("complete"))
+    if words is not None:
+        per_row += words.columns()
+        if fold:
+            group_aggregates.append(F.count_if(words.broken()).alias("broken"))
+        if spans:
+            group_aggregates += words.spans()
+    rows = df.select(*per_row)
+    if hashed:
+        rows = rows.repartition(HASH)
+    groups = rows.groupBy(*key_columns).agg(*group_aggregates)
+    totals = [F.sum("size").alias("rows"), F.count(F.lit(1)).alias("groups")]
+    totals += _group_totals(key_rules, fold, F.col("complete") > 0)
+    if not spans:
+        return groups.select(*totals)  # per group; summed by the caller
+    span_names = words.span_names if words is not None else []
+    suspect = F.col("size") > 1
+    if all(rule.nulls_distinct for rule in key_rules):  # a group of keys with NULL parts is no duplicate
+        suspect = suspect & (F.col("complete") > 0)
+    labelled = groups.select(
+        "*",
+        F.least(F.col("size"), F.lit(3)).alias(SIZE_CLASS),
+        (F.when(suspect, F.col(HASH)) if hashed else F.lit(None).cast("long")).alias(SUSPECT),
+    )
+    return labelled.groupBy(*span_names, SIZE_CLASS, SUSPECT).agg(*totals)
+
+
+def _key_totals_on_columns(
+    df: DataFrame, words: FlagWords | None, key_rules: list[Rule], *, fold: bool
+) -> dict[str, Any]:
+    """The key set's totals with the rows grouped on its columns: exact whatever the hashes."""
+    groups = _key_groups(df, words if fold else None, key_rules, fold=fold, hashed=False, spans=False)
+    return groups.agg(*[F.sum(name).alias(name) for name in groups.columns]).collect()[0].asDict()
+
+
+def _flag_counts(df: DataFrame, words: FlagWords) -> dict[str, int]:
+    """The flag counts of a batch without a key set: its rows grouped on their words."""
+    per_words = df.select(*words.columns()).groupBy(*words.names).agg(F.count(F.lit(1)).alias("rows"))
+    rows = _first_rows(per_words, flag_words.FLAG_SETS + 1)
+    if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many sets of flags
+        return _flag_totals(df, words)
+    exact = [tuple(row[name] for name in words.names) for row in rows]
+    counts = words.read([(w, w, 1, row["rows"], row["rows"]) for w, row in zip(exact, rows)])
+    return counts
+
+
+def _first_rows(df: DataFrame, count: int) -> list[Row]:
+    """Up to ``count`` rows in one job: ordered, the limit is a top-k per partition, where a
+    plain ``limit`` reads partitions in rounds, one job each."""
+    return df.orderBy(df.columns[0]).limit(count).collect()
+
+
+def _flag_totals(df: DataFrame, words: FlagWords) -> dict[str, int]:
+    """The flag counts one aggregate function each: one more aggregate over the batch."""
+    return df.select(*words.columns()).agg(*words.totals()).collect()[0].asDict()
 
 
 def _nulls_distinct(rules: list[Rule]) -> bool:

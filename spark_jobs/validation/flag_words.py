@@ -1,24 +1,28 @@
 """Per-row flags (a rule failing, a filter selecting, a row broken) packed into bits of a few
-longs, and counted by grouping the rows on those words.
+longs, and counted from the words of groups of rows.
 
 Counting one flag costs one aggregate function, and Spark pays each aggregate function on every
 row (about 20 ns here): 150 rules counted one ``count_if`` each cost more than reading the
 batch. A batch raises few distinct sets of flags, though (most rows none, a bad row one or two),
-so grouping the rows on their words gives a handful of groups: one hash lookup per row, whatever
-the number of flags. ``read`` adds the groups' sizes up per bit on the driver, and counts the
-broken rows (any error flag set) from the same groups. The engine groups on the words as a
-grouping set of the same aggregate as the key set's group-by (``engine._aggregate``), so the
-flags cost no pass of their own.
+so the words are read back as a handful of spans: ``read`` adds up, per bit, the rows of each
+span on the driver, and counts the broken rows (any error flag set) from the same spans.
 
-A batch crafted to raise more than ``FLAG_SETS`` distinct words is counted the plain way instead
-(``totals``, one more aggregate), so no batch can make the driver collect one group per row.
+A span describes groups of rows by the bits all their rows share (``bit_and`` of each word)
+and the bits any of them has (``bit_or``), with the groups' size class (1, 2, or 3 and more).
+The engine's key group-by carries these two aggregates per key group, so the flags cost no
+pass of their own (``engine._aggregate``); a batch without a key groups its rows on the words
+themselves (every span is exact, one row at a time). A bit that some but not all rows of a
+group raise is exact in a group of two (one row has it); in a group of three or more it is not,
+and ``read`` says so (``None``): the engine then counts the flags one aggregate function each
+(``totals``, one more aggregate), as it does for a batch crafted to raise more than
+``FLAG_SETS`` distinct spans, so no batch can make the driver collect one span per row.
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Column, Row
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 CHUNK_FLAGS = 15
@@ -26,8 +30,10 @@ CHUNK_FLAGS = 15
 CHUNKS_PER_WORD = 4
 BROKEN_BIT = CHUNK_FLAGS * CHUNKS_PER_WORD  # in the last word; the sign bit is left alone
 WORD = "__contract_gate_word{}"
+ALL = "__contract_gate_all{}"
+ANY = "__contract_gate_any{}"
 FLAG_SETS = 10_000
-"""Most distinct words the driver reads; past it the flags are counted by ``totals``."""
+"""Most distinct spans the driver reads; past it the flags are counted by ``totals``."""
 
 
 class FlagWords:
@@ -50,6 +56,9 @@ class FlagWords:
         chunks = [names[i:i + CHUNK_FLAGS] for i in range(0, len(names), CHUNK_FLAGS)] or [[]]
         self.words = [chunks[i:i + CHUNKS_PER_WORD] for i in range(0, len(chunks), CHUNKS_PER_WORD)]
         self.names = [WORD.format(index) for index in range(len(self.words))]
+        self.span_names = [ALL.format(i) for i in range(len(self.words))] + [
+            ANY.format(i) for i in range(len(self.words))
+        ]
         self.errors = set(errors)
 
     def columns(self) -> list[Column]:
@@ -80,18 +89,30 @@ class FlagWords:
         """TRUE for a row whose words have the broken bit set."""
         return F.col(self.names[-1]).bitwiseAND(F.lit(1 << BROKEN_BIT)) != 0
 
-    def read(self, groups: list[tuple[tuple[int, ...], int]]) -> dict[str, int]:
-        """Each flag's count, the broken rows and all rows, from ``(words, rows)`` pairs: the
-        distinct words of a batch and how many rows had them."""
+    def spans(self) -> list[Column]:
+        """Aggregates over rows carrying the words: per word, the bits all rows share and the
+        bits any row has (``span_names``)."""
+        return [F.bit_and(name).alias(ALL.format(i)) for i, name in enumerate(self.names)] + [
+            F.bit_or(name).alias(ANY.format(i)) for i, name in enumerate(self.names)
+        ]
+
+    def read(self, spans: list[tuple[tuple[int, ...], tuple[int, ...], int, int, int]]) -> dict[str, int] | None:
+        """Each flag's count, the broken rows and all rows, from ``(all, any, size class, rows,
+        groups)`` spans: the words' shared and raised bits of the groups of one size class, how
+        many rows and groups it holds. ``None`` when a bit raised by some rows of a group of
+        three or more is not raised by all of them: those groups do not say how many rows."""
         counts = dict.fromkeys(self.flags, 0)
         counts["broken"] = counts["rows"] = 0
-        for words, rows in groups:
+        bits = [*self._bits(), ("broken", len(self.words) - 1, BROKEN_BIT)]
+        for shared, raised, size_class, rows, groups in spans:
             counts["rows"] += rows
-            if words[-1] >> BROKEN_BIT & 1:
-                counts["broken"] += rows
-            for name, word, bit in self._bits():
-                if words[word] >> bit & 1:
+            for name, word, bit in bits:
+                if shared[word] >> bit & 1:
                     counts[name] += rows
+                elif raised[word] >> bit & 1:
+                    if size_class > 2:
+                        return None
+                    counts[name] += groups  # one row of each group of two
         return counts
 
     def totals(self) -> list[Column]:

@@ -78,14 +78,8 @@ def key_hash(keys: tuple[str, ...]) -> Column:
     return value
 
 
-def suspect_hashes(hash_column: Column, suspect: Column) -> Column:
-    """Aggregate over the hash groups: the hashes of the suspects (groups of 2+ rows), at most
-    one more than ``LOOK_LIMIT`` of them."""
-    return F.slice(F.collect_list(F.when(suspect, hash_column)), 1, LOOK_LIMIT + 1)
-
-
 def merged_keys(df: DataFrame, keys: tuple[str, ...], hashes: list[int]) -> bool:
-    """Whether a suspect hash group (``hashes``, from ``suspect_hashes``) may hold two
+    """Whether a suspect hash group (``hashes``: hash groups of 2+ rows) may hold two
     distinct keys: true when one does, or when there were too many suspects to look at.
 
     The look reads the key columns only: the suspects' rows (a semi-join on the broadcast

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from _spark_plans import cases_df, cases_plan, failed, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.validation import flag_words
+from spark_jobs.validation import flag_words, key_hash
 from spark_jobs.validation.engine import HUGE_METHOD_LIMIT, run_validation
 
 RULES = 150  # three 63-bit words
@@ -78,6 +78,27 @@ def test_more_flag_sets_than_the_driver_reads_keep_the_key_counts(spark, monkeyp
     assert (key["failed_rows"], key["duplicate_groups"]) == (3, 1)
     assert failed(report)["case_count.minimum"] == 3
     assert report["rows"] == {"valid": 0, "invalid": 4}
+
+
+@pytest.mark.parametrize("hash_bits", [0, 64])
+def test_duplicate_keys_whose_rows_raise_different_flags_are_counted_exactly(spark, monkeypatch, hash_bits):
+    """A key group carries the bits all its rows raise and the bits any of them raises: exact
+    for a group of two, not for three rows of which two raise a flag, where the engine counts
+    the flags one aggregate function each. With a 0-bit hash every key is one hash group."""
+    monkeypatch.setattr(key_hash, "HASH_BITS", hash_bits)
+    rows = [good_row(region="R1", count=c) for c in (-1, 5)]  # a pair, one row negative
+    rows += [good_row(region="R2", count=c) for c in (-1, -2, 7)]  # three, two negative
+    rows += [good_row(region=f"S{i}", count=-i) for i in range(5)]  # S1..S4 negative
+    plan = with_rules(
+        cases_plan(),
+        rule("case_count.minimum", "minimum", ["case_count"], "case_count >= 0"),
+        rule("key.unique", "unique", ["region_code", "report_date"]),
+    )
+    report = run_validation(spark, plan, cases_df(spark, rows))
+    assert failed(report)["case_count.minimum"] == 1 + 2 + 4
+    key = rule_entry(report, "key.unique")
+    assert (key["failed_rows"], key["duplicate_groups"]) == (5, 2)
+    assert report["rows"] == {"valid": 1, "invalid": 9}
 
 
 def test_an_empty_batch_counts_nothing(spark):

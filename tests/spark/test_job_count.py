@@ -74,8 +74,9 @@ def parquet_of(spark, folder, rows):
 
 @pytest.fixture(scope="module")
 def parquet_candidate(spark, tmp_path_factory):
-    """200 rows in which every key set of ``plan_with`` repeats."""
-    rows = [good_row(region=f"R{i % 7}", day=i % 28 + 1, count=i - 3) for i in range(200)]
+    """200 rows in which every key set of ``plan_with`` repeats; the rows of one key have the
+    same count (three keys' negative), so they raise the same flags."""
+    rows = [good_row(region=f"R{i % 7}", day=i % 28 + 1, count=i % 28 - 3) for i in range(200)]
     return parquet_of(spark, tmp_path_factory.mktemp("jobs"), rows)
 
 
@@ -99,6 +100,16 @@ def test_one_pass_plus_one_per_further_key_set_plus_one_per_sql_rule(
     assert jobs == max(1, key_sets) + sql_rules + looks * LOOK_JOBS
     assert {r["status"] for r in report["rules"]} == {"evaluated"}
     assert len([r for r in report["rules"] if r["scope"] == "row"]) == row_rules
+
+
+def test_key_groups_of_three_rows_that_differ_in_flags_cost_one_more_aggregate(spark, no_aqe, tmp_path):
+    """A key group carries the bits all its rows raise and those any of them raises; where a
+    group of 3+ rows differs, the flags are counted one aggregate function each."""
+    rows = [good_row(region=f"R{i % 7}", day=i % 28 + 1, count=i - 3) for i in range(200)]
+    candidate = parquet_of(spark, tmp_path, rows)
+    jobs, report = count_jobs(spark, lambda: run_validation(spark, plan_with(6, 1, 0), candidate))
+    assert jobs == 1 + LOOK_JOBS + 1
+    assert {r["id"]: r["failed_rows"] for r in report["rules"]}["case_count.minimum"] == 3
 
 
 def test_error_uniqueness_on_two_key_sets_costs_one_more_pass_for_rows_invalid(
