@@ -2,7 +2,8 @@
 the first key set's group-by) + 1 per further key set + 1 per sql rule, whatever the number
 of row rules. A key set whose batch has duplicate keys adds the exact second look of
 ``spark_jobs.validation.key_hash``: 2 small jobs (the suspects' hashes broadcast, then their
-rows' key columns grouped).
+rows' key columns grouped); one whose key groups of 3+ rows differ in their flags adds one
+aggregate (the flags counted one aggregate function each).
 
 Adaptive query execution is switched off here because it submits every shuffle stage as a
 job of its own, which would count stages rather than passes over the data. The candidate is
