@@ -409,8 +409,8 @@ def _key_groups(
     spans: bool = True,
 ) -> DataFrame:
     """The rows grouped on the key set (its hash, or its columns), then the groups grouped on
-    their spans, size class and suspect hash (with ``spans``), each such row with the key set's
-    totals over its groups.
+    their spans, size class and suspect hash, each such row with the key set's totals over its
+    groups; without ``spans``, one row of the key set's totals.
 
     A hash group is mostly one row, so aggregating before the shuffle would keep a map entry
     per row and save nothing: the rows are shuffled on the hash first, and grouped after it.
@@ -443,7 +443,7 @@ def _key_groups(
     totals = [F.sum("size").alias("rows"), F.count(F.lit(1)).alias("groups")]
     totals += _group_totals(key_rules, fold, F.col("complete") > 0)
     if not spans:
-        return groups.select(*totals)  # per group; summed by the caller
+        return groups.agg(*totals)  # one row: the key set's totals
     span_names = words.span_names if words is not None else []
     suspect = F.col("size") > 1
     if all(rule.nulls_distinct for rule in key_rules):  # a group of keys with NULL parts is no duplicate
@@ -460,8 +460,8 @@ def _key_totals_on_columns(
     df: DataFrame, words: FlagWords | None, key_rules: list[Rule], *, fold: bool
 ) -> dict[str, Any]:
     """The key set's totals with the rows grouped on its columns: exact whatever the hashes."""
-    groups = _key_groups(df, words if fold else None, key_rules, fold=fold, hashed=False, spans=False)
-    return groups.agg(*[F.sum(name).alias(name) for name in groups.columns]).collect()[0].asDict()
+    totals = _key_groups(df, words if fold else None, key_rules, fold=fold, hashed=False, spans=False)
+    return totals.collect()[0].asDict()
 
 
 def _flag_counts(df: DataFrame, words: FlagWords) -> dict[str, int]:
@@ -471,8 +471,7 @@ def _flag_counts(df: DataFrame, words: FlagWords) -> dict[str, int]:
     if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many sets of flags
         return _flag_totals(df, words)
     exact = [tuple(row[name] for name in words.names) for row in rows]
-    counts = words.read([(w, w, 1, row["rows"], row["rows"]) for w, row in zip(exact, rows)])
-    return counts
+    return words.read([(w, w, 1, row["rows"], row["rows"]) for w, row in zip(exact, rows)])
 
 
 def _first_rows(df: DataFrame, count: int) -> list[Row]:
