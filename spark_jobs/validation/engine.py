@@ -375,16 +375,17 @@ def _aggregate(
     if len(rows) > limit:  # more suspects or spans than the driver reads: count on the columns
         key_result = _key_totals_on_columns(df, words, key_rules, fold=fold)
         return (_flag_totals(df, words) if words else {}), key_result
+    labels = {SIZE_CLASS, SUSPECT, *(words.all_names + words.any_names if words else [])}
     key_result: dict[str, Any] = {
-        name: sum(row[name] or 0 for row in rows) for name in summary.columns if name not in _SPAN_COLUMNS
+        name: sum(row[name] or 0 for row in rows) for name in summary.columns if name not in labels
     }
     key_result["suspects"] = [row[SUSPECT] for row in rows if row[SUSPECT] is not None]
     if words is None:
         return {}, key_result
     counts = words.read([
         (
-            tuple(row[name] for name in words.span_names[: len(words.names)]),
-            tuple(row[name] for name in words.span_names[len(words.names):]),
+            tuple(row[name] for name in words.all_names),
+            tuple(row[name] for name in words.any_names),
             row[SIZE_CLASS],
             row["rows"],
             row["groups"],
@@ -396,7 +397,6 @@ def _aggregate(
 
 SIZE_CLASS = FLAG.format("size_class")
 SUSPECT = FLAG.format("suspect")
-_SPAN_COLUMNS = {SIZE_CLASS, SUSPECT}
 
 
 def _key_groups(
@@ -444,7 +444,7 @@ def _key_groups(
     totals += _group_totals(key_rules, fold, F.col("complete") > 0)
     if not spans:
         return groups.agg(*totals)  # one row: the key set's totals
-    span_names = words.span_names if words is not None else []
+    span_names = words.all_names + words.any_names if words is not None else []
     suspect = F.col("size") > 1
     if all(rule.nulls_distinct for rule in key_rules):  # a group of keys with NULL parts is no duplicate
         suspect = suspect & (F.col("complete") > 0)

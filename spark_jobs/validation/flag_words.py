@@ -56,9 +56,8 @@ class FlagWords:
         chunks = [names[i:i + CHUNK_FLAGS] for i in range(0, len(names), CHUNK_FLAGS)] or [[]]
         self.words = [chunks[i:i + CHUNKS_PER_WORD] for i in range(0, len(chunks), CHUNKS_PER_WORD)]
         self.names = [WORD.format(index) for index in range(len(self.words))]
-        self.span_names = [ALL.format(i) for i in range(len(self.words))] + [
-            ANY.format(i) for i in range(len(self.words))
-        ]
+        self.all_names = [ALL.format(i) for i in range(len(self.words))]
+        self.any_names = [ANY.format(i) for i in range(len(self.words))]
         self.errors = set(errors)
 
     def columns(self) -> list[Column]:
@@ -91,9 +90,9 @@ class FlagWords:
 
     def spans(self) -> list[Column]:
         """Aggregates over rows carrying the words: per word, the bits all rows share and the
-        bits any row has (``span_names``)."""
-        return [F.bit_and(name).alias(ALL.format(i)) for i, name in enumerate(self.names)] + [
-            F.bit_or(name).alias(ANY.format(i)) for i, name in enumerate(self.names)
+        bits any row has (``all_names``, ``any_names``)."""
+        return [F.bit_and(name).alias(shared) for name, shared in zip(self.names, self.all_names)] + [
+            F.bit_or(name).alias(raised) for name, raised in zip(self.names, self.any_names)
         ]
 
     def read(self, spans: list[tuple[tuple[int, ...], tuple[int, ...], int, int, int]]) -> dict[str, int] | None:
