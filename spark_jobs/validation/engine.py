@@ -171,11 +171,10 @@ COMPLETE = FLAG.format("key_complete")
 HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 JIT_METHOD_BYTES = 8000
 """HotSpot compiles no method longer than this; Spark's documentation advises it as the limit."""
-FAST_MAP_CAPACITY = "spark.sql.codegen.aggregate.fastHashMap.capacityBit"
-FAST_MAP_BITS = 18
+SORT_AGGREGATE = "spark.sql.execution.replaceHashWithSortAgg"
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
-KEY_PARTITIONS = 64
+KEY_PARTITIONS = 16
 ADVISORY_PARTITION_SIZE = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
 KEY_PARTITION_SIZE = "4m"
 
@@ -241,19 +240,21 @@ def _pass_settings(spark: SparkSession) -> Iterator[None]:
     * ``spark.sql.codegen.hugeMethodLimit`` at most 8000: whole-stage code generation steps
       back for a stage whose generated method HotSpot would not compile, instead of leaving
       the JVM to interpret it;
+    * ``spark.sql.execution.replaceHashWithSortAgg``: the key's rows, sorted on their hash
+      after the shuffle (``_key_groups``), are grouped by one sort aggregate instead of a
+      partial and a final hash aggregate, each of which would insert every row into a hash
+      map of its own;
     * at least ``KEY_PARTITIONS`` partitions after the key's shuffle
       (``spark.sql.adaptive.coalescePartitions.initialPartitionNum``), which adaptive execution
-      coalesces into partitions of about ``KEY_PARTITION_SIZE`` (a small batch's into one),
-      and a first-level hash map of
-      ``2**FAST_MAP_BITS`` entries (``spark.sql.codegen.aggregate.fastHashMap.capacityBit``):
-      the key groups of a partition then fit the fast map. At 10M rows that made the key's
-      group-by 0.3-0.6 s faster (benchmarks/RESULTS.md, "Validation engine").
+      coalesces into partitions of about ``KEY_PARTITION_SIZE`` (a small batch's into one).
+      Every task of the key's group-by writes one file per partition for the summary's
+      shuffle, so more partitions cost more files (64 measured slower than 16 at 10M rows;
+      benchmarks/RESULTS.md, "Validation engine").
     """
     wanted = {}
     if _setting(spark, HUGE_METHOD_LIMIT, 65535) > JIT_METHOD_BYTES:
         wanted[HUGE_METHOD_LIMIT] = JIT_METHOD_BYTES
-    if _setting(spark, FAST_MAP_CAPACITY, 16) < FAST_MAP_BITS:
-        wanted[FAST_MAP_CAPACITY] = FAST_MAP_BITS
+    wanted[SORT_AGGREGATE] = "true"
     shuffle_partitions = _setting(spark, SHUFFLE_PARTITIONS, 200)
     if _setting(spark, INITIAL_PARTITIONS, shuffle_partitions) < KEY_PARTITIONS:
         wanted[INITIAL_PARTITIONS] = KEY_PARTITIONS
@@ -396,6 +397,7 @@ def _aggregate(
 
 
 SIZE_CLASS = FLAG.format("size_class")
+GROUP_HASH = FLAG.format("group_hash")
 SUSPECT = FLAG.format("suspect")
 
 
@@ -413,7 +415,8 @@ def _key_groups(
     groups; without ``spans``, one row of the key set's totals.
 
     A hash group is mostly one row, so aggregating before the shuffle would keep a map entry
-    per row and save nothing: the rows are shuffled on the hash first, and grouped after it.
+    per row and save nothing: the rows are shuffled on the hash first, sorted on it, and
+    grouped in that order.
     """
     keys = key_rules[0].columns
     if hashed:
@@ -438,7 +441,11 @@ def _key_groups(
             group_aggregates += words.spans()
     rows = df.select(*per_row)
     if hashed:
-        rows = rows.repartition(HASH)
+        # Sorted after the shuffle, the rows are grouped in one streaming sort aggregate
+        # (``_pass_settings``). first(hash) is the group's own hash; as an order-dependent
+        # aggregate it keeps Spark's optimizer from dropping the sort below the group-by.
+        rows = rows.repartition(HASH).sortWithinPartitions(HASH)
+        group_aggregates.append(F.first(HASH).alias(GROUP_HASH))
     groups = rows.groupBy(*key_columns).agg(*group_aggregates)
     totals = [F.sum("size").alias("rows"), F.count(F.lit(1)).alias("groups")]
     totals += _group_totals(key_rules, fold, F.col("complete") > 0)
@@ -451,7 +458,7 @@ def _key_groups(
     labelled = groups.select(
         "*",
         F.least(F.col("size"), F.lit(3)).alias(SIZE_CLASS),
-        (F.when(suspect, F.col(HASH)) if hashed else F.lit(None).cast("long")).alias(SUSPECT),
+        (F.when(suspect, F.col(GROUP_HASH)) if hashed else F.lit(None).cast("long")).alias(SUSPECT),
     )
     return labelled.groupBy(*span_names, SIZE_CLASS, SUSPECT).agg(*totals)
 

@@ -155,3 +155,28 @@ def test_only_keys_whose_equality_is_their_bytes_are_hashed():
     assert key_hash.hashable(schema, ("code", "day"))
     assert not key_hash.hashable(schema, ("code", "folded"))
     assert not key_hash.hashable(schema, ("parts",))
+
+
+def test_the_hashed_key_is_grouped_by_one_sort_aggregate(spark):
+    """The key's rows, sorted on their hash after the shuffle, are grouped in one streaming
+    sort aggregate: no hash aggregate keeps a map entry per key (two would, a partial and a
+    final one, without the sort), and the counts are those of the columns."""
+    from contract_plan.model import load_plan
+    from spark_jobs.validation import engine
+    from spark_jobs.validation.rule_columns import triage
+    from spark_jobs.validation.schema_compare import check_schema
+
+    rows = [good_row(region=f"R{i}") for i in range(30)] + [good_row(region="R4")]
+    df = cases_df(spark, rows)
+    plan = load_plan(unique_plan(["region_code", "report_date"]))
+    rules = triage(plan, df, check_schema(plan, df.schema), "all", submission=False)
+    key_rules = rules.by_scope("group")
+    with engine._pass_settings(spark):
+        summary = engine._key_groups(df, None, key_rules, fold=False, hashed=True)
+        totals = summary.collect()
+        executed = summary._jdf.queryExecution().executedPlan().toString()
+    assert "isFinalPlan=true" in executed
+    key_groupings = [line for line in executed.splitlines() if f"keys=[{engine.HASH}" in line or f"key=[{engine.HASH}" in line]
+    assert key_groupings and all("SortAggregate" in line for line in key_groupings), executed
+    assert sum(row["rows"] for row in totals) == 31
+    assert sum(row["failed0"] for row in totals) == 2 and sum(row["groups0"] for row in totals) == 1
