@@ -14,8 +14,11 @@ import itertools
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.validation import key_hash
+from contract_plan.model import load_plan
+from spark_jobs.validation import engine, key_hash
 from spark_jobs.validation.engine import run_validation
+from spark_jobs.validation.rule_columns import triage
+from spark_jobs.validation.schema_compare import check_schema
 
 WIDTHS = [0, 64]  # 0 bits: every key collides; 64: the real width
 _groups = itertools.count()
@@ -161,11 +164,6 @@ def test_the_hashed_key_is_grouped_by_one_sort_aggregate(spark):
     """The key's rows, sorted on their hash after the shuffle, are grouped in one streaming
     sort aggregate: no hash aggregate keeps a map entry per key (two would, a partial and a
     final one, without the sort), and the counts are those of the columns."""
-    from contract_plan.model import load_plan
-    from spark_jobs.validation import engine
-    from spark_jobs.validation.rule_columns import triage
-    from spark_jobs.validation.schema_compare import check_schema
-
     rows = [good_row(region=f"R{i}") for i in range(30)] + [good_row(region="R4")]
     df = cases_df(spark, rows)
     plan = load_plan(unique_plan(["region_code", "report_date"]))
