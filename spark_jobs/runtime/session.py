@@ -70,7 +70,11 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
 
     Shuffle partitions follow the core count: the default 200 makes every group-by on a
     laptop-sized batch schedule 200 near-empty tasks. Delta's snapshot partitions are kept
-    small for the same reason (the default is 50).
+    small for the same reason (the default is 50). DataFrame debugging is off: with it, every
+    ``pyspark.sql.functions`` call walks the Python stack and makes JVM round trips to record
+    its call site for error messages, and the engine builds a column per rule (about 0.4 s of
+    driver CPU per validation of a 10-rule contract; benchmarks/RESULTS.md, "Validation engine").
+    The gate names only an error's condition anyway (``spark_jobs.runtime.errors``).
     """
     cores = cores or os.cpu_count() or 1
     return {
@@ -79,6 +83,7 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
         "spark.databricks.delta.snapshotPartitions": str(max(2, cores)),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         **NO_SUBSTITUTION,
         **DELTA_CONF,
     }

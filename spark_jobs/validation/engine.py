@@ -376,23 +376,27 @@ def _aggregate(
     if len(rows) > limit:  # more suspects or spans than the driver reads: count on the columns
         key_result = _key_totals_on_columns(df, words, key_rules, fold=fold)
         return (_flag_totals(df, words) if words else {}), key_result
+    # by position: the summary holds a row per suspect, and a Row looks a name up in a list
+    position = {name: index for index, name in enumerate(summary.columns)}
     labels = {SIZE_CLASS, SUSPECT, *(words.all_names + words.any_names if words else [])}
     key_result: dict[str, Any] = {
-        name: sum(row[name] or 0 for row in rows) for name in summary.columns if name not in labels
+        name: sum(row[index] or 0 for row in rows)
+        for name, index in position.items() if name not in labels
     }
-    key_result["suspects"] = [row[SUSPECT] for row in rows if row[SUSPECT] is not None]
+    suspect = position[SUSPECT]
+    key_result["suspects"] = [row[suspect] for row in rows if row[suspect] is not None]
     if words is None:
         return {}, key_result
-    counts = words.read([
-        (
-            tuple(row[name] for name in words.all_names),
-            tuple(row[name] for name in words.any_names),
-            row[SIZE_CLASS],
-            row["rows"],
-            row["groups"],
-        )
-        for row in rows
-    ])
+    spans: dict[tuple[Any, ...], list[int]] = {}  # suspects that share a span are read as one
+    shared = [position[name] for name in words.all_names]
+    raised = [position[name] for name in words.any_names]
+    size_class, rows_at, groups_at = position[SIZE_CLASS], position["rows"], position["groups"]
+    for row in rows:
+        span = (tuple(row[i] for i in shared), tuple(row[i] for i in raised), row[size_class])
+        sizes = spans.setdefault(span, [0, 0])
+        sizes[0] += row[rows_at]
+        sizes[1] += row[groups_at]
+    counts = words.read([(*span, in_span, groups) for span, (in_span, groups) in spans.items()])
     return (counts if counts is not None else _flag_totals(df, words)), key_result
 
 

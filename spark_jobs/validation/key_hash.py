@@ -22,6 +22,7 @@ Only key columns whose equality is their bytes' are hashed; a key set with any o
 
 from __future__ import annotations
 
+import json
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame
@@ -83,10 +84,13 @@ def merged_keys(df: DataFrame, keys: tuple[str, ...], hashes: list[int]) -> bool
     distinct keys: true when one does, or when there were too many suspects to look at.
 
     The look reads the key columns only: the suspects' rows (a semi-join on the broadcast
-    list of their hashes: a small job), grouped on hash and columns, then counted per hash."""
+    list of their hashes: a small job), grouped on hash and columns, then counted per hash.
+    The hashes travel as one JSON literal, parsed in the JVM: ``createDataFrame`` would convert
+    and verify them one Python row at a time."""
     if len(hashes) > LOOK_LIMIT:
         return True
-    named = df.sparkSession.createDataFrame([(h,) for h in hashes], f"{LOOK_HASH} long")
+    listed = F.from_json(F.lit(json.dumps(hashes)), "array<bigint>")
+    named = df.sparkSession.range(1).select(F.explode(listed).alias(LOOK_HASH))
     keyed = df.select(key_hash(keys).alias(LOOK_HASH), *map(column, keys))
     rows = keyed.join(F.broadcast(named), LOOK_HASH, "left_semi")
     per_key = rows.groupBy(F.col(LOOK_HASH), *map(column, keys)).agg(F.count(F.lit(1)))

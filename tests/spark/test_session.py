@@ -39,3 +39,14 @@ def test_a_running_session_stops_substituting_variables_into_gate_sql(spark):
     assert get_session() is spark
     assert spark.sql("SELECT '${contract_gate.substitution_probe}' AS v").first().v == (
         "${contract_gate.substitution_probe}")
+
+
+def test_a_local_session_records_no_python_call_sites(spark):
+    """DataFrame debugging makes every ``pyspark.sql.functions`` call walk the Python stack and
+    call the JVM to record its call site; the engine builds a column per rule, so a local
+    session starts with it off (a static setting: it can only be given at start)."""
+    from pyspark.errors.utils import is_debugging_enabled
+
+    assert local_defaults(2)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    assert is_debugging_enabled() is False
