@@ -86,6 +86,7 @@ def assert_asset_event(contract_id: str, submission_id: str, commit: dict) -> No
     assert [extra for extra in extras if extra.get("submission_id") == submission_id] == [announced, announced]
 
 
+@pytest.mark.slow  # a DAG run whose gate job is a Spark JVM of its own
 def test_bad_batch_is_quarantined_and_no_value_leaks(gate, capfd):
     before = (gate.version(TARGET), len(gate.rows(TARGET)))
     gate.land(REGIONAL, regional_rows(region="S", bad=True, org=SECRET), "csv")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from _gate_plans import case, plan_for, table_rows, version_of, write_csv
 from spark_jobs.commands.gate_job import main
 
@@ -50,6 +52,7 @@ def test_a_failing_step_exits_non_zero(spark, tmp_path):
     assert main(["stage", "--plan", str(plan_file), "--submission-id", "none"]) == 1  # nothing landed
 
 
+@pytest.mark.slow  # a long run: two gates end to end, about 19 s
 def test_the_plans_cross_batch_key_rule_quarantines_a_batch_whose_keys_the_target_holds(spark, tmp_path):
     """``key.unique_across_batches`` is a rule of the plan: validation leaves it ``not_executed``,
     ``batch_keys`` (in the stage+validate job) measures it against the target and fills its entry,

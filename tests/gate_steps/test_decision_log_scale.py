@@ -81,6 +81,7 @@ def test_records_and_the_daily_upkeep_at_once_lose_nothing(tmp_path):
     assert max(counts.values()) == 1
 
 
+@pytest.mark.slow  # eight processes at once
 def test_eight_processes_racing_one_submission_leave_one_final_record_and_all_are_told(tmp_path):
     path = _table_path(tmp_path)
     store(path).record(decision("other", "orders"))
@@ -99,6 +100,7 @@ def test_eight_processes_racing_one_submission_leave_one_final_record_and_all_ar
     assert final.run_id in {f"run-{w}" for w in range(8)}
 
 
+@pytest.mark.slow  # eight processes at once
 def test_the_gate_beats_recovery_when_both_record_one_submission_at_once(tmp_path):
     path = _table_path(tmp_path)
     store(path).record(decision("other", "orders"))

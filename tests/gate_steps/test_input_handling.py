@@ -234,6 +234,7 @@ def test_candidate_and_quarantine_logs_keep_no_statistics_of_classified_columns(
         assert {physical["order_id"], physical["order_total"]} <= named, table  # the others keep theirs
 
 
+@pytest.mark.slow  # the local runner: spark-submit, a JVM of its own
 def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tmp_path, monkeypatch):
     """The real local runner (spark-submit, a JVM of its own): its work folder (plan, Spark's log
     settings, the step's result) and the candidate it stages are owner-only."""

@@ -83,6 +83,7 @@ def test_the_runner_names_result_columns_from_the_hooks_description():
     assert SqlRunner(hook=hook).query("DESCRIBE HISTORY t") == [{"version": 3, "userMetadata": "s1"}]
 
 
+@pytest.mark.slow  # a long run, about 10 s
 def test_the_statements_run_on_spark_and_keep_one_final_record(spark, schema):
     runner = LocalSparkSql(spark)
     store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
@@ -107,6 +108,7 @@ def test_the_statements_run_on_spark_and_keep_one_final_record(spark, schema):
     assert detail["properties"]["delta.logRetentionDuration"] == "interval 2 days"
 
 
+@pytest.mark.slow  # a long run, about 11 s
 def test_the_upkeep_statement_runs_on_spark_and_keeps_every_record(spark, schema):
     runner = LocalSparkSql(spark)
     store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)

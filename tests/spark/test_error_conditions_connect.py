@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parents[1]
 
 CHILD = """
@@ -81,6 +83,7 @@ spark.stop()
 """
 
 
+@pytest.mark.slow  # the Spark Connect server, a JVM of its own
 def test_spark_connect_failures_carry_the_classic_conditions(spark_connect_server, tmp_path):
     done = subprocess.run([sys.executable, "-c", CHILD, spark_connect_server.url, str(TESTS)], capture_output=True,
                           text=True, timeout=600, cwd=tmp_path)

@@ -45,6 +45,7 @@ def expected(batch, n):
     return sum(1 for r in judged if r.case_count > n), len(judged)
 
 
+@pytest.mark.slow  # a long run: 150 flags one batch each, about 14 s
 def test_every_flag_of_three_words_is_counted_exactly(spark, batch):
     report = run_validation(spark, threshold_plan(), batch)
     for n in range(RULES):

@@ -65,6 +65,7 @@ def test_steps_chain_through_the_shared_context(failing_candidate, tmp_path):
     assert gate_job.main(["validate+validate", "--plan", str(plan_path), "--candidate", path, "--report", str(report_path)]) == 0
 
 
+@pytest.mark.slow  # spark-submit: a JVM of its own
 def test_runs_under_spark_submit(failing_candidate, tmp_path):
     path, plan_path = failing_candidate
     report_path = tmp_path / "submitted.json"

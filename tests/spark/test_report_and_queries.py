@@ -233,6 +233,7 @@ QUERY_FORMS = (
 )
 
 
+@pytest.mark.slow  # a long run: every query form against Spark, about 20 s
 def test_queries_run_as_rendered_with_the_same_results(spark):
     rows = [(i % 4, float(i) * 1.5, f"k{i % 3}", i % 2 == 0) for i in range(20)] + [(None, None, None, None)]
     view = "query_forms_batch"

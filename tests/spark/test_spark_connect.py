@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 CHILD = """
@@ -31,6 +33,7 @@ spark.stop()
 """
 
 
+@pytest.mark.slow  # the Spark Connect server, a JVM of its own
 def test_the_engine_validates_and_splits_over_spark_connect(spark_connect_server, tmp_path):
     done = subprocess.run([sys.executable, "-c", CHILD, str(TESTS), spark_connect_server.url], capture_output=True, text=True,
                           timeout=600, cwd=tmp_path)

@@ -6,9 +6,12 @@ process (``_connect_client.py cleanup``); the folders are then looked at here.""
 
 from __future__ import annotations
 
+import pytest
+
 from _client_process import run_client
 
 
+@pytest.mark.slow  # the Spark Connect server, a JVM of its own
 def test_retention_drops_old_path_candidates_and_quarantined_rows_over_spark_connect(spark_connect_server, tmp_path):
     found = run_client("cleanup", spark_connect_server.url, tmp_path)
 

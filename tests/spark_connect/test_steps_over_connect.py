@@ -59,6 +59,7 @@ def test_stage_validate_publish_quarantine_and_split_over_spark_connect(spark_co
     assert _history(orders["quarantine"])[-1] == (1, "WRITE", "orders-mixed")
 
 
+@pytest.mark.slow  # two gates at once through the Spark Connect server
 def test_two_gates_publishing_through_one_server_at_once_tag_only_their_own_commit(
         spark_connect_server, tmp_path):
     found = run_client("concurrent", spark_connect_server.url, tmp_path)

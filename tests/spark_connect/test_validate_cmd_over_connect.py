@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from java_processes import run_watching_java
 
@@ -40,6 +41,7 @@ def _validate(tmp_path: Path, name: str, *flags: str, remote_env: str | None = N
     return done, java, json.loads(report.read_text()) if report.is_file() else None
 
 
+@pytest.mark.slow  # the Spark Connect server and a CLI process
 def test_validate_with_remote_runs_on_the_connect_server_and_starts_no_jvm(spark_connect_server, tmp_path):
     unreachable = "sc://127.0.0.1:9"  # the discard port: nothing listens
     runs = {
