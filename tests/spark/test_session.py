@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pyspark.errors.utils import is_debugging_enabled
+
 from spark_jobs.runtime.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
 
 
@@ -45,8 +47,6 @@ def test_a_local_session_records_no_python_call_sites(spark):
     """DataFrame debugging makes every ``pyspark.sql.functions`` call walk the Python stack and
     call the JVM to record its call site; the engine builds a column per rule, so a local
     session starts with it off (a static setting: it can only be given at start)."""
-    from pyspark.errors.utils import is_debugging_enabled
-
     assert local_defaults(2)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert is_debugging_enabled() is False
