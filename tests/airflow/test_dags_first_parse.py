@@ -130,6 +130,7 @@ def test_a_read_only_dag_folder_parses_the_same(tmp_path):
     assert git_status(root) == ""
 
 
+@pytest.mark.slow  # 8 s or more
 def test_a_malformed_or_unsynced_contract_is_one_import_error_naming_its_file(tmp_path, capsys):
     root = fresh_copy(tmp_path)
     dags, contracts = root / "dags", root / "contracts"

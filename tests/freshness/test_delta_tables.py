@@ -26,6 +26,7 @@ def spark_max(spark, path) -> dt.date:
     return spark.read.format("delta").load(str(path)).agg({"report_date": "max"}).first()[0]
 
 
+@pytest.mark.slow  # 8 s or more
 def test_checkpoint_plus_commits_with_removes_and_maintenance(spark, tmp_path):
     path = tmp_path / "cases"
     create_cases(spark, path, {"delta.checkpointInterval": "3"})

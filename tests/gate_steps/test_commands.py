@@ -14,6 +14,7 @@ def _json(path):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # 8 s or more
 def test_stage_validate_publish_quarantine_cleanup_through_gate_job(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     plan_file = tmp_path / "plan.json"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from _gate_plans import case, cases_df, plan_for, table_rows
 from spark_jobs.steps.history import tagged_commits
 from spark_jobs.steps.publish import publish
@@ -22,6 +24,7 @@ def _race(calls):
         return [future.result() for future in [pool.submit(call) for call in calls]]
 
 
+@pytest.mark.slow  # 8 s or more
 def test_different_submissions_at_once_each_publish_once(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     candidates = {f"s{i}": _candidate(spark, tmp_path, f"s{i}", [case(f"R{i}", 1), case(f"R{i}", 2)]) for i in range(3)}

@@ -296,6 +296,7 @@ def test_only_local_folders_get_file_modes_and_existing_ones_are_narrowed(tmp_pa
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644  # not followed through the link
 
 
+@pytest.mark.slow  # 8 s or more
 def test_a_quarantine_made_when_a_column_was_unclassified_stops_keeping_its_statistics(spark, tmp_path):
     plan = orders_plan(tmp_path)
     earlier = copy.deepcopy(plan)  # the contract before customer_id was classified

@@ -147,6 +147,7 @@ def test_the_key_check_ignores_a_submissions_own_earlier_publish(spark, tmp_path
     assert keys_across_batches(spark, plan, rows, "s1") == 0
 
 
+@pytest.mark.slow  # 8 s or more
 def test_replace_keys_replaces_in_one_commit_and_keeps_history(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path, publication={"mode": "replace_keys"})
     target = plan["tables"]["target"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of, write_csv
 from spark_jobs.steps.quarantine import quarantine
 from spark_jobs.steps.retention import cleanup
@@ -81,6 +83,7 @@ def test_a_batch_with_the_wrong_schema_is_kept_as_far_as_the_plan_goes(spark, tm
     assert sorted(schema_entry["columns"]) == ["case_count", "report_date", "reporting_org", "status", "surprise"]
 
 
+@pytest.mark.slow  # 8 s or more
 def test_retention_drops_old_candidates_and_old_quarantined_rows(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1, -1)])

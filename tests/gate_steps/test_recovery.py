@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from _gate_plans import case, cases_df, plan_for, version_of
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore, DeltaPathHistory
@@ -20,6 +22,7 @@ def _candidate(spark, tmp_path, name, rows):
     return address
 
 
+@pytest.mark.slow  # 8 s or more
 def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     store, history = DeltaPathDecisionStore(plan["tables"]["decisions"]), DeltaPathHistory()
@@ -50,6 +53,7 @@ def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, t
     assert [len(store.records(submission_id=s)) for s in ("pub", "mix", "bad")] == [1, 1, 1]
 
 
+@pytest.mark.slow  # 8 s or more
 def test_a_split_that_died_between_its_halves_is_left_for_the_retrigger_to_complete(spark, tmp_path):
     """Under ``split_rows`` a publish commit alone is either a full publish or the first half of a
     split; the candidate's row count tells them apart. The half-done split gets no final decision

@@ -81,6 +81,7 @@ def test_every_table_the_gate_creates_names_its_contract_and_role(spark, tmp_pat
     assert _properties(spark, plan["tables"]["decisions"]) == {ROLE: "decisions"}  # shared by every contract
 
 
+@pytest.mark.slow  # 8 s or more
 def test_a_contract_claiming_the_orders_quarantine_or_target_writes_nothing_to_orders(spark, tmp_path, capsys):
     """Both hostile contracts of tests/contracts_hostile/own_claims_orders_*.yaml: ``lint`` over a
     folder with orders fails, each error naming the other file; their plans, compiled and run

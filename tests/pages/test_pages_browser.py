@@ -28,7 +28,7 @@ from waiting import wait_until
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = REPO / "docs" / "img"
+SCREENSHOTS_ENV = "CONTRACT_GATE_SCREENSHOTS"  # e.g. docs/img, to refresh the README's screenshots
 REUSED_WORLD_ENV = "CONTRACT_GATE_PAGES_WORLD"
 PASSWORDS = {"producer": "producer-pw-1", "outsider": "outsider-pw-2"}
 STATES = {"regional_daily_cases": "fresh", "orders": "fresh", "meter_readings": "no SLA"}
@@ -81,6 +81,17 @@ def server(world, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def images(tmp_path_factory) -> Path:
+    """Where the screenshots go: the folder ``CONTRACT_GATE_SCREENSHOTS`` names (relative to the
+    repository), else a temporary one, so that a test run leaves the checkout as it was."""
+    if os.environ.get(SCREENSHOTS_ENV):
+        folder = REPO / os.environ[SCREENSHOTS_ENV]
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
@@ -126,7 +137,7 @@ class Session:
         self.context.close()
 
 
-def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, browser):
+def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, browser, images):
     session = Session(browser, server, "producer")
     page = session.page
     page.goto(f"{server}/")
@@ -150,8 +161,7 @@ def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, b
         decision = next(r["decision"] for r in world["runs"] if r["contract_id"] == contract_id)
         assert bars == {rule: (1, rows) for rule, rows in decision["rule_failures"].items()}
     assert cards["orders"].locator("g.bar").count() == 2  # the chart is drawn, as SVG
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / "contracts-page.png"))
+    page.screenshot(path=str(images / "contracts-page.png"))
     # the DAG page's "Gate reports" tab: the contract whose gate DAG it is, only
     page.goto(f"{server}/dags/orders")
     page.get_by_role("link", name="Gate reports").click()
@@ -163,7 +173,7 @@ def test_contracts_page_in_the_airflow_ui_lists_the_three_gates(server, world, b
 
 
 @pytest.mark.parametrize("contract_id", sorted(OUTCOMES))
-def test_extra_link_of_the_gate_task_opens_its_report_with_exact_counts(server, world, browser, contract_id):
+def test_extra_link_of_the_gate_task_opens_its_report_with_exact_counts(server, world, browser, images, contract_id):
     run = next(r for r in world["runs"] if r["contract_id"] == contract_id)
     decision = run["decision"]
     session = Session(browser, server, "producer")
@@ -182,7 +192,7 @@ def test_extra_link_of_the_gate_task_opens_its_report_with_exact_counts(server, 
     assert f"_submission_id = '{decision['submission_id']}'" in page.locator("#quarantine-query").inner_text()
     assert decision["submission_id"] in page.locator("#rerun-command").inner_text()
     if contract_id == "orders":
-        page.screenshot(path=str(IMAGES / "report-page.png"), full_page=True)
+        page.screenshot(path=str(images / "report-page.png"), full_page=True)
     session.close()
 
 
