@@ -4,7 +4,7 @@
 # (Ivy from Maven Central, falling back to `mvn dependency:copy` into .jars/), the JVM class
 # archive that shortens every local gate job's start, and an Airflow home with a SQLite
 # metadata database under ./.airflow. What only the tests need (PostgreSQL, Chromium) is
-# installed by scripts/test.sh, so the quick start does not wait for it.
+# installed by scripts/test_services.sh (run by scripts/test.sh), so the quick start does not wait for it.
 #
 #   bash scripts/install.sh [--class-archive-later]
 #
@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 if ! command -v java >/dev/null 2>&1; then
   echo "install: Java 17+ is required for Spark; installing openjdk-17-jre-headless" >&2
-  apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  apt-get -o DPkg::Lock::Timeout=600 update -qq \
+    && apt-get -o DPkg::Lock::Timeout=600 install -y -qq openjdk-17-jre-headless >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then
