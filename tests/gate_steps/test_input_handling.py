@@ -104,6 +104,7 @@ def test_json_objects_arrays_and_non_finite_numbers_fail_their_type_and_are_neve
                     "b-nan": {"order_total.type"}, "b-infinity": {"order_total.type"}}
 
 
+@pytest.mark.slow  # 6 s or more
 @pytest.mark.parametrize("allowed", [False, True], ids=["default", "allowNonFinite"])
 def test_csv_overflow_always_fails_and_non_finite_tokens_fail_unless_the_contract_allows_them(spark, tmp_path, allowed):
     plan = orders_plan(tmp_path, landing_format="csv", allow_non_finite=allowed)

@@ -53,6 +53,7 @@ def test_append_publishes_once_tagged_with_the_submission(spark, tmp_path):
     assert len(table_rows(spark, target)) == 2
 
 
+@pytest.mark.slow  # 6 s or more
 def test_a_retry_after_another_submissions_commit_finds_its_own_further_back(spark, tmp_path):
     """After a write the step looks at the newest commit first; a retry whose commit is no
     longer the newest (another batch published since) finds it further back in the history."""
@@ -116,6 +117,7 @@ def test_a_report_about_another_version_or_a_rejection_is_refused(spark, tmp_pat
     assert find_submission(spark, plan["tables"]["target"], "s1") is None
 
 
+@pytest.mark.slow  # 6 s or more
 def test_append_rejects_keys_the_target_already_holds_and_writes_nothing(spark, tmp_path):
     """No pre-check in publish (the validation job made it, and a concurrent publish can add
     keys after any check): the MERGE fails on the first match, atomically."""
@@ -202,6 +204,7 @@ def test_a_plan_without_a_key_appends(spark, tmp_path):
     assert len(table_rows(spark, plan["tables"]["target"])) == 2
 
 
+@pytest.mark.slow  # 6 s or more
 def test_column_names_that_need_column_mapping_publish_and_quarantine(spark, tmp_path):
     from _gate_plans import mapped_plan
     from spark_jobs.steps.quarantine import quarantine

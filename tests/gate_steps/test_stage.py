@@ -132,6 +132,7 @@ def test_a_missing_landing_fails_the_step(spark, tmp_path):
         stage_candidate(spark, plan, "nothing")
 
 
+@pytest.mark.slow  # 6 s or more
 def test_a_value_that_does_not_fit_is_frozen_marked_then_quarantined_never_published(spark, tmp_path):
     """A CSV count of "five": the candidate keeps the row with its marker, validation fails
     ``case_count.type`` for it, the split publishes the other rows and quarantines it."""

@@ -275,6 +275,7 @@ PAYMENT_ROWS = [
 ]
 
 
+@pytest.mark.slow  # 6 s or more
 def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_steps(spark, tmp_path):
     from contract_gate.operators.branch import SPLIT, decide
     from contract_gate.operators.validate import summarize
