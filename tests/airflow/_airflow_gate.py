@@ -17,7 +17,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ROOT = Path(tempfile.mkdtemp(prefix="contract-gate-airflow-"))
+WORLD_DIR_ENV = "CONTRACT_GATE_TEST_WORLD_DIR"
+"""Where a world made in a process of its own goes (the calling test's temporary folder, which
+pytest cleans); the suite's own world is removed at the end of the session (conftest.py)."""
+ROOT = Path(tempfile.mkdtemp(prefix="contract-gate-airflow-", dir=os.environ.get(WORLD_DIR_ENV)))
 HOME = ROOT / "home"
 DAGS = ROOT / "dags"
 CONTRACTS = ROOT / "contracts"
@@ -45,6 +48,25 @@ AIRFLOW_ENV = {
     "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
 }
+
+
+def copy_contracts(names: tuple[str, ...] | None = None, mode: str | None = None) -> None:
+    """The example contracts (all, or those of ``names``) into the world's contract folder; with
+    ``mode``, each gates in that execution mode (``spark_connect`` uses the default connection,
+    ``spark_connect_default``)."""
+    import yaml
+
+    CONTRACTS.mkdir(parents=True, exist_ok=True)
+    for source in sorted((REPO / "contracts").glob("*.yaml")):
+        if names is not None and source.stem not in names:
+            continue
+        if mode is None:
+            shutil.copy(source, CONTRACTS)
+            continue
+        document = yaml.safe_load(source.read_text(encoding="utf-8"))
+        gate = next(c for c in document["customProperties"] if c["property"] == "contractGate")["value"]
+        gate["execution"] = {"mode": mode}
+        (CONTRACTS / source.name).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """Run three gates of the regional contract in a process of its own, with Airflow's StatsD metrics
 and the OpenLineage provider configured by the caller's environment: a published batch, a
-rejected one, and its fixed re-run. Prints one line: ``RESULT`` and the decisions and submissions as JSON.
+rejected one, and its fixed re-run. Their Spark work runs on the Spark Connect server of
+``AIRFLOW_CONN_SPARK_CONNECT_DEFAULT``. Prints one line: ``RESULT`` and the decisions and submissions as JSON.
 
 A process of its own because Airflow reads its metrics and OpenLineage settings when its
 listeners and stats backend are first set up, once per process; the test suite's shared
@@ -11,10 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 
-from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, Gate, regional_rows
+from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, Gate, copy_contracts, regional_rows
 
 os.environ.update(AIRFLOW_ENV)
 REGIONAL = "regional_daily_cases"
@@ -33,8 +33,7 @@ def main(marker: str) -> dict:
     stats.initialize(factory=stats_utils.get_stats_factory(),
                      export_legacy_names=conf.getboolean("metrics", "legacy_names_on"))
     db.upgradedb()
-    CONTRACTS.mkdir(parents=True)
-    shutil.copy(REPO / "contracts" / f"{REGIONAL}.yaml", CONTRACTS)
+    copy_contracts((REGIONAL,), mode="spark_connect")
     DAGS.mkdir(parents=True)
     sync_dag_files(DAGS / "contract_gates.py", CONTRACTS)
     HOME.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import os
 import shutil
 
 import pytest
-from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, Gate
+from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, ROOT, WORLD_DIR_ENV, Gate
 
 os.environ.update(AIRFLOW_ENV)
 
@@ -31,3 +31,12 @@ def gate() -> Gate:
     sync_dag_files(DAGS / "contract_gates.py", CONTRACTS)
     HOME.mkdir(parents=True, exist_ok=True)
     return Gate()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _world_removed():
+    """The session's world folder (made when ``_airflow_gate`` is imported) goes at the end, unless
+    a calling test placed it in a folder of its own (``WORLD_DIR_ENV``) to look at it after."""
+    yield
+    if not os.environ.get(WORLD_DIR_ENV):
+        shutil.rmtree(ROOT, ignore_errors=True)

@@ -1,5 +1,6 @@
 """OpenLineage events and StatsD metrics of real gate runs: a published batch, a rejected one and
-its fixed re-run (``_lineage_metrics_run.py``, in a process of its own), with the OpenLineage
+its fixed re-run (``_lineage_metrics_run.py``, in a process of its own, its Spark work on the
+session's Spark Connect server), with the OpenLineage
 provider's file transport and a real StatsD UDP listener on 127.0.0.1.
 
 Every batch carries a marker value in the contract's classified column (``reporting_org``,
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # a process of its own running three gates: six Spark jobs
+pytestmark = pytest.mark.slow  # a process of its own running three gates
 
 RUN = Path(__file__).with_name("_lineage_metrics_run.py")
 MARKER = "Org-Marker-5f1c9e"
@@ -27,7 +28,7 @@ RULES_BROKEN_BY_BAD_ROWS = ["case_count.minimum", "status.enum"]  # regional_row
 
 
 @pytest.fixture(scope="module")
-def gated(tmp_path_factory):
+def gated(tmp_path_factory, spark_connect_server):
     """The three runs' decisions, the OpenLineage events (parsed) and the StatsD packets (text)."""
     folder = tmp_path_factory.mktemp("lineage_metrics")
     events_file = folder / "openlineage.jsonl"
@@ -46,6 +47,8 @@ def gated(tmp_path_factory):
                                                        "append": True}),
         "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",  # emit in the task's process, not a fork of it
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection(),
+        "CONTRACT_GATE_TEST_WORLD_DIR": str(folder),
     })
     try:
         done = subprocess.run([sys.executable, str(RUN), MARKER], capture_output=True, text=True, env=env,

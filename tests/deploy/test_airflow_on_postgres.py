@@ -28,7 +28,8 @@ DAG_ID = "regional_daily_cases"
 def test_the_gate_publishes_and_records_its_decision_on_postgres(postgres, tmp_path):
     env = {**os.environ, "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": postgres.url,
            "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "AIRFLOW_HOME": str(tmp_path / "airflow-init"),
-           "TMPDIR": str(tmp_path)}  # the child's Airflow home and lakehouse live here
+           "TMPDIR": str(tmp_path),  # the child's Airflow home and lakehouse live here, kept after it
+           "CONTRACT_GATE_TEST_WORLD_DIR": str(tmp_path)}
     venv_bin = Path(sys.executable).parent
     migrate = subprocess.run([str(venv_bin / "airflow"), "db", "migrate"], env=env, cwd=REPO,
                              capture_output=True, text=True)

@@ -3,7 +3,9 @@
     python tests/pages/_pages_world.py <result.json>
 
 It builds the Airflow test world of ``tests/airflow/_airflow_gate.py`` (SQLite, the example
-contracts and their DAG files, local Spark), with Airflow's multi-team mode on: the DAG folder's
+contracts and their DAG files), with the gates' Spark work on the Spark Connect server of
+``AIRFLOW_CONN_SPARK_CONNECT_DEFAULT`` (a warm server: three local gate jobs would start six
+JVMs) and Airflow's multi-team mode on: the DAG folder's
 bundle belongs to the team ``gates``, so the simple auth manager lets a user of that team read
 the gate DAGs and a user of the team ``others`` read none. Then it gates three batches through
 the generated DAGs (``dag.test()``): regional_daily_cases published, orders split and
@@ -86,7 +88,7 @@ def build() -> dict:
     db.upgradedb()
     with create_session() as session:  # the teams exist before the bundle that names one is synced
         session.add_all([Team(name=TEAM), Team(name=OTHER_TEAM)])
-    shutil.copytree(world.REPO / "contracts", world.CONTRACTS)
+    world.copy_contracts(mode="spark_connect")
     world.DAGS.mkdir(parents=True)
     shutil.copy(world.REPO / "dags" / "contract_gates.py", world.DAGS / "contract_gates.py")
     from contract_gate.dag_factory import sync_dag_files

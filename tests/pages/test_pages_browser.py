@@ -1,11 +1,13 @@
 """The gate's pages in a real browser (Chromium, driven by Playwright) against a real ``airflow
 api-server`` with the plugin, after three real gates: regional_daily_cases published, orders
-split, meter_readings quarantined (``_pages_world.py``, a process of its own).
+split, meter_readings quarantined (``_pages_world.py``, a process of its own, its Spark work on
+the session's Spark Connect server).
 
 The api-server runs on 127.0.0.1 on a free port with the simple auth manager in multi-team mode:
 ``producer`` is in the team that owns the gate DAGs' bundle, ``outsider`` in another team, so
 Airflow's own auth manager lets only the first read the gate DAGs. Every user signs in through
-Airflow's login page. Screenshots of both pages go to docs/img/ (shown in the README).
+Airflow's login page. Screenshots of both pages go to a temporary folder, or to docs/img/ (shown
+in the README) when ``CONTRACT_GATE_SCREENSHOTS=docs/img`` asks for them.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ OUTCOMES = {"regional_daily_cases": "published", "orders": "split", "meter_readi
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory) -> dict:
+def world(tmp_path_factory, spark_connect_server) -> dict:
     """Three gates run in their own Airflow world; what they decided. ``CONTRACT_GATE_PAGES_WORLD``
     names the result file of a world built before (``python tests/pages/_pages_world.py FILE``,
     several minutes) to work on the pages without building it again."""
@@ -44,9 +46,11 @@ def world(tmp_path_factory) -> dict:
         return json.loads(Path(os.environ[REUSED_WORLD_ENV]).read_text())
     result = tmp_path_factory.mktemp("pages") / "world.json"
     log = result.with_name("world.log")
+    env = {**os.environ, "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection(),
+           "CONTRACT_GATE_TEST_WORLD_DIR": str(result.parent)}
     with log.open("w") as output:
         done = subprocess.run([sys.executable, str(Path(__file__).with_name("_pages_world.py")), str(result)],
-                              stdout=output, stderr=subprocess.STDOUT, timeout=1800, cwd=REPO)
+                              stdout=output, stderr=subprocess.STDOUT, timeout=1800, cwd=REPO, env=env)
     assert done.returncode == 0, f"the gate world failed; see {log}:\n{log.read_text()[-4000:]}"
     built = json.loads(result.read_text())
     assert {run["contract_id"]: run["decision"]["outcome"] for run in built["runs"]} == OUTCOMES

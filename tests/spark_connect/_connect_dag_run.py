@@ -19,19 +19,11 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS), str(TESTS / "airflow")]
 
-import yaml  # noqa: E402
-from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, Gate, order_rows, regional_rows  # noqa: E402
+from _airflow_gate import (  # noqa: E402
+    AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, Gate, copy_contracts, order_rows, regional_rows,
+)
 
 os.environ.update(AIRFLOW_ENV)
-
-
-def _contracts_in_spark_connect_mode() -> None:
-    CONTRACTS.mkdir(parents=True)
-    for source in sorted((REPO / "contracts").glob("*.yaml")):
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
-        gate = next(c for c in document["customProperties"] if c["property"] == "contractGate")["value"]
-        gate["execution"] = {"mode": "spark_connect"}  # the default connection: spark_connect_default
-        (CONTRACTS / source.name).write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
 
 
 def main() -> dict:
@@ -40,7 +32,7 @@ def main() -> dict:
     from contract_gate.dag_factory import sync_dag_files
 
     db.upgradedb()
-    _contracts_in_spark_connect_mode()
+    copy_contracts(mode="spark_connect")  # the default connection: spark_connect_default
     DAGS.mkdir(parents=True)
     shutil.copy(REPO / "dags" / "contract_gates.py", DAGS / "contract_gates.py")
     sync_dag_files(DAGS / "contract_gates.py", CONTRACTS)

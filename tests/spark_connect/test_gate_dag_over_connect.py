@@ -26,7 +26,8 @@ RUN = Path(__file__).with_name("_connect_dag_run.py")
 
 @pytest.mark.slow  # three DAG runs: about 1.5 min on two shared cores
 def test_the_gate_dag_in_spark_connect_mode_starts_no_jvm(spark_connect_server, tmp_path):
-    env = {**os.environ, "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection()}
+    env = {**os.environ, "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection(),
+           "CONTRACT_GATE_TEST_WORLD_DIR": str(tmp_path)}
     for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER"):
         env.pop(name, None)
     out, err = tmp_path / "stdout", tmp_path / "stderr"
