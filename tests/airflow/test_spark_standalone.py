@@ -29,6 +29,9 @@ VENV_BIN = os.path.dirname(sys.executable)
 # One executor core, so a cluster-mode driver (one core) and its executor fit the 2-core worker.
 APP_CONF = {"spark.cores.max": "1", "spark.executor.memory": "1g", "spark.sql.shuffle.partitions": "2",
             "spark.ui.enabled": "false"}
+# What the connection gives every job of the generated DAGs: a few-row batch needs no 200 shuffle
+# partitions, nor a Delta snapshot cached in 50 (117 s -> 96 s for a gate run's two applications).
+SMALL_BATCH_CONF = {"spark.sql.shuffle.partitions": 2, "spark.databricks.delta.snapshotPartitions": 2}
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +50,7 @@ def connection(cluster: StandaloneCluster, deploy_mode: str) -> str:
     """The apache-spark provider's connection to the cluster, as a user would define it."""
     return json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.master_port,
                        "extra": {"deploy-mode": deploy_mode, "rest-port": cluster.rest_port,
-                                 "contract_gate": {"polling_period_seconds": 1}}})
+                                 "contract_gate": {"polling_period_seconds": 1, "spark_conf": SMALL_BATCH_CONF}}})
 
 
 @pytest.fixture
@@ -204,8 +207,8 @@ def trigger_events(monkeypatch):
 def test_a_gate_dags_jobs_run_as_applications_of_the_standalone_cluster(gate, connections, contract_in_mode,
                                                                        trigger_events):
     """One batch per deploy mode: a good one published in cluster mode, a bad one quarantined in
-    client mode. Each gate job is an application of about a minute on this 2-core machine; both
-    batches in both modes ran the same runner twice over for four more minutes of CI."""
+    client mode. Each gate job is an application of half a minute or more on this 2-core machine;
+    both batches in both modes ran the same runner twice over for minutes more of CI."""
     deploy_mode, name = contract_in_mode
     target, quarantine = f"lakehouse/{name}", f"lakehouse/{name}_quarantine"
     apps_before = len(connections.state()["completedapps"])
@@ -249,3 +252,21 @@ def test_cluster_mode_on_several_standalone_masters_is_refused_with_the_reason(t
         runner.start(validate_job(tmp_path, regional_rows(region="H")))
     assert "spark://m1:7077,m2:7077" in str(refusal.value)
     assert not (tmp_path / "gate_job.py").exists()  # nothing was submitted
+
+
+def test_the_connections_spark_conf_reaches_every_job_under_the_tasks_own(monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_TUNED", json.dumps(
+        {"conn_type": "spark", "host": "spark://m1:7077",
+         "extra": {"contract_gate": {"spark_conf": {"spark.sql.shuffle.partitions": 8, "spark.cores.max": "4",
+                                                    "spark.sql.adaptive.enabled": True}}}}))
+    packages, conf = get_runner("spark_submit", conn_id="spark_tuned",
+                                spark_conf={"spark.cores.max": "2"}).job_conf()
+    assert conf["spark.sql.shuffle.partitions"] == "8" and conf["spark.sql.adaptive.enabled"] == "true"
+    assert conf["spark.cores.max"] == "2"  # the task's own setting wins
+    assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension" and packages
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_TUNED", json.dumps(
+        {"conn_type": "spark", "host": "spark://m1:7077",
+         "extra": {"contract_gate": {"spark_conf": {"spark.jars": ["a.jar"]}}}}))
+    with pytest.raises(ValueError, match="'spark_tuned': extra contract_gate.spark_conf"):
+        get_runner("spark_submit", conn_id="spark_tuned")

@@ -65,7 +65,9 @@ class SparkSubmitRunner(GateRunner):
 
     The last two also come from the ``contract_gate`` key of the connection's extra (so
     generated DAGs need no code), e.g. ``{"deploy-mode": "cluster", "rest-port": 6066,
-    "contract_gate": {"polling_period_seconds": 5}}``; runner options win.
+    "contract_gate": {"polling_period_seconds": 5}}``; runner options win. So do Spark settings
+    for every job on that cluster, under ``spark_conf`` (``{"spark_conf":
+    {"spark.sql.shuffle.partitions": "8"}}``), below the task's own ``spark_conf``.
     """
 
     mode = "spark_submit"
@@ -77,9 +79,11 @@ class SparkSubmitRunner(GateRunner):
         self.packages = packages
         self.deploy_mode = deploy_mode
         given = {"polling_period_seconds": polling_period_seconds, "deferrable": deferrable}
-        options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
+        connection = self.connection_options()
+        options = {**connection, **{k: v for k, v in given.items() if v is not None}}
         self.polling_period_seconds = float(options.get("polling_period_seconds", 10))
         self.deferrable = bool(options.get("deferrable", True))
+        self.spark_conf = {**self.connection_spark_conf(connection), **self.spark_conf}
         self._hook = None
         self._driver: tuple[str, str] | None = None  # (REST endpoint, driver id) in standalone cluster mode
 
@@ -94,6 +98,16 @@ class SparkSubmitRunner(GateRunner):
         except AirflowNotFoundException:
             return {}
         return dict(extra.get("contract_gate") or {})
+
+    def connection_spark_conf(self, options: dict) -> dict[str, str]:
+        """The connection's ``spark_conf``: a mapping of setting names to plain values."""
+        settings = options.get("spark_conf") or {}
+        if not isinstance(settings, dict) or not all(
+                isinstance(value, (str, int, float, bool)) for value in settings.values()):
+            raise ValueError(f"connection {self.conn_id!r}: extra contract_gate.spark_conf must map Spark"
+                             " setting names to strings, numbers or booleans")
+        return {str(key): str(value).lower() if isinstance(value, bool) else str(value)
+                for key, value in settings.items()}
 
     def job_conf(self) -> tuple[str | None, dict[str, str]]:
         """The Maven packages and Spark settings of every job: Delta's unless told otherwise."""
