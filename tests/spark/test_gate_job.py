@@ -73,6 +73,7 @@ def test_runs_under_spark_submit(failing_candidate, tmp_path):
     command = [
         str(spark_submit), "--master", "local[1]", *submit_arguments(),
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1",
+        "--conf", "spark.databricks.delta.snapshotPartitions=1",
         str(ROOT / "spark_jobs" / "commands" / "gate_job.py"), "validate",
         "--plan", str(plan_path), "--candidate", path, "--report", str(report_path),
     ]
