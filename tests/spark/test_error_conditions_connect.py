@@ -65,7 +65,7 @@ def publish_violating():  # the publish step's MERGE into a target whose CHECK t
         refused = str(exc)
     return {"refused": refused, "unchanged": state() == before, "rows": len(before[1])}
 
-folder = tempfile.mkdtemp()
+folder = tempfile.mkdtemp(dir=os.getcwd())  # in the test's own folder
 os.makedirs(folder + "/empty")
 table = f"delta.`{folder}/t`"
 spark.sql(f"CREATE TABLE {table} (id INT NOT NULL, n INT) USING DELTA")
