@@ -97,7 +97,6 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
     from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults
 
     spark_conf = spark_conf or {}
-    import json as _j; spark_conf = {**spark_conf, **_j.loads(os.environ.get("CG_EXPERIMENT_CONF", "{}"))}
     log_config = Path(scratch) / "log4j2.properties"
     write_private_text(log_config, LOG4J2_PROPERTIES)
     archive = class_archive_options() if class_archive else ""
