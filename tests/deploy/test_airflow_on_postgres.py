@@ -4,10 +4,12 @@ runs it (the Debian ``postgresql`` package, initialised in a temporary folder by
 Airflow reads its database URL once, at import, and the rest of the suite's Airflow runs on
 SQLite in this process; so the gate runs in a child pytest: ``airflow db migrate`` against
 PostgreSQL first (what the stack's ``airflow-init`` does), then the existing end-to-end test of
-a good batch (tests/airflow/test_airflow_gate_e2e.py, through its helper and fixture, unchanged:
-publish, the worker dying before the record, a cleared re-run, a re-trigger). Afterwards this
-test reads PostgreSQL itself: the DAG runs and the recorded decision are in its tables, and no
-SQLite database was made.
+a batch with valid and invalid rows (tests/airflow/test_airflow_gate_e2e.py, through its helper
+and fixture, unchanged: one DAG run whose split publishes the valid rows and quarantines the
+others, each table checked row by row). Afterwards this test reads PostgreSQL itself: the DAG
+run and the recorded decision are in its tables, and no SQLite database was made. (The split
+run stands for the others: one DAG run where the good batch's test needs three, for the same
+tasks, XComs and decision record on PostgreSQL.)
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-E2E_TEST = "tests/airflow/test_airflow_gate_e2e.py::test_good_batch_is_published_once_whatever_is_retried"
-DAG_ID = "regional_daily_cases"
+E2E_TEST = "tests/airflow/test_airflow_gate_e2e.py::test_split_rows_publish_valid_and_quarantine_invalid"
+DAG_ID = "orders"
 
 
 @pytest.mark.slow
@@ -45,13 +47,14 @@ def test_the_gate_publishes_and_records_its_decision_on_postgres(postgres, tmp_p
 
     with postgres.connect() as db, db.cursor() as cursor:
         cursor.execute("SELECT state FROM dag_run WHERE dag_id = %s ORDER BY id", (DAG_ID,))
-        # the run whose record task was marked done (the worker "died"), cleared and re-run in
-        # place, and the re-trigger of the same batch
-        assert [state for (state,) in cursor.fetchall()] == ["success", "success"]
+        assert [state for (state,) in cursor.fetchall()] == ["success"]
+        cursor.execute("SELECT task_id, state FROM task_instance WHERE dag_id = %s", (DAG_ID,))
+        states = dict(cursor.fetchall())
+        assert states["split"] == states["record_decision"] == "success"
+        assert states["publish"] == states["quarantine"] == "skipped"
         cursor.execute("SELECT x.value FROM xcom x JOIN dag_run r ON r.id = x.dag_run_id "
                        "WHERE x.dag_id = %s AND x.task_id = 'record_decision' AND x.key = 'return_value' "
                        "ORDER BY r.id", (DAG_ID,))
         decisions = [value for (value,) in cursor.fetchall()]
-    assert [d["outcome"] for d in decisions] == ["published", "published"]
-    assert len({d["submission_id"] for d in decisions}) == 1  # one submission, decided once
+    assert [(d["outcome"], d["rows_published"], d["rows_quarantined"]) for d in decisions] == [("split", 4, 2)]
     assert not [path for path in tmp_path.rglob("*.db")], "an SQLite metadata database was made"
