@@ -41,3 +41,12 @@ def spark_connect_server(tmp_path_factory):
     server = ConnectServer(tmp_path_factory.mktemp("spark-connect")).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_gate_world(spark_connect_server, tmp_path_factory):
+    """Four real gates over the Spark Connect server in a child Airflow world, with StatsD and
+    OpenLineage on (``tests/connect_gate_world.py``): what they decided, emitted and started."""
+    from connect_gate_world import build
+
+    return build(spark_connect_server, tmp_path_factory.mktemp("connect_gate_world"))

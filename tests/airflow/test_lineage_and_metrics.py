@@ -1,89 +1,47 @@
-"""OpenLineage events and StatsD metrics of real gate runs: a published batch, a rejected one and
-its fixed re-run (``_lineage_metrics_run.py``, in a process of its own, its Spark work on the
-session's Spark Connect server), with the OpenLineage
-provider's file transport and a real StatsD UDP listener on 127.0.0.1.
+"""OpenLineage events and StatsD metrics of real gate runs: a published regional batch, a rejected
+one and its fixed re-run (and an orders batch split, whose events and metrics carry its own
+contract), with the OpenLineage provider's file transport and a real StatsD UDP listener on
+127.0.0.1. The runs are the session's ``connect_gate_world`` (tests/connect_gate_world.py: an
+Airflow process of their own, the Spark work on the suite's Spark Connect server).
 
-Every batch carries a marker value in the contract's classified column (``reporting_org``,
-``classification: restricted``): it must appear in no event and no metric.
+Every batch carries a marker value in its contract's classified column (``reporting_org`` and
+``customer_id``): it must appear in no event and no metric.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # a process of its own running three gates
+pytestmark = pytest.mark.slow  # four gates in an Airflow process of their own
 
-RUN = Path(__file__).with_name("_lineage_metrics_run.py")
-MARKER = "Org-Marker-5f1c9e"
 REGIONAL = "regional_daily_cases"
 RULES_BROKEN_BY_BAD_ROWS = ["case_count.minimum", "status.enum"]  # regional_rows(bad=True)
 
 
 @pytest.fixture(scope="module")
-def gated(tmp_path_factory, spark_connect_server):
-    """The three runs' decisions, the OpenLineage events (parsed) and the StatsD packets (text)."""
-    folder = tmp_path_factory.mktemp("lineage_metrics")
-    events_file = folder / "openlineage.jsonl"
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024 * 1024)
-    listener.bind(("127.0.0.1", 0))
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_", "OPENLINEAGE"))}
-    env.update({
-        "AIRFLOW__METRICS__STATSD_ON": "True",
-        "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
-        "AIRFLOW__METRICS__STATSD_PORT": str(listener.getsockname()[1]),
-        "AIRFLOW__METRICS__STATSD_PREFIX": "airflow",
-        "AIRFLOW__METRICS__STATSD_INFLUXDB_ENABLED": "True",  # tags in the packet: name,tag=value:...
-        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(events_file),
-                                                       "append": True}),
-        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",  # emit in the task's process, not a fork of it
-        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
-        "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.connection(),
-        "CONTRACT_GATE_TEST_WORLD_DIR": str(folder),
-    })
-    try:
-        done = subprocess.run([sys.executable, str(RUN), MARKER], capture_output=True, text=True, env=env,
-                              cwd=folder, timeout=900)
-        assert done.returncode == 0, done.stderr[-5000:]
-        # every datagram was sent before the process exited; on loopback it is queued by then
-        listener.setblocking(False)
-        packets = []
-        while True:
-            try:
-                packets.append(listener.recv(65535).decode())
-            except BlockingIOError:
-                break
-    finally:
-        listener.close()
-    result = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
-    events = [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
-    lines = [line for packet in packets for line in packet.split("\n") if line]
-    return {**result, "events": events, "events_text": events_file.read_text(), "metrics": lines,
-            "output": done.stdout + done.stderr}
+def gated(connect_gate_world):
+    return connect_gate_world
 
 
 def decision(gated, name):
     return gated["runs"][name]["decision"]
 
 
-def metric(gated, name: str) -> list[tuple[dict, float, str]]:
-    """(tags, value, type) of each packet of ``airflow.<name>``."""
+def metric(gated, name: str, contract: str = REGIONAL) -> list[tuple[dict, float, str]]:
+    """(tags, value, type) of each packet of ``airflow.<name>`` tagged with ``contract``."""
     found = []
     for line in gated["metrics"]:
         head, _, rest = line.partition(":")
         stat, *tags = head.split(",")
-        if stat == f"airflow.{name}":
+        if stat != f"airflow.{name}":
+            continue
+        tagged = dict(tag.split("=", 1) for tag in tags)
+        if tagged.get("contract") == contract:
             value, kind = rest.split("|")[:2]
-            found.append((dict(tag.split("=", 1) for tag in tags), float(value), kind))
+            found.append((tagged, float(value), kind))
     return found
 
 
@@ -103,6 +61,9 @@ def test_rejections_count_by_contract_and_rule(gated):
     assert sorted((tags["contract"], tags["rule"], value, kind)
                   for tags, value, kind in metric(gated, "contract_gate.rejections")) == [
         (REGIONAL, rule, 1.0, "c") for rule in RULES_BROKEN_BY_BAD_ROWS]
+    # the split orders batch: its rows split off count under its own contract
+    assert sorted((tags["rule"], value) for tags, value, _ in metric(gated, "contract_gate.rejections", "orders")) == [
+        ("currency_allowed", 1.0), ("order_total_not_negative", 1.0)]
 
 
 def test_receipt_to_publication_is_timed_for_each_publication(gated):
@@ -190,5 +151,5 @@ def test_lineage_of_a_rejected_gate(gated):
 
 def test_no_classified_value_reaches_an_event_or_a_metric(gated):
     assert gated["events"] and gated["metrics"]
-    assert MARKER not in gated["events_text"]
-    assert not [line for line in gated["metrics"] if MARKER in line]
+    assert gated["marker"] not in gated["events_text"]
+    assert not [line for line in gated["metrics"] if gated["marker"] in line]

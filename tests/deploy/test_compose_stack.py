@@ -12,7 +12,6 @@ Airflow image, not in this virtualenv) is the one command not checked against it
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil

@@ -99,7 +99,7 @@ def test_the_statements_run_on_spark_and_keep_one_final_record(spark, schema):
     assert sorted((d.outcome, d.source) for d in rows) == [("failed", "gate"), ("split", "gate")]
     assert stored == store.final("s1") == _decision(outcome="split", rule_failures={"x": 2},
                                                    failed_rules=["x"], latest_business_date="2024-03-01")
-    assert runner.statements[0].startswith(f"CREATE TABLE IF NOT EXISTS `spark_catalog`.")
+    assert runner.statements[0].startswith("CREATE TABLE IF NOT EXISTS `spark_catalog`.")
     assert sum(s.startswith("CREATE") for s in runner.statements) == 1
     merges = [s for s in runner.statements if s.startswith("MERGE")]
     assert merges and all("ON t.contract_id = 'orders' AND t.submission_id = 's1' AND" in s for s in merges)
