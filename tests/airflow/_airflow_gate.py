@@ -50,19 +50,13 @@ AIRFLOW_ENV = {
 }
 
 
-def copy_contracts(names: tuple[str, ...] | None = None, mode: str | None = None) -> None:
-    """The example contracts (all, or those of ``names``) into the world's contract folder; with
-    ``mode``, each gates in that execution mode (``spark_connect`` uses the default connection,
-    ``spark_connect_default``)."""
+def copy_contracts(mode: str) -> None:
+    """The example contracts into the world's contract folder, each gating in execution ``mode``
+    (``spark_connect`` uses the default connection, ``spark_connect_default``)."""
     import yaml
 
     CONTRACTS.mkdir(parents=True, exist_ok=True)
     for source in sorted((REPO / "contracts").glob("*.yaml")):
-        if names is not None and source.stem not in names:
-            continue
-        if mode is None:
-            shutil.copy(source, CONTRACTS)
-            continue
         document = yaml.safe_load(source.read_text(encoding="utf-8"))
         gate = next(c for c in document["customProperties"] if c["property"] == "contractGate")["value"]
         gate["execution"] = {"mode": mode}
