@@ -7,7 +7,7 @@ dates). Equal keys always have equal hashes, so a hash group can only be too big
 a collision can report a false duplicate but never hide a real one. A hash group of one row is
 one key, exactly; only a group of two or more rows (a suspect: a duplicate, or distinct keys
 that collided) needs a second look. ``merged_keys`` reads the key columns of the suspects'
-rows alone and groups them on the columns themselves: when every suspect holds one key, the
+rows alone and compares each group's least and greatest key: when every suspect holds one key, the
 counts from the hashes are exact; when one holds two, the engine counts that key set again on
 its columns. The hash is not secret (a producer can craft colliding keys), so exactness rests
 on this look at the columns, not on the hash being wide.
@@ -42,7 +42,9 @@ from pyspark.sql.types import (
 from spark_jobs.validation.rule_columns import column
 
 LOOK_HASH = "__contract_gate_look_hash"
-LOOK_KEYS = "__contract_gate_look_keys"
+LOOK_KEY = "__contract_gate_look_key"
+LEAST_KEY = "__contract_gate_least_key"
+GREATEST_KEY = "__contract_gate_greatest_key"
 
 HASH_BITS = 64
 """Width of the grouping hash. Tests set it to a few bits to force collisions between chosen
@@ -84,15 +86,20 @@ def merged_keys(df: DataFrame, keys: tuple[str, ...], hashes: list[int]) -> bool
     distinct keys: true when one does, or when there were too many suspects to look at.
 
     The look reads the key columns only: the suspects' rows (a semi-join on the broadcast
-    list of their hashes: a small job), grouped on hash and columns, then counted per hash.
-    The hashes travel as one JSON literal, parsed in the JVM: ``createDataFrame`` would convert
-    and verify them one Python row at a time."""
+    list of their hashes: a small job), grouped on the hash. A group holds one key exactly
+    when the least and the greatest of its keys are equal: Spark orders a key as grouping
+    compares it (NULL parts equal, ``-0.0`` equal to ``0.0``, NaN to NaN), so one group-by
+    does what grouping on hash and columns, then on the hash, would do in two. The hashes
+    travel as one JSON literal, parsed in the JVM: ``createDataFrame`` would convert and
+    verify them one Python row at a time."""
     if len(hashes) > LOOK_LIMIT:
         return True
     listed = F.from_json(F.lit(json.dumps(hashes)), "array<bigint>")
     named = df.sparkSession.range(1).select(F.explode(listed).alias(LOOK_HASH))
-    keyed = df.select(key_hash(keys).alias(LOOK_HASH), *map(column, keys))
+    keyed = df.select(key_hash(keys).alias(LOOK_HASH), F.struct(*map(column, keys)).alias(LOOK_KEY))
     rows = keyed.join(F.broadcast(named), LOOK_HASH, "left_semi")
-    per_key = rows.groupBy(F.col(LOOK_HASH), *map(column, keys)).agg(F.count(F.lit(1)))
-    per_hash = per_key.groupBy(LOOK_HASH).agg(F.count(F.lit(1)).alias(LOOK_KEYS))
-    return per_hash.agg(F.count_if(F.col(LOOK_KEYS) > 1)).collect()[0][0] > 0
+    per_hash = rows.groupBy(LOOK_HASH).agg(
+        F.min(LOOK_KEY).alias(LEAST_KEY), F.max(LOOK_KEY).alias(GREATEST_KEY)
+    )
+    merged = ~F.col(LEAST_KEY).eqNullSafe(F.col(GREATEST_KEY))
+    return per_hash.agg(F.count_if(merged)).collect()[0][0] > 0
