@@ -10,6 +10,8 @@ both must give the counts that grouping on the columns gives.
 from __future__ import annotations
 
 import itertools
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row, rule, rule_entry, with_rules
@@ -75,6 +77,39 @@ def test_float_keys_compare_as_grouping_does(spark, hash_bits):
         {**plan["columns"][3], "name": "amount", "type": "double"},
     ]
     assert duplicates(spark, plan, rows, ddl) == (4, 2)
+
+
+ONE_INSTANT = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("ddl", "rows", "merged"),
+    [
+        ("k timestamp", [(ONE_INSTANT,), (ONE_INSTANT,)], False),
+        ("k timestamp", [(ONE_INSTANT,), (ONE_INSTANT + timedelta(microseconds=1),)], True),
+        ("k binary", [(bytearray(b"a"),), (bytearray(b"a"),)], False),
+        ("k binary", [(bytearray(b"a"),), (bytearray(b"a\x00"),)], True),
+        ("k decimal(10,2)", [(Decimal("1.10"),), (Decimal("1.1"),)], False),
+        ("k decimal(10,2)", [(Decimal("1.10"),), (Decimal("1.11"),)], True),
+        ("a boolean, b bigint", [(True, None), (True, None)], False),
+        ("a boolean, b bigint", [(True, None), (None, 1)], True),
+        ("a string, b string", [("x", None), (None, "x")], True),
+        ("a string, b double", [("x", 0.0), ("x", -0.0), ("x", 0.0)], False),
+        ("a string, b double", [("x", float("nan")), ("x", float("nan"))], False),
+        ("a string, b double", [("x", float("nan")), ("x", float("inf"))], True),
+    ],
+)
+def test_the_look_finds_two_keys_in_a_hash_group_exactly_when_grouping_does(
+    spark, monkeypatch, ddl, rows, merged
+):
+    """Every row hashed to 0: the look's verdict on that one hash group (its least and greatest
+    key differ) must be grouping's (more than one group), for every type that is hashed."""
+    monkeypatch.setattr(key_hash, "HASH_BITS", 0)
+    df = spark.createDataFrame(rows, ddl)
+    keys = tuple(df.columns)
+    assert key_hash.hashable(df.schema, keys)
+    assert key_hash.merged_keys(df, keys, [0]) is merged
+    assert (df.groupBy(*keys).count().count() > 1) is merged
 
 
 def test_rows_invalid_and_filtered_rules_are_exact_under_collisions(spark, hash_bits):
