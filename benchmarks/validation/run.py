@@ -216,6 +216,10 @@ def ensure_data(spark: SparkSession, shape: str, rows: int) -> str:
     return str(path)
 
 
+MEASURES = ("wall", "cpu", "task cpu")
+"""What ``Clock.time`` returns, in its order."""
+
+
 class Clock:
     """Wall time, CPU time (Spark JVM + this Python process) and task CPU time of one action.
 
@@ -240,7 +244,7 @@ class Clock:
         jvm = (int(fields[11]) + int(fields[12])) / self.ticks  # utime + stime
         return jvm + sum(os.times()[:2])
 
-    def stages(self) -> dict[int, float]:
+    def stages(self) -> dict[tuple[int, int], float]:
         """Task CPU seconds of every stage the status store holds (the newest 1,000)."""
         self.context.listenerBus().waitUntilEmpty()  # the store is filled from the listener bus
         stages = self.context.statusStore().stageList(*self.stage_query)
@@ -284,9 +288,10 @@ def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, ob
         "rows": rows,
         "invalid": report["rows"]["invalid"],
         "row_rules": len(predicates),
-        "wall": {name: statistics.median(t[0] for t in values) for name, values in times.items()},
-        "cpu": {name: statistics.median(t[1] for t in values) for name, values in times.items()},
-        "task cpu": {name: statistics.median(t[2] for t in values) for name, values in times.items()},
+        **{
+            measure: {name: statistics.median(t[index] for t in values) for name, values in times.items()}
+            for index, measure in enumerate(MEASURES)
+        },
     }
 
 
