@@ -23,8 +23,9 @@ it would keep a map entry per row and reduce nothing. A hash group of one row is
 one key; when hash groups of two or more rows exist (duplicates, or keys whose hashes
 collide), a look broadcasts those groups' hashes, reads only the key columns of their rows and
 compares each group's least and greatest key (``key_hash.merged_keys``). Only when that look
-finds a hash group holding distinct keys is the key set counted again on its columns. So a batch without duplicate keys costs no more
-job, a batch with duplicates two small ones, and no collision changes a count.
+finds a hash group holding distinct keys is the key set counted again on its columns. So a
+batch without duplicate keys costs no more job, a batch with duplicates two small ones, and no
+collision changes a count.
 
 The number of row rules never adds a pass, nor an aggregate function per row. The flags are
 evaluated in chunks that Spark compiles as functions of their own (``flag_words``); should a

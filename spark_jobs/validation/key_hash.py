@@ -9,8 +9,8 @@ one key, exactly; only a group of two or more rows (a suspect: a duplicate, or d
 that collided) needs a second look. ``merged_keys`` reads the key columns of the suspects'
 rows alone and compares each group's least and greatest key: when every suspect holds one
 key, the counts from the hashes are exact; when one holds two, the engine counts that key set
-again on its columns. The hash is not secret (a producer can craft colliding keys), so exactness rests
-on this look at the columns, not on the hash being wide.
+again on its columns. The hash is not secret (a producer can craft colliding keys), so
+exactness rests on this look at the columns, not on the hash being wide.
 
 The hash covers a NULL mask of the key parts, because Spark's hashes skip NULL inputs:
 without it ``("x", NULL)`` and ``(NULL, "x")`` would hash alike. Grouping keeps its SQL
