@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The test suite: real local Spark, real Delta tables, real Airflow on SQLite.
-# Extra arguments go to pytest (e.g. scripts/test.sh tests/contracts -q).
+# Extra arguments go to pytest (e.g. scripts/test.sh tests/contracts -q; -n 0 runs in one process).
+# Two pytest-xdist workers share the two cores: most of a multi-process test is spent waiting on
+# processes it started (grouping and order: tests/conftest.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 bash scripts/test_services.sh || exit $?  # PostgreSQL and Chromium, when missing
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "scripts/test.sh: pytest collected no tests" >&2
