@@ -98,4 +98,3 @@ def connect_gate_world(spark_connect_server, tmp_path_factory):
     from connect_gate_world import build
 
     return build(spark_connect_server, tmp_path_factory.mktemp("connect_gate_world"))
-
