@@ -244,7 +244,9 @@ def _pass_settings(spark: SparkSession) -> Iterator[None]:
     * ``spark.sql.execution.replaceHashWithSortAgg``: the key's rows, sorted on their hash
       after the shuffle (``_key_groups``), are grouped by one sort aggregate instead of a
       partial and a final hash aggregate, each of which would insert every row into a hash
-      map of its own;
+      map of its own. From Spark 4.3 that sort aggregate also runs in generated code (on by
+      default there), which cut the engine's CPU by about a sixth on the narrow benchmark
+      shapes (benchmarks/RESULTS.md, "The committed engine on Spark 4.3.0");
     * at least ``KEY_PARTITIONS`` partitions after the key's shuffle
       (``spark.sql.adaptive.coalescePartitions.initialPartitionNum``), which adaptive execution
       coalesces into partitions of about ``KEY_PARTITION_SIZE`` (a small batch's into one).
