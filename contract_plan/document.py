@@ -7,7 +7,7 @@ being half-executed: an unknown rule kind silently skipped would let bad data th
 
 Plans travel through storage (DBFS, shared folders), so the Spark side trusts none of their
 SQL: a plan file must carry the fingerprint of its content, and every SQL text in it (each
-predicate, filter and query, the compiler's and the contract's) must pass the same allow-list
+predicate, shortcut, filter and query, the compiler's and the contract's) must pass the same allow-list
 as at compile time and be exactly its own rendering (``contract_plan.sql_allowlist``).
 """
 
@@ -148,7 +148,7 @@ def check_sql(plan: dict[str, Any]) -> None:
     """Refuse the plan unless every SQL text in it passes the allow-list and is its own rendering."""
     tables = [*TABLE_PLACEHOLDERS, *reference_aliases(plan)]
     for rule in plan["rules"]:
-        texts = [(key, "expression", ()) for key in ("predicate", "filter") if rule.get(key) is not None]
+        texts = [(key, "expression", ()) for key in ("predicate", "passes_when", "filter") if rule.get(key) is not None]
         if rule["scope"] == "query":
             texts.append(("query", "query", [*tables, *(COLUMN_PLACEHOLDERS if rule["columns"] else ())]))
         for key, kind, placeholders in texts:
@@ -199,8 +199,11 @@ def _check_rule(index: int, rule: Any) -> str:
         raise PlanError(f"{where} needs the key columns")
     if scope == "query" and not _text(rule.get("query")):
         raise PlanError(f"{where} needs a query")
-    if rule.get("filter") is not None and not _text(rule["filter"]):
-        raise PlanError(f"{where}.filter must be a non-empty string")
+    for key in ("passes_when", "filter"):
+        if rule.get(key) is not None and not _text(rule[key]):
+            raise PlanError(f"{where}.{key} must be a non-empty string")
+    if rule.get("passes_when") is not None and not _text(rule.get("predicate")):
+        raise PlanError(f"{where}.passes_when needs a predicate it implies")
     if rule.get("threshold") is not None:
         _check_threshold(where, rule["threshold"])
     return rule["id"]

@@ -71,6 +71,7 @@ class Rule:
     severity: str
     columns: tuple[str, ...] = ()
     predicate: str | None = None
+    passes_when: str | None = None
     filter: str | None = None
     query: str | None = None
     threshold: Threshold | None = None
@@ -205,6 +206,7 @@ def _rule(rule: dict[str, Any]) -> Rule:
         severity=rule["severity"],
         columns=tuple(rule["columns"]),
         predicate=rule.get("predicate"),
+        passes_when=rule.get("passes_when"),
         filter=rule.get("filter"),
         query=rule.get("query"),
         threshold=threshold,

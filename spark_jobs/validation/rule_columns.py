@@ -37,8 +37,14 @@ def evaluated(rule: Rule) -> Column:
 
 
 def failing(rule: Rule) -> Column:
-    """TRUE for an evaluated row whose predicate is not TRUE: NULL is a failure. Never NULL."""
-    return evaluated(rule) & ~F.coalesce(F.expr(rule.predicate), F.lit(False))
+    """TRUE for an evaluated row whose predicate is not TRUE: NULL is a failure. Never NULL.
+
+    A rule's ``passes_when`` implies its predicate and costs less: the predicate is evaluated
+    only on the rows it does not pass (Spark's OR does not evaluate its right side after TRUE)."""
+    valid = F.coalesce(F.expr(rule.predicate), F.lit(False))
+    if rule.passes_when:
+        valid = F.coalesce(F.expr(rule.passes_when), F.lit(False)) | valid
+    return evaluated(rule) & ~valid
 
 
 def keys_not_null(keys: tuple[str, ...]) -> Column:
@@ -116,7 +122,7 @@ def _static_reason(
 
 def _expressions(rule: Rule) -> list[tuple[str, bool]]:
     """(SQL text, must be boolean) for everything of the rule the engine will evaluate."""
-    expressions = [(text, True) for text in (rule.predicate, rule.filter) if text]
+    expressions = [(text, True) for text in (rule.predicate, rule.passes_when, rule.filter) if text]
     if rule.scope == "group":
         expressions += [(quote_identifier(name), False) for name in rule.columns]
     return expressions

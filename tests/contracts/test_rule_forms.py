@@ -146,6 +146,9 @@ def test_string_lengths_and_pattern():
     plan = one_column("string", "string", logicalTypeOptions="{minLength: 2, maxLength: 10, pattern: '^[A-Z]{2}-\\d+$'}")
     assert rule(plan, "v.min_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) >= 2)"
     assert rule(plan, "v.max_length")["predicate"] == "(`v` IS NULL OR char_length(`v`) <= 10)"
+    # the cheap test that implies it (a string of 10 bytes or fewer has 10 characters or fewer)
+    assert rule(plan, "v.max_length")["passes_when"] == "octet_length(`v`) <= 10"
+    assert "passes_when" not in rule(plan, "v.min_length")
     # a search, not a full match (anchors are the author's); the ECMA-262 $ (end of input) is Java's \z
     # (issue 15: it was passed on as $, which also matches before a final line break); backslashes escaped
     assert rule(plan, "v.pattern")["predicate"] == "(`v` IS NULL OR `v` RLIKE '^[A-Z]{2}-\\\\d+\\\\z')"

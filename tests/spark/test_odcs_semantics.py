@@ -409,3 +409,52 @@ def test_translated_patterns_match_what_ecma_262_matches(spark):
     found = {row.i: row[f"m{row.i}"] for row in matches.collect()}
 
     assert [found[i] for i in range(len(ECMA_262_MATCHES))] == [expected for _, _, expected in ECMA_262_MATCHES]
+
+
+# -- 4. maxLength counts characters, whatever its shortcut on bytes ------------------------------
+
+NAMES_PLAN = """\
+schema:
+  - name: names
+    physicalType: table
+    properties:
+      - name: name
+        physicalType: string
+        logicalType: string
+        logicalTypeOptions: {maxLength: 3}
+"""
+# (value, characters): Spark counts code points, as ODCS's JSON-Schema maxLength does
+NAMES = [
+    (None, None), ("", 0), ("abc", 3), ("abcd", 4),
+    ("éé", 2), ("ééé", 3), ("éééé", 4),  # 2 bytes a character: over 3 bytes, within 3 characters
+    ("日本語", 3), ("日本語だ", 4),  # 3 bytes a character
+    ("😀😀😀", 3), ("😀😀😀😀", 4),  # 4 bytes a character
+    ("a\u0301b", 3),  # a combining accent is a code point of its own
+]
+
+
+def test_max_length_counts_characters_and_its_byte_shortcut_changes_no_count(spark, as_delta):
+    """``maxLength``'s ``passes_when`` (at most N bytes) lets Spark skip counting the characters
+    of most strings; a multi-byte string past N bytes is still judged on its characters, in the
+    report and in the rows' ``_errors``, and the table's CHECK constraint is the predicate alone."""
+    from pyspark.sql import functions as F
+
+    from contract_plan.table_ddl import expected_constraints
+    from spark_jobs.validation.diagnostics import diagnose
+
+    plan = compiled(NAMES_PLAN)
+    max_length = next(rule for rule in plan["rules"] if rule["id"] == "name.max_length")
+    assert max_length["passes_when"] == "octet_length(`name`) <= 3"
+    assert expected_constraints(plan)[next(iter(expected_constraints(plan)))] == max_length["predicate"]
+    df = spark.createDataFrame([(value,) for value, _ in NAMES], "name string")
+    too_long = sorted(value for value, characters in NAMES if characters is not None and characters > 3)
+
+    report = run_validation(spark, plan, as_delta(df))
+
+    assert len(too_long) == 4
+    assert failed(report) == {"name.max_length": 4}
+    by_predicate = df.filter(~F.coalesce(F.expr(max_length["predicate"]), F.lit(False)))
+    assert sorted(row.name for row in by_predicate.collect()) == too_long
+    marked = diagnose(df, plan).filter(F.size("_errors") > 0)
+    assert sorted(row.name for row in marked.collect()) == too_long
+    assert report["rows"] == {"valid": len(NAMES) - 4, "invalid": 4}

@@ -34,6 +34,8 @@ def test_fingerprint_is_filled_in_and_checked(tmp_path):
         ({"rules": [rule("x", "required", ["a"], "a IS NOT NULL")] * 2}, "duplicate ids: x"),
         ({"rules": [rule("x", "minimum", ["a"], "a > 0", threshold={"operator": "mustBeBetween", "value": 3})]}, "does not fit"),
         ({"rules": [rule("x", "minimum", ["a"], "a > 0", severity="info")]}, "severity"),
+        ({"rules": [rule("x", "max_length", ["a"], "a IS NULL", passes_when="")]}, "passes_when must be a non-empty"),
+        ({"rules": [rule("x", "unique", ["a"], scope="group", passes_when="true")]}, "passes_when needs a predicate"),
     ],
 )
 def test_malformed_plans_are_refused(change, message):
@@ -102,6 +104,8 @@ def test_with_rules_keeps_plans_valid():
         ("predicate", "case_count >= 0", "not in the form the compiler renders it"),
         ("predicate", "`region_code` <> '${env:HOME}'", "'${' is not allowed"),
         ("filter", "`case_count` > (SELECT max(x) FROM t)", "a subquery is not allowed in a row expression"),
+        ("passes_when", "java_method('java.lang.System', 'exit', 0) = 0", "function java_method() is not allowed"),
+        ("passes_when", "octet_length(region_code) <= 5", "not in the form the compiler renders it"),
     ],
 )
 def test_every_sql_text_of_a_plan_is_checked_again(key, text, message):

@@ -391,8 +391,10 @@ class _Compiler:
                 self.error(path, f"{option} must be a whole number >= 0, got {value!r}")
             else:
                 lengths[option] = value
+                shortcut = {"passes_when": rules.max_length_shortcut(name, value)} if kind == "max_length" else {}
                 self.add_rule(path, f"{name}.{kind}", kind=kind, scope="row", columns=[name],
-                              predicate=rules.nullable_check(name, f"char_length({quote_identifier(name)}) {operator} {value}"))
+                              predicate=rules.nullable_check(name, f"char_length({quote_identifier(name)}) {operator} {value}"),
+                              **shortcut)
         if lengths.get("minLength", 0) > lengths.get("maxLength", float("inf")):
             self.error(f"{base}.minLength", f"minLength {lengths['minLength']} is above maxLength {lengths['maxLength']}")
 

@@ -42,6 +42,14 @@ def nullable_check(column: str, check: str) -> str:
     return f"({quote_identifier(column)} IS NULL OR {check})"
 
 
+def max_length_shortcut(column: str, length: int) -> str:
+    """A ``maxLength`` rule's ``passes_when``: a string of at most ``length`` bytes has at most
+    ``length`` characters (a character takes 1 to 4 bytes), and its byte length is a field of
+    the string, where counting its characters reads every byte (benchmarks/RESULTS.md,
+    "Validation engine": 2.6 of 34 CPU s on the 50-column contract)."""
+    return f"octet_length({quote_identifier(column)}) <= {length}"
+
+
 def literal_for(value, column_type: str, key=None) -> str:
     """A literal of ``column_type`` for a bound or list item; raise RuleError when it cannot be one."""
     if is_numeric(column_type):
