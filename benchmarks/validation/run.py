@@ -326,7 +326,9 @@ def markdown(results: list[dict[str, object]], command: str, runs: int, load: st
 
 
 def write_section(text: str) -> None:
-    """Replace only this section of RESULTS.md; other benchmarks own the other sections."""
+    """Add this run's table at the end of this section of RESULTS.md, under a heading of its
+    own: the section is the record of the runs and of what was tried, oldest first. Other
+    benchmarks own the other sections."""
     existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
     lines = existing.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
@@ -334,8 +336,9 @@ def write_section(text: str) -> None:
         RESULTS.write_text(existing.rstrip("\n") + "\n\n" + text, encoding="utf-8")
         return
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    tail = "".join(lines[end:])
-    RESULTS.write_text("".join(lines[:start]) + text + ("\n" + tail if tail else ""), encoding="utf-8")
+    run = text.replace(SECTION, f"**A run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.**", 1)
+    head, tail = "".join(lines[:end]).rstrip("\n"), "".join(lines[end:])
+    RESULTS.write_text(head + "\n\n" + run + ("\n" + tail if tail else ""), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
