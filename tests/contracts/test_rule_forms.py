@@ -162,6 +162,9 @@ def test_not_blank_whitespace_and_spaces():
                 "v.not_blank")["predicate"] == rule(whitespace, "v.not_blank")["predicate"]
     spaces = one_column("string", "string", customProperties="[{property: notBlank, value: spaces}]")
     assert rule(spaces, "v.not_blank")["predicate"] == "(`v` IS NULL OR trim(`v`) <> '')"
+    # both modes: a first byte from '!' to '~' is a character no blank string starts with
+    for plan in (whitespace, spaces):
+        assert rule(plan, "v.not_blank")["passes_when"] == "`v` >= '!' AND `v` <= '~'"
     off = one_column("string", "string", customProperties="[{property: notBlank, value: false}]")
     assert [r["id"] for r in off["rules"]] == []
 

@@ -458,3 +458,57 @@ def test_max_length_counts_characters_and_its_byte_shortcut_changes_no_count(spa
     marked = diagnose(df, plan).filter(F.size("_errors") > 0)
     assert sorted(row.name for row in marked.collect()) == too_long
     assert report["rows"] == {"valid": len(NAMES) - 4, "invalid": 4}
+
+
+# -- 5. notBlank judges the whole string, whatever its shortcut on the first byte ----------------
+
+BLANK_PLAN = """\
+schema:
+  - name: codes
+    physicalType: table
+    properties:
+      - name: whitespace
+        physicalType: string
+        logicalType: string
+        customProperties: [{property: notBlank, value: whitespace}]
+      - name: spaces
+        physicalType: string
+        logicalType: string
+        customProperties: [{property: notBlank, value: spaces}]
+"""
+# value, blank in mode whitespace, blank in mode spaces (Spark's trim removes U+0020 only)
+BLANKS = [
+    (None, False, False), ("R1", False, False), ("!", False, False), ("~x", False, False),
+    ("", True, True), ("   ", True, True), (" R", False, False), ("\tR", False, False),
+    ("\t", True, False), ("\n \r", True, False), ("\u00a0", True, False), ("\u00a0x", False, False),
+    ("\u2003\u200b\ufeff\u0085", True, False), ("\u007f", False, False), ("\u00e9", False, False),
+]
+
+
+def test_not_blank_judges_the_whole_string_and_its_first_byte_shortcut_changes_no_count(spark, as_delta):
+    """``notBlank``'s ``passes_when`` passes a string starting with ``!`` to ``~`` without its
+    regular expression (or trim); a string starting with a space, a control character, a
+    no-break space or any other multi-byte character is judged by the predicate, in the report
+    and in the rows' ``_errors``."""
+    from pyspark.sql import functions as F
+
+    from spark_jobs.validation.diagnostics import diagnose
+
+    plan = compiled(BLANK_PLAN)
+    rules = {rule["id"]: rule for rule in plan["rules"]}
+    df = spark.createDataFrame([(value, value) for value, _, _ in BLANKS], "whitespace string, spaces string")
+    blank = {
+        "whitespace": sorted(value for value, in_whitespace, _ in BLANKS if in_whitespace),
+        "spaces": sorted(value for value, _, in_spaces in BLANKS if in_spaces),
+    }
+
+    report = run_validation(spark, plan, as_delta(df))
+
+    assert [len(blank["whitespace"]), len(blank["spaces"])] == [6, 2]
+    assert failed(report) == {"whitespace.not_blank": 6, "spaces.not_blank": 2}
+    for name, values in blank.items():
+        predicate = rules[f"{name}.not_blank"]["predicate"]
+        by_predicate = df.filter(~F.coalesce(F.expr(predicate), F.lit(False)))
+        assert sorted(row[name] for row in by_predicate.collect()) == values
+        marked = diagnose(df, plan).filter(F.exists("_errors", lambda e: e.rule_id == f"{name}.not_blank"))
+        assert sorted(row[name] for row in marked.collect()) == values

@@ -307,7 +307,8 @@ class _Compiler:
         except rules.RuleError as exc:
             self.rule_error(f"{path}.value", exc)
             return
-        self.add_rule(path, f"{name}.not_blank", kind="not_blank", scope="row", columns=[name], predicate=predicate)
+        self.add_rule(path, f"{name}.not_blank", kind="not_blank", scope="row", columns=[name], predicate=predicate,
+                      passes_when=rules.not_blank_shortcut(name))
 
     def compile_type_options(self, options: dict, base: str, name: str, column_type: str) -> None:
         if not options:
