@@ -35,6 +35,20 @@ def test_hostile_names_and_descriptions_in_the_ddl():
     assert check == "ALTER TABLE delta.`/tmp/x``y` ADD CONSTRAINT `cg_a_b_minimum` CHECK ((`a``b` IS NULL OR `a``b` >= 0))"
 
 
+def test_a_hostile_column_name_stays_one_identifier_in_a_rules_shortcut():
+    """``passes_when`` is written by the compiler, never taken from the contract, and names the
+    column as the predicate does: a name built to close the identifier stays inside it, and the
+    plan's check on the Spark side accepts the text as its own rendering."""
+    name = "a` <= 99 OR `b"
+    props = column(json.dumps(name), "string", "string", logicalTypeOptions="{maxLength: 3}",
+                   customProperties="[{property: notBlank, value: true}]")
+    plan = read_document(compile_text(contract(props)))
+    shortcuts = {r["id"]: r["passes_when"] for r in plan["rules"] if r.get("passes_when")}
+    quoted = "`a`` <= 99 OR ``b`"
+    assert shortcuts == {f"{name}.max_length": f"octet_length({quoted}) <= 3",
+                         f"{name}.not_blank": f"{quoted} >= '!' AND {quoted} <= '~'"}
+
+
 def test_constraint_names_are_plain_lower_case_words():
     quality = ("- type: custom\n  engine: spark-sql\n  name: \"Weird Name; DROP\"\n  implementation: v > 0\n"
                "- type: custom\n  engine: spark-sql\n  name: weird-name--drop\n  implementation: v > 1")
