@@ -512,3 +512,29 @@ def test_not_blank_judges_the_whole_string_and_its_first_byte_shortcut_changes_n
         assert sorted(row[name] for row in by_predicate.collect()) == values
         marked = diagnose(df, plan).filter(F.exists("_errors", lambda e: e.rule_id == f"{name}.not_blank"))
         assert sorted(row[name] for row in marked.collect()) == values
+
+
+def test_a_hostile_column_name_in_a_shortcut_reads_that_column_alone(spark):
+    """A column named to close its identifier (``a` <= 99 OR `b``) keeps both shortcuts on that
+    one column on Spark: the rules judge its values, and no other column decides them (the
+    batch is a DataFrame: Delta refuses the name's spaces without column mapping)."""
+    name = "a` <= 99 OR `b"
+    plan = compiled(f"""\
+        schema:
+          - name: hostile
+            physicalType: table
+            properties:
+              - name: {json.dumps(name)}
+                physicalType: string
+                logicalType: string
+                logicalTypeOptions: {{maxLength: 3}}
+                customProperties: [{{property: notBlank, value: true}}]
+              - {{name: a, physicalType: int, logicalType: integer}}
+              - {{name: b, physicalType: int, logicalType: integer}}
+        """)
+    rows = [("ok", 1, 1), ("   ", 1, 1), ("toolong", 1, 1), ("éééé", 1, 1)]
+    df = spark.createDataFrame(rows, f"`{name.replace('`', '``')}` string, a int, b int")
+
+    report = run_validation(spark, plan, df)
+
+    assert failed(report) == {f"{name}.max_length": 2, f"{name}.not_blank": 1}
