@@ -136,14 +136,14 @@ def test_lint_empty_folder_is_a_usage_error(tmp_path):
 def test_a_checker_crash_on_one_file_does_not_hide_the_others(tmp_path, monkeypatch):
     import contract_gate.cli.lint_cmd as lint_cmd
 
-    real = lint_cmd.compile_plan
+    real = lint_cmd.compile_plans
 
     def flaky(file, env=None):
         if Path(file).name == "orders.yaml":
             raise RuntimeError("boom")
         return real(file, env=env)
 
-    monkeypatch.setattr(lint_cmd, "compile_plan", flaky)
+    monkeypatch.setattr(lint_cmd, "compile_plans", flaky)
     result = cli("lint", EXAMPLES, "--json")
     assert result.returncode == 2
     contracts = {Path(c["file"]).name: c for c in json.loads(result.stdout)["contracts"]}

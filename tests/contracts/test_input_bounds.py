@@ -1,10 +1,12 @@
 """A contract is untrusted input: parsing is bounded (file size, expanded YAML values, nesting),
-contract ids must be able to become DAG ids, and the NaN/Infinity opt-in is checked like the
+any contract id derives safe DAG and folder names, and the NaN/Infinity opt-in is checked like the
 other property options. (The hostile corpus, tests/contracts_hostile/yaml_*, id_*, input_*,
 holds the attacks themselves; this file tests the limits around them.)"""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import resource
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract.loader import MAX_CONTRACT_BYTES, load_contract, load_contract_text
 from contract_gate.contract.yaml_source import MAX_DEPTH, MAX_NODES
+from contract_plan.names import safe_name
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ROOT / "contracts" / "orders.yaml"
@@ -107,17 +110,38 @@ def test_ids_that_can_become_dag_ids_compile(tmp_path, contract_id):
     assert compile_plan(contract)["contract"]["id"] == contract_id
 
 
-@pytest.mark.parametrize("contract_id", ["a/b", "my contract", "ordérs", "-orders", ".hidden", "a" * 201, "a\tb"])
-def test_ids_that_cannot_become_dag_ids_are_refused_at_the_id_line(tmp_path, contract_id):
+HOSTILE_IDS = sorted((ROOT / "tests" / "contracts_hostile").glob("id_*.yaml"))
+
+
+@pytest.mark.parametrize("contract_id", ["urn:datacontract:checkout:orders", "a/b", "my contract", "ordérs", "-orders", ".hidden", "a" * 201, "a\tb"])
+def test_any_id_is_kept_exactly_and_derives_safe_names(tmp_path, contract_id):
+    """ODCS allows any string as an id: the plan keeps it as written; the DAG id, the gate's
+    folder and its Asset come from it as names Airflow and a filesystem accept."""
     contract = tmp_path / "c.yaml"
     contract.write_text(ORDERS.read_text(encoding="utf-8").replace("id: orders\n", f'id: "{contract_id}"\n', 1),
                         encoding="utf-8")
-    with pytest.raises(ContractError) as refused:
-        compile_plan(contract)
-    [issue] = refused.value.issues
-    assert (issue.path, issue.line) == ("id", 5)
-    assert "cannot become a DAG id: use 1 to 200 ASCII letters, digits, '_', '.' or '-', starting with a letter " \
-           "or a digit" in issue.message
+    plan = compile_plan(contract)
+    assert plan["contract"]["id"] == contract_id
+    names = plan["names"]
+    assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", names["dag_id"]) and ".." not in names["dag_id"]
+    assert names["gate"] == names["dag_id"]  # one object: the gate's folder is the DAG id
+    assert names["dag_id"] != contract_id  # none of these fits as it is: slug + hash of the original
+    assert names["dag_id"].endswith("_" + hashlib.sha256(contract_id.encode()).hexdigest()[:8])
+
+
+@pytest.mark.parametrize("path", HOSTILE_IDS, ids=[p.name for p in HOSTILE_IDS])
+def test_hostile_ids_name_nothing_outside_their_folder(path):
+    plan = compile_plan(path)
+    gate = plan["names"]["gate"]
+    assert "/" not in gate and "\n" not in gate and not gate.startswith(".") and gate.isascii()
+    assert (Path("/runs") / gate).resolve().parent == Path("/runs")
+
+
+def test_a_plain_id_keeps_its_dag_id_and_two_ids_that_differ_in_refused_characters_do_not_collide():
+    assert safe_name("orders") == "orders" and safe_name("orders.v2-eu") == "orders.v2-eu"
+    assert safe_name("0f8fad5b-d9cb-469f-a165-70867728950e") == "0f8fad5b-d9cb-469f-a165-70867728950e"
+    assert safe_name("urn:a:b") != safe_name("urn/a/b")
+    assert safe_name("urn:a:b").startswith("urn_a_b_")
 
 
 def _orders_with_option(value: str, physical_type: str = "double") -> str:

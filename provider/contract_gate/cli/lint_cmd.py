@@ -1,8 +1,10 @@
 """``contract-gate lint <file|dir>``: check contracts and compile them, report every error.
 
 Each file is checked on its own, so one broken contract never hides the errors of another.
-Then the contracts that compiled are checked against each other (``contract.claims``): two
-contracts that claim the same table or id both fail, each error naming the other file.
+Every schema object is compiled; an object without a landing is documentation only and is
+listed as "not gated" with the reason, which is no error. Then the contracts that compiled are
+checked against each other (``contract.claims``): two contracts that claim the same table, id or
+derived DAG id both fail, each error naming the other file.
 Exit code: 0 all ok, 1 some contract has errors, 2 usage error or a crash of the checker itself.
 """
 
@@ -12,9 +14,8 @@ import json
 from pathlib import Path
 
 from contract_gate.contract.claims import conflicts
-from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.compiler import compile_plans
 from contract_gate.contract.errors import ContractError
-from contract_gate.contract.loader import load_contract
 
 
 def contract_files(target: Path) -> list[Path]:
@@ -33,19 +34,22 @@ def register(subparsers) -> None:
 
 def lint_file(file: Path, env: str | None) -> dict:
     try:
-        plan = compile_plan(file, env=env)
+        compiled = compile_plans(file, env=env)
     except ContractError as exc:
         return {"file": str(file), "ok": False, "errors": [i.as_dict() for i in exc.issues]}
     except Exception as exc:  # noqa: BLE001 - a checker bug must not stop the other files
         message = f"internal error while checking this contract: {type(exc).__name__}: {exc}"
         return {"file": str(file), "ok": False, "crashed": True,
                 "errors": [{"file": str(file), "line": None, "path": "", "message": message}]}
-    return {"file": str(file), "ok": True, "rules": len(plan["rules"]), "errors": [], "plan": plan}
+    gated = compiled.gated
+    return {"file": str(file), "ok": True, "rules": sum(len(p["rules"]) for p in compiled.plans.values()),
+            "gated": list(gated), "not_gated": dict(compiled.not_gated), "errors": [],
+            "loaded": compiled.loaded, "plans": list(compiled.plans.values())}
 
 
 def check_claims(results: list[dict]) -> None:
     """Fail every compiled contract whose tables or id clash with another one's (in place)."""
-    compiled = [(load_contract(r["file"]), r["plan"]) for r in results if r["ok"]]
+    compiled = [(r["loaded"], plan) for r in results if r["ok"] for plan in r["plans"]]
     clashes = conflicts(compiled)
     for result in results:
         if result["file"] in clashes:
@@ -63,7 +67,8 @@ def run(args) -> int:
     results = [lint_file(file, args.env) for file in files]
     check_claims(results)
     for result in results:
-        result.pop("plan", None)
+        result.pop("plans", None)
+        result.pop("loaded", None)
     if args.json:
         print(json.dumps({"contracts": results}, indent=2))
     else:
@@ -76,7 +81,10 @@ def run(args) -> int:
 def print_human(results: list[dict]) -> None:
     for result in results:
         if result["ok"]:
-            print(f"ok    {result['file']} ({result['rules']} rules)")
+            gated = ", ".join(result["gated"]) or "none"
+            print(f"ok    {result['file']} ({result['rules']} rules; gated: {gated})")
+            for name, reason in result["not_gated"].items():
+                print(f"      not gated: {name}: {reason}")
             continue
         print(f"FAIL  {result['file']}")
         for issue in result["errors"]:

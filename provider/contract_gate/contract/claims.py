@@ -30,13 +30,13 @@ from contract_plan.addresses import candidate_schema
 
 OWN = ("target", "quarantine")
 SHARED = ("decisions", "candidate_schema")
-_NAMES = {"candidate_schema": "candidate folder"}
+_NAMES = {"candidate_schema": "candidate folder", "dag_id": "derived DAG id"}
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: one claim of one contract
 class Claim:
     contract: LoadedContract
-    role: str  # target, quarantine, decisions, candidate_schema, landing, candidates, id
+    role: str  # target, quarantine, decisions, candidate_schema, landing, candidates, id, dag_id
     yaml_path: str
     kind: str  # path | table | key
     key: str
@@ -49,7 +49,10 @@ class Claim:
 
 def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
     """Everything ``plan`` (compiled from ``loaded``) claims."""
-    found = [Claim(loaded, "id", "id", "key", str(plan["contract"]["id"]).casefold(), plan["contract"]["id"])]
+    contract_id, dag_id = plan["contract"]["id"], plan["names"]["dag_id"]
+    found = [Claim(loaded, "id", "id", "key", str(contract_id).casefold(), contract_id)]
+    if dag_id != contract_id:  # an id that fits is its own DAG id, claimed above
+        found.append(Claim(loaded, "dag_id", "id", "key", f"dag id {dag_id.casefold()}", dag_id))
     tables = plan.get("tables")
     if not tables:
         return found
@@ -66,7 +69,7 @@ def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
 def _clash(first: Claim, second: Claim) -> bool:
     """Whether two claims of different contracts on the same (or nested) place conflict."""
     roles = {first.role, second.role}
-    if roles in ({"id"}, {"candidates"}):
+    if roles in ({"id"}, {"dag_id"}, {"candidates"}):
         return True
     if "landing" in roles:  # reading another contract's published target is a pipeline, not a clash
         return bool(roles & {"quarantine", *SHARED})

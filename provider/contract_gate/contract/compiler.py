@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import decimal
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pydantic
@@ -23,6 +24,7 @@ from contract_gate.contract.table_locations import location_problems
 from contract_plan.sql_allowlist import check_query, is_deterministic
 from contract_plan.sql_text import quote_identifier
 from contract_plan.document import PLAN_VERSION, fingerprint
+from contract_plan.names import gate_names
 from contract_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
 from contract_plan import keys_across_batches
 
@@ -35,20 +37,76 @@ _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
 # logicalTypeOptions keys that only document (the gate checks the physical Spark type).
 _DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone"}
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
-# A contract id names the gate's Airflow DAGs (``<id>``, ``<id>__retention``, ``<id>__freshness``:
-# Airflow allows 250 characters), its work folder and its status file, so it must be all three.
-_CONTRACT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
-CONTRACT_ID_FORM = "1 to 200 ASCII letters, digits, '_', '.' or '-', starting with a letter or a digit"
 # Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unfit, contract_plan.empty_batch),
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
 
 
-def compile_plan(contract: str | Path | LoadedContract, env: str | None = None) -> dict:
-    """Load (if given a path) and compile a contract. Raises :class:`ContractError`."""
+@dataclass(frozen=True)
+class CompiledContract:
+    """A contract compiled object by object: one plan per schema object (in contract order) and,
+    for the objects that are documentation only, why they are not gated."""
+
+    loaded: LoadedContract
+    plans: dict[str, dict]
+    not_gated: dict[str, str]
+
+    @property
+    def gated(self) -> dict[str, dict]:
+        """The plans of the objects the gate guards (a landing and tables on the server)."""
+        return {name: plan for name, plan in self.plans.items() if name not in self.not_gated}
+
+    def plan(self, object_name: str | None = None) -> dict:
+        """The plan of ``object_name``; without one, of the contract's only object, else of its only
+        gated object. Raises :class:`ContractError` naming the objects to choose from."""
+        if object_name is not None:
+            if object_name not in self.plans:
+                raise ContractError(self.loaded.file, [self.loaded.issue(
+                    "schema", f"no schema object {object_name!r}; the contract has {_listing(self.plans)}")])
+            return self.plans[object_name]
+        if len(self.plans) == 1:
+            return next(iter(self.plans.values()))
+        if len(self.gated) == 1:
+            return next(iter(self.gated.values()))
+        raise ContractError(self.loaded.file, [self.loaded.issue(
+            "schema", f"the contract has {len(self.plans)} schema objects ({_listing(self.plans)}): name one")])
+
+
+def compile_plans(contract: str | Path | LoadedContract, env: str | None = None) -> CompiledContract:
+    """Load (if given a path) and compile every schema object of a contract. Every problem of
+    every object is raised together as one :class:`ContractError`."""
     loaded = contract if isinstance(contract, LoadedContract) else load_contract(contract)
-    return _Compiler(loaded, env).compile()
+    objects = loaded.model.schema_ or []
+    if not objects:
+        raise ContractError(loaded.file, [loaded.issue("schema", "the contract has no schema object: nothing to gate")])
+    issues: list[ContractIssue] = []
+    plans: dict[str, dict] = {}
+    not_gated: dict[str, str] = {}
+    for index, obj in enumerate(objects):
+        compiler = _Compiler(loaded, env, index)
+        if obj.name in plans:
+            issues.append(loaded.issue(f"schema[{index}].name", f"duplicate schema object name {obj.name!r}"))
+            continue
+        try:
+            plans[obj.name] = compiler.compile()
+        except ContractError as exc:
+            issues.extend(exc.issues)
+            continue
+        if compiler.not_gated:
+            not_gated[obj.name] = compiler.not_gated
+    if issues:
+        raise ContractError(loaded.file, sorted(set(issues), key=lambda i: (i.line or 0, i.path, i.message)))
+    return CompiledContract(loaded, plans, not_gated)
+
+
+def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, object_name: str | None = None) -> dict:
+    """The plan of one schema object (see :meth:`CompiledContract.plan`). Raises :class:`ContractError`."""
+    return compile_plans(contract, env).plan(object_name)
+
+
+def _listing(plans: dict) -> str:
+    return ", ".join(repr(name) for name in plans)
 
 
 def _near_miss(name, known) -> str | None:
@@ -60,9 +118,15 @@ def _near_miss(name, known) -> str | None:
 
 
 class _Compiler:
-    def __init__(self, loaded: LoadedContract, env: str | None):
+    """Compiles schema object ``index`` of a contract into its plan."""
+
+    def __init__(self, loaded: LoadedContract, env: str | None, index: int = 0):
         self.loaded = loaded
         self.env = env
+        self.index = index
+        self.base = f"schema[{index}]"
+        self.not_gated: str | None = None  # why this object is documentation only
+        self.settings_sources: list[tuple[str, dict]] = []  # (YAML path, value) of its contractGate entries
         self.issues: list[ContractIssue] = []
         self.rules: list[dict] = []
         self.columns: dict[str, str] = {}  # name -> Spark type, contract order
@@ -119,18 +183,13 @@ class _Compiler:
     # -- the compile ---------------------------------------------------------------------
     def compile(self) -> dict:
         model = self.loaded.model
-        if not _CONTRACT_ID.fullmatch(model.id):
-            self.error("id", f"contract id {model.id!r} cannot become a DAG id: use {CONTRACT_ID_FORM}")
-        objects = model.schema_ or []
-        if len(objects) != 1:
-            self.error("schema", f"the gate guards exactly one dataset; found {len(objects)} schema objects")
-            raise ContractError(self.loaded.file, self.issues)
-        obj = objects[0]
+        objects = model.schema_
+        obj = objects[self.index]
         columns = self.compile_columns(obj)
         self.key = self.compile_key(obj)
-        settings = self.settings = self.gate_settings()  # before the rules: queries may use its references
+        settings = self.settings = self.gate_settings(obj)  # before the rules: queries may use its references
         self.compile_property_rules(obj)
-        self.compile_quality(obj.quality or [], "schema[0]", column=None)
+        self.compile_quality(obj.quality or [], self.base, column=None)
         server = self.pick_server()
         freshness = self.freshness(obj.name)
         tables = self.table_addresses(settings, server, obj.name) if settings else None
@@ -138,11 +197,13 @@ class _Compiler:
         plan_rules = self.assign_ids()
         if self.issues:
             raise ContractError(self.loaded.file, sorted(self.issues, key=lambda i: (i.line or 0, i.path, i.message)))
+        environment = server.server if server is not None else None
         plan = {
             "plan_version": PLAN_VERSION,
             "contract": {"id": model.id, "version": model.version, "name": model.name, "domain": model.domain},
             "object": obj.name,
-            "environment": server.server if server is not None else None,
+            "names": gate_names(model.id, obj.name, len(objects), environment),
+            "environment": environment,
             "columns": columns,
             "key": self.key,
             "rules": plan_rules,
@@ -160,7 +221,7 @@ class _Compiler:
     def compile_columns(self, obj) -> list[dict]:
         result = []
         for i, prop in enumerate(obj.properties or []):
-            base = f"schema[0].properties[{i}]"
+            base = f"{self.base}.properties[{i}]"
             column_type = self.column_type(prop, base)
             if column_type is None:
                 continue
@@ -232,7 +293,7 @@ class _Compiler:
             if prop.primaryKey:
                 keyed.append((i, prop, position))
             elif position is not None:
-                self.error(f"schema[0].properties[{i}].primaryKeyPosition", "primaryKeyPosition without primaryKey: true")
+                self.error(f"{self.base}.properties[{i}].primaryKeyPosition", "primaryKeyPosition without primaryKey: true")
         positions = [position for _, _, position in keyed]
         expected = list(range(1, len(keyed) + 1))
         if len(keyed) == 1 and positions in ([None], [1]):
@@ -246,9 +307,9 @@ class _Compiler:
         found = [position for _, _, position in keyed]
         seen: set[int] = set()
         for i, _, position in keyed:
-            path = f"schema[0].properties[{i}].primaryKeyPosition"
+            path = f"{self.base}.properties[{i}].primaryKeyPosition"
             if position is None:
-                self.error(f"schema[0].properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} columns")
+                self.error(f"{self.base}.properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} columns")
             elif not 1 <= position <= len(keyed) or position in seen:
                 self.error(path, f"primaryKeyPosition {position} is out of place: the {len(keyed)} key columns need "
                                  f"positions 1..{len(keyed)} without gaps or repeats; found {found}")
@@ -261,7 +322,7 @@ class _Compiler:
             name = prop.name
             if name not in self.columns:
                 continue
-            base = f"schema[0].properties[{i}]"
+            base = f"{self.base}.properties[{i}]"
             column_type = self.columns[name]
             if prop.required or prop.primaryKey:
                 source = f"{base}.required" if prop.required else f"{base}.primaryKey"
@@ -279,7 +340,7 @@ class _Compiler:
             self.compile_quality(prop.quality or [], base, column=name)
         if self.key:
             index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
-            self.add_rule(f"schema[0].properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
+            self.add_rule(f"{self.base}.properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
                           scope="group", columns=list(self.key), nulls_distinct=True)
             if self.settings is not None and self.settings.publication.mode == "append":
                 self.add_rule(self.append_source(index), keys_across_batches.RULE_ID, first=True,
@@ -288,11 +349,10 @@ class _Compiler:
     def append_source(self, key_index: int) -> str:
         """Where the cross-batch key rule comes from: the gate's ``publication.mode: append`` when
         the contract writes it, else the key (``append`` is the default publication)."""
-        publication = self.settings.publication
-        if "publication" in self.settings.model_fields_set and "mode" in publication.model_fields_set:
-            index = next(i for i, c in enumerate(self.loaded.model.customProperties) if c.property == GATE_PROPERTY)
-            return f"customProperties[{index}].value.publication.mode"
-        return f"schema[0].properties[{key_index}].primaryKey"
+        for path, value in reversed(self.settings_sources):  # the object's own entry wins
+            if isinstance(value.get("publication"), dict) and "mode" in value["publication"]:
+                return f"{path}.publication.mode"
+        return f"{self.base}.properties[{key_index}].primaryKey"
 
     def compile_not_blank(self, base: str, name: str, column_type: str) -> None:
         j, mode = self.options[name]["notBlank"]
@@ -559,26 +619,60 @@ class _Compiler:
         self.add_rule(path, rule_id, given[1], **{**common, **fields})
 
     # -- settings, servers, SLA ----------------------------------------------------------
-    def gate_settings(self) -> GateSettings | None:
+    def gate_settings(self, obj) -> GateSettings | None:
+        """The object's gate settings: its own ``contractGate`` entry over the contract's (key by
+        key, nested mappings merged), ``{object}`` in the landing made the object's name. An object
+        without a landing is documentation only (``self.not_gated``), not an error."""
+        contract_level = self.settings_entry(self.loaded.model.customProperties, "customProperties")
+        object_level = self.settings_entry(obj.customProperties, f"{self.base}.customProperties")
+        if contract_level is None and object_level is None:
+            self.not_gated = "no contractGate settings, so no landing"
+            return None
+        entries = self.settings_sources = [entry for entry in (contract_level, object_level) if entry is not None]
+        value: dict = {}
+        for _, given in entries:
+            value = _merged(value, given)
+        landing = value.get("landing")
+        if landing is None:
+            self.not_gated = "no landing in its contractGate settings"
+            return None
+        if isinstance(landing, dict):
+            landing_from_contract = object_level is None or "landing" not in object_level[1]
+            if landing_from_contract and len(self.loaded.model.schema_) > 1 \
+                    and not any("{object}" in str(v) for v in (landing.get("path"), landing.get("table"))):
+                self.error(f"{contract_level[0]}.landing", "a contract with several schema objects gives each its "
+                           "landing: in the object's own contractGate entry, or here with {object} in the path "
+                           "or table name")
+                return None
+            value["landing"] = {key: v.replace("{object}", obj.name) if key in ("path", "table") and isinstance(v, str)
+                                else v for key, v in landing.items()}
+        try:
+            return GateSettings.model_validate(value)
+        except pydantic.ValidationError as exc:
+            for parts, message in settings_errors(exc):
+                where = object_level if object_level is not None and _has_key(object_level[1], parts) else entries[0]
+                self.error(yaml_path([where[0], *parts]), message)
+            return None
+
+    def settings_entry(self, custom_properties, base: str) -> tuple[str, dict] | None:
+        """(YAML path of its value, value) of the one ``contractGate`` entry in ``custom_properties``."""
         entries = []
-        for i, custom in enumerate(self.loaded.model.customProperties or []):
+        for i, custom in enumerate(custom_properties or []):
             meant = _near_miss(custom.property, (GATE_PROPERTY,))
             if meant:
-                self.error(f"customProperties[{i}].property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
+                self.error(f"{base}[{i}].property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
             elif custom.property == GATE_PROPERTY:
                 entries.append((i, custom))
         if not entries:
             return None
         if len(entries) > 1:
-            self.error(f"customProperties[{entries[1][0]}]", f"{GATE_PROPERTY} is given more than once")
+            self.error(f"{base}[{entries[1][0]}]", f"{GATE_PROPERTY} is given more than once")
             return None
         index, entry = entries[0]
-        try:
-            return GateSettings.model_validate(entry.value)
-        except pydantic.ValidationError as exc:
-            for parts, message in settings_errors(exc):
-                self.error(yaml_path([f"customProperties[{index}].value", *parts]), message)
+        if not isinstance(entry.value, dict):
+            self.error(f"{base}[{index}].value", f"{GATE_PROPERTY} settings must be a mapping")
             return None
+        return f"{base}[{index}].value", entry.value
 
     def table_addresses(self, settings: GateSettings, server, object_name: str) -> dict:
         """The plan's table addresses, after every name and path that leads there is checked
@@ -626,6 +720,19 @@ class _Compiler:
             index, *keys = exc.keys()
             self.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))
             return None
+
+
+def _merged(base: dict, override: dict) -> dict:
+    """``override`` over ``base``, nested mappings merged key by key."""
+    result = dict(base)
+    for key, value in override.items():
+        result[key] = _merged(result[key], value) if isinstance(value, dict) and isinstance(result.get(key), dict) else value
+    return result
+
+
+def _has_key(value: dict, parts: list) -> bool:
+    """Whether ``value`` (a settings mapping) holds the first key of an error's path."""
+    return bool(parts) and isinstance(value, dict) and parts[0] in value
 
 
 def _severity(value) -> str:
