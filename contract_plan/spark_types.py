@@ -121,3 +121,70 @@ def _int(tokens: list[str]) -> tuple[int, list[str]]:
     if not tokens or not tokens[0].isdigit():
         raise TypeSyntaxError("expected a number")
     return int(tokens[0]), tokens[1:]
+
+
+# -- type widening ------------------------------------------------------------------------------
+# Spark's up-cast (``Cast.canUpCast``): a conversion that loses no value. Numbers widen along
+# this order; a decimal holds every value of an integral type with that many digits.
+_NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "float", "double")
+_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+_TEMPORAL_WIDENING = {("date", "timestamp"), ("date", "timestamp_ntz")}
+
+
+def type_change(old: str, new: str) -> str:
+    """How the normalised Spark type ``new`` relates to ``old``: ``same``, ``widened`` (every
+    value of ``old`` is a value of ``new``), ``narrowed`` (the reverse) or ``changed``."""
+    if old == new:
+        return "same"
+    if widens(old, new):
+        return "widened"
+    return "narrowed" if widens(new, old) else "changed"
+
+
+def widens(old: str, new: str) -> bool:
+    """Whether Spark up-casts ``old`` to ``new`` (both as :func:`spark_type` writes them)."""
+    if old == new:
+        return True
+    if new == "string":  # every atomic value has a string form
+        return not old.startswith(("array<", "map<", "struct<")) and old != "binary"
+    if old in _NUMERIC_ORDER and new in _NUMERIC_ORDER:
+        return _NUMERIC_ORDER.index(old) < _NUMERIC_ORDER.index(new)
+    old_decimal, new_decimal = decimal_bounds(old), decimal_bounds(new)
+    if old in _INTEGRAL_DIGITS:
+        old_decimal = (_INTEGRAL_DIGITS[old], 0) if new_decimal else None
+    if new in _INTEGRAL_DIGITS and old_decimal:
+        new_decimal = (_INTEGRAL_DIGITS[new], 0)
+    if old_decimal and new_decimal:
+        (p, s), (p2, s2) = old_decimal, new_decimal
+        return p2 - s2 >= p - s and s2 >= s
+    if (old, new) in _TEMPORAL_WIDENING:
+        return True
+    old_parts, new_parts = _nested(old), _nested(new)
+    if old_parts and new_parts and old_parts[0] == new_parts[0]:
+        (kind, old_items), (_, new_items) = old_parts, new_parts
+        if len(old_items) != len(new_items):
+            return False
+        if kind == "struct":  # field by field, same names in the same order
+            return all(a.partition(":")[0] == b.partition(":")[0] and widens(a.partition(":")[2], b.partition(":")[2])
+                       for a, b in zip(old_items, new_items))
+        return all(widens(a, b) for a, b in zip(old_items, new_items))
+    return False
+
+
+def _nested(type_string: str) -> tuple[str, list[str]] | None:
+    """(``array``/``map``/``struct``, its element types or ``name:type`` fields), or None."""
+    kind, bracket, inner = type_string.partition("<")
+    if not bracket or kind not in ("array", "map", "struct") or not inner.endswith(">"):
+        return None
+    items, depth, start = [], 0, 0
+    inner = inner[:-1]
+    for i, char in enumerate(inner):
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    items.append(inner[start:])
+    return kind, items

@@ -433,6 +433,17 @@ def _expression_tree(text: str) -> exp.Expression:
     return _as_expression(_parse(_contract_text(text)))
 
 
+def expression_tree(text: str) -> exp.Expression:
+    """The parsed tree of an expression (a copy: the parse is cached), for reading its shape
+    (``contract_plan.predicate_scope``); a contract's text is checked before it is compared."""
+    return _expression_tree(text).copy()
+
+
+def render_tree(tree: exp.Expression) -> str:
+    """A tree (or a part of one) as the gate renders SQL."""
+    return _render(tree)
+
+
 def is_deterministic(expression: str) -> bool:
     """False when the expression calls a function whose result changes between evaluations."""
     tree = _expression_tree(expression)

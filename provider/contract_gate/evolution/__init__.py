@@ -1,0 +1,1 @@
+"""Contracts that change: what a new version changes, and whether it breaks producers or consumers."""

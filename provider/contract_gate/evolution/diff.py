@@ -1,0 +1,64 @@
+"""``diff_contracts``: every change between two versions of a contract, classified, per schema object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contract_gate.contract.loader import LoadedContract
+from contract_gate.evolution.changes import IMPACT_ORDER, Change, Impact, shown
+from contract_gate.evolution.field_changes import field_changes
+from contract_gate.evolution.plan_changes import plan_changes
+from contract_gate.evolution.sources import compiled_objects
+from contract_gate.evolution.versions import bump_problems
+
+
+@dataclass(frozen=True)
+class Side:
+    file: str
+    id: str
+    version: str
+
+    def as_json(self) -> dict:
+        return {"file": self.file, "id": self.id, "version": self.version}
+
+
+@dataclass(frozen=True)
+class ContractDiff:
+    old: Side
+    new: Side
+    changes: tuple[Change, ...]
+    version_problems: tuple[str, ...]
+
+    @property
+    def breaking(self) -> bool:
+        return any(change.impact is Impact.BREAKING for change in self.changes)
+
+    def counts(self) -> dict[str, int]:
+        return {impact.value: sum(c.impact is impact for c in self.changes) for impact in IMPACT_ORDER}
+
+    def as_json(self) -> dict:
+        return {"old": self.old.as_json(), "new": self.new.as_json(), "breaking": self.breaking,
+                "counts": self.counts(), "changes": [change.as_json() for change in self.changes],
+                "version_problems": list(self.version_problems)}
+
+
+def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = None) -> ContractDiff:
+    """Raises ``ContractError`` when either version does not compile."""
+    old_plans, new_plans = compiled_objects(old, env), compiled_objects(new, env)
+    changes: list[Change] = []
+    if old.model.id != new.model.id:
+        changes.append(Change(Impact.BREAKING, None, "id", f"{shown(old.model.id)} -> {shown(new.model.id)}: "
+                                                           "another contract, with another gate and tables"))
+    for name in [*old_plans, *(n for n in new_plans if n not in old_plans)]:
+        if name not in new_plans:
+            changes.append(Change(Impact.BREAKING, name, "object", "removed: its dataset is no longer gated"))
+        elif name not in old_plans:
+            changes.append(Change(Impact.NON_BREAKING, name, "object", "added: a new dataset is gated"))
+        else:
+            changes += plan_changes(name, old_plans[name], new_plans[name])
+    changes += field_changes(old.raw, new.raw)
+    ordered = sorted(changes, key=lambda c: IMPACT_ORDER.index(c.impact))  # stable: document order within a class
+    breaking = any(c.impact is Impact.BREAKING for c in ordered)
+    problems = bump_problems(old.model.version, new.model.version, bool(ordered), breaking)
+    return ContractDiff(Side(old.file, old.model.id, old.model.version), Side(new.file, new.model.id, new.model.version),
+                        tuple(ordered), tuple(problems))
