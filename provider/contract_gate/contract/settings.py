@@ -71,6 +71,10 @@ class AlertSettings(_Model):
     notifiers: list[NotifierRef] = []
     freshness_schedule: str = "@hourly"
     decision_deadline_minutes: int | None = pyd.Field(None, ge=1)
+    # Told once per quarantined, split or failed submission, after its decision is recorded.
+    on_rejection: list[NotifierRef] = []
+    # Off by default: a rejection is the gate working. On, the run turns red for an on-call team.
+    fail_run_on_rejection: bool = False
 
 
 class LandingWatch(_Model):

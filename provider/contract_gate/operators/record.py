@@ -8,6 +8,11 @@ as ``failed`` with the failing task named; that record is not final, so the same
 gated again once the cause is fixed.
 
 The record holds counts and rule ids only, never data values.
+
+After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try that recorded it
+alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`) exactly once; a
+decision found from an earlier run or try alerts nobody again. Whatever the alert does, the
+decision stands. With ``alerts.failRunOnRejection`` the task, and so the run, then fails.
 """
 
 from __future__ import annotations
@@ -115,6 +120,30 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
                       f" ({record['reason']})" if record["reason"] else "",
                       ", ".join(stored["failed_rules"]) or "none")
+        problems = []
+        if (stored.get("run_id"), stored.get("try_number")) == (ti.run_id, ti.try_number):
+            problems += self.alert(plan, stored, context)
         if stored["outcome"] == "failed":
-            raise RuntimeError(f"submission {record['submission_id']} failed: {record['reason']}")
+            problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}")
+        elif stored["outcome"] in ("quarantined", "split") and plan["gate"]["alerts"].get("failRunOnRejection"):
+            problems.insert(0, f"submission {record['submission_id']} was {stored['outcome']} "
+                               "(alerts.failRunOnRejection); its decision is recorded")
+        if problems:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            # The decision stands: keep it as the task's value (the report link reads it), and
+            # fail without retries, since a retry would find the decision and alert nobody.
+            ti.xcom_push(key="return_value", value=stored)
+            raise AirflowFailException("; ".join(problems))
         return stored
+
+    def alert(self, plan: dict, decision: dict, context: Context) -> list[str]:
+        """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
+        from contract_gate.notifications.rejection import alert_rejection
+        from contract_gate.pages.links import base_url
+        from contract_gate.pages.urls import URL_PREFIX, report_path
+
+        report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"])
+        failures = alert_rejection(plan, decision, report_url, dict(context))
+        return [f"the rejection alert of {decision['submission_id']} was not delivered to "
+                + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []

@@ -1,0 +1,96 @@
+"""The alert on a rejected submission: what it says, and its delivery to ``alerts.onRejection``.
+
+The record task calls :func:`alert_rejection` once, right after it recorded a ``quarantined``,
+``split`` or ``failed`` decision. The payload goes to the notifiers as
+``context["contract_gate"]``; ``title`` (one line, for a subject) and ``message`` (plain text)
+are ready-made for arguments such as ``subject: "{{ contract_gate.title }}"``. It carries the
+contract, the submission, the row counts per failing rule and the report page's link: counts
+and names only, never a value of a column (a rule's measured value is left out, as in the
+decision record, because a ``type: sql`` rule may measure a data value).
+
+A notifier that fails is tried again a few times, the others are not told twice; what still
+fails is returned to the caller, and the decision is never touched.
+"""
+
+from __future__ import annotations
+
+import time
+
+from contract_gate.notifications import notifier_keys
+from contract_gate.notifications.dispatch import deliver
+
+REJECTED_OUTCOMES = frozenset({"quarantined", "split", "failed"})
+ATTEMPTS = 3
+BACKOFF_SECONDS = 2.0  # doubled after each failed attempt: a mail relay's brief outage passes
+_LONGEST_TEXT = 200  # a contract's id or rule id in one line of an alert
+
+
+def _one_line(text: object) -> str:
+    """Contract text in an alert: whitespace collapsed (no header or line injection), cut short."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= _LONGEST_TEXT else line[:_LONGEST_TEXT - 1] + "…"
+
+
+def rejection_payload(plan: dict, decision: dict, report_url: str) -> dict:
+    """The notifiers' ``contract_gate`` context entry for a rejected ``decision``."""
+    contract = plan["contract"]
+    outcome = decision["outcome"]
+    counts = {_one_line(rule): count for rule, count in sorted((decision.get("rule_failures") or {}).items())}
+    rules = list(dict.fromkeys(_one_line(rule) for rule in decision.get("failed_rules") or []))
+    where = (f"contract {_one_line(contract['id'])} {_one_line(contract['version'])}, "
+             f"object {_one_line(plan['object'])}"
+             + (f", environment {_one_line(plan['environment'])}" if plan.get("environment") else ""))
+    failing = "; ".join(f"{rule}: {counts[rule]} row(s)" if rule in counts else f"{rule}: failed"
+                        for rule in rules) or "none"
+    rows = (f"{decision.get('rows_landed')} landed, {decision.get('rows_published')} published, "
+            f"{decision.get('rows_quarantined')} quarantined")
+    lines = [
+        f"Submission {_one_line(decision['submission_id'])} of {where} was {outcome.upper()}.",
+        *([f"Why: {_one_line(decision['reason'])}"] if decision.get("reason") else []),
+        f"Rows: {rows}.",
+        f"Failing rules: {failing}.",
+        f"Report: {report_url}",
+        f"Airflow run: {decision.get('dag_id')} / {decision.get('run_id')}",
+    ]
+    return {
+        "event": "submission_rejected",
+        "contract_id": contract["id"],
+        "contract_version": contract["version"],
+        "object": plan["object"],
+        "environment": plan.get("environment"),
+        "submission_id": decision["submission_id"],
+        "outcome": outcome,
+        "reason": decision.get("reason"),
+        "rule_failures": counts,
+        "failed_rules": rules,
+        "rows_landed": decision.get("rows_landed"),
+        "rows_published": decision.get("rows_published"),
+        "rows_quarantined": decision.get("rows_quarantined"),
+        "rerun_of": decision.get("rerun_of"),
+        "dag_id": decision.get("dag_id"),
+        "run_id": decision.get("run_id"),
+        "report_url": report_url,
+        "title": (f"contract-gate: {_one_line(contract['id'])} submission "
+                  f"{_one_line(decision['submission_id'])} {outcome}"),
+        "message": "\n".join(lines),
+    }
+
+
+def alert_rejection(plan: dict, decision: dict, report_url: str, context: dict, *,
+                    attempts: int = ATTEMPTS, backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
+    """Tell every notifier of ``alerts.onRejection`` about ``decision``; returns ``{notifier key:
+    error}`` for those still failing after ``attempts`` tries (empty: all were told once)."""
+    refs = (plan.get("gate") or {}).get("alerts", {}).get("onRejection") or []
+    pending = dict(zip(notifier_keys(refs), refs))
+    if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
+        return {}
+    alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url)}
+    failures: dict[str, str] = {}
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(backoff_seconds * 2 ** (attempt - 1))
+        failures = deliver(pending, alert)
+        pending = {key: pending[key] for key in failures}
+        if not pending:
+            break
+    return failures
