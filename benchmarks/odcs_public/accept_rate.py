@@ -108,7 +108,8 @@ def report(results: list[dict], root: Path) -> str:
     lines += [f"| {source} | {count} | {ok_by_source[source]} |" for source, count in sorted(by_source.items())]
     lines += ["", "| first error of a refused file | contracts | fair refusal |", "|---|---:|---|"]
     reasons = Counter(r["reason"] for r in results if r["exit"] != 0)
-    lines += [f"| {reason} | {count} | {'yes' if reason in FAIR else 'no'} |" for reason, count in reasons.most_common()]
+    lines += [f"| {reason} | {count} | {'yes' if reason in FAIR else 'no'} |"
+              for reason, count in reasons.most_common()]
     fair = sum(count for reason, count in reasons.items() if reason in FAIR)
     lines += ["", f"fair refusals: {fair}; accepted or fairly refused: {len(accepted) + fair} of {total}"]
     times = sorted(r["seconds"] for r in results)
