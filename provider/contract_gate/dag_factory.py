@@ -156,7 +156,8 @@ def contract_dags(stub_file: str | Path, relative: str, env: str | None = None) 
 
 
 def compiled(contract: str | Path, env: str | None = None):
-    """(loaded contract, plan) of a contract file as it is now; raises its ``ContractError``."""
+    """The contract file compiled as it is now, object by object
+    (:class:`~contract_gate.contract.compiler.CompiledContract`); raises its ``ContractError``."""
     path = Path(contract).resolve()
     # a missing file gets no key of its own: the loader then says what is wrong with it
     return _compile(str(path), env, path.stat().st_mtime_ns if path.is_file() else -1)
@@ -164,11 +165,9 @@ def compiled(contract: str | Path, env: str | None = None):
 
 @functools.lru_cache(maxsize=512)
 def _compile(path: str, env: str | None, mtime_ns: int):  # the mtime makes an edited file a new key
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.contract.loader import load_contract
+    from contract_gate.contract.compiler import compile_plans
 
-    loaded = load_contract(path)
-    return loaded, compile_plan(loaded, env=env)
+    return compile_plans(path, env=env)
 
 
 def refuse_claim_conflicts(contract: str | Path, env: str | None = None) -> None:
@@ -195,9 +194,10 @@ def _folder_conflicts(state: tuple, env: str | None) -> dict:
     plans = []
     for file, _ in state:
         try:
-            plans.append(compiled(file, env))
+            contract = compiled(file, env)
         except Exception:  # noqa: BLE001 - a contract that does not compile is its own DAG file's import error
             continue
+        plans += [(contract.loaded, plan) for plan in contract.plans.values()]
     return conflicts(plans)
 
 
@@ -211,12 +211,15 @@ def contract_dag(contract: str | Path, env: str | None = None):
     from contract_gate.task_group import contract_gate_task_group
 
     env = env or os.environ.get(ENV_ENV) or None
-    loaded, plan = compiled(contract, env)
+    contract_plans = compiled(contract, env)
     refuse_claim_conflicts(contract, env)
-    gate = plan["gate"]
-    if gate is None:
-        raise ValueError(f"{contract}: no contractGate settings (customProperties), so there is nothing to gate")
-    meta = plan["contract"]
+    gated = contract_plans.gated
+    if not gated:
+        reasons = "; ".join(f"{name}: {reason}" for name, reason in contract_plans.not_gated.items())
+        raise ValueError(f"{contract}: no schema object has a landing, so there is nothing to gate ({reasons})")
+    plans = list(gated.values())
+    plan = plans[0]
+    meta, names = plan["contract"], plan["names"]
     params = {
         "submission_id": Param(None, type=["null", "string"], description="Default: derived from the landed batch."),
         "landing": Param(None, type=["null", "string"], description="Read this path instead of the contract's landing."),
@@ -227,29 +230,40 @@ def contract_dag(contract: str | Path, env: str | None = None):
     }
     deadline = decision_deadline(plan)
     with DAG(
-        dag_id=meta["id"],
+        dag_id=names["dag_id"],
         description=f"contract gate: {meta['name'] or meta['id']} {meta['version']}",
-        schedule=gate_schedule(plan),  # cron, preset, or the landing's watched Asset (contract_gate.gate_schedule)
+        schedule=gate_schedule(plans),  # cron, preset, or the landings' watched Assets (contract_gate.gate_schedule)
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
         params=params,
-        doc_md=render_doc(plan, Path(contract), loaded.model.description),
-        tags=sorted({t for t in ("contract-gate", meta.get("domain"), f"v{meta['version']}") if t}),
+        doc_md="\n".join(render_doc(p, Path(contract), contract_plans.loaded.model.description if i == 0 else None)
+                          for i, p in enumerate(plans)),
+        tags=sorted({_tag(t) for t in ("contract-gate", meta.get("domain"), f"v{meta['version']}") if t}),
         **({"deadline": deadline} if deadline is not None else {}),
     ) as dag:
-        contract_gate_task_group(
-            contract,
-            prefix_group_id=False,
-            env=env,
-            plan=plan,
-            submission_id="{{ params.submission_id or '' }}",
-            landing="{{ params.landing or '' }}",
-            landing_format="{{ params.landing_format or '' }}",
-            rerun_of="{{ params.rerun_of or '' }}",
-            correction="{{ params.correction }}",
-        )
+        for each in plans:
+            contract_gate_task_group(
+                contract,
+                group_id=each["names"]["group"],
+                prefix_group_id=len(plans) > 1,  # one object: the task ids it always had
+                env=env,
+                plan=each,
+                object_name=each["object"] if len(plans) > 1 else None,
+                submission_id="{{ params.submission_id or '' }}",
+                landing="{{ params.landing or '' }}",
+                landing_format="{{ params.landing_format or '' }}",
+                rerun_of="{{ params.rerun_of or '' }}",
+                correction="{{ params.correction }}",
+            )
     return dag
+
+
+def _tag(text: str) -> str:
+    """An Airflow tag from contract text: at most 100 characters, derived like the DAG id."""
+    from contract_plan.names import safe_name
+
+    return safe_name(str(text))
 
 
 def retention_dag(contract: str | Path, env: str | None = None):
@@ -262,22 +276,25 @@ def retention_dag(contract: str | Path, env: str | None = None):
     from contract_gate.operators.retention import GateRetentionOperator
 
     env = env or os.environ.get(ENV_ENV) or None
-    plan = compiled(contract, env)[1]
-    if plan["gate"] is None:
+    gated = compiled(contract, env).gated
+    if not gated:
         return None
     refuse_claim_conflicts(contract, env)  # retention deletes: never for a table another contract claims
+    plan = next(iter(gated.values()))
     meta, retention = plan["contract"], plan["gate"].get("retention") or {}
     with DAG(
-        dag_id=f"{meta['id']}__retention",
+        dag_id=f"{plan['names']['dag_id']}__retention",
         description=f"retention of {meta['id']}: candidates {retention.get('candidateDays', 7)} d, "
                     f"quarantined rows {retention.get('quarantineDays', 90)} d",
         schedule="@daily",
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
-        tags=sorted({t for t in ("contract-gate", "retention", meta.get("domain")) if t}),
+        tags=sorted({_tag(t) for t in ("contract-gate", "retention", meta.get("domain")) if t}),
     ) as dag:
-        GateRetentionOperator(task_id="apply_retention", contract=str(contract), env=env)
+        for name, each in gated.items():  # one object: the task id it always had
+            GateRetentionOperator(task_id="apply_retention" if len(gated) == 1 else f"apply_retention__{each['names']['group']}",
+                                  contract=str(contract), env=env, object_name=name if len(gated) > 1 else None)
     return dag
 
 
@@ -286,7 +303,7 @@ def freshness_dag(contract: str | Path, env: str | None = None):
     from contract_gate.freshness.dag import build_freshness_dag
 
     env = env or os.environ.get(ENV_ENV) or None
-    return build_freshness_dag(contract, env=env, plan=compiled(contract, env)[1])
+    return build_freshness_dag(contract, env=env, plans=list(compiled(contract, env).gated.values()))
 
 
 def render_doc(plan: dict, contract: Path, description=None) -> str:

@@ -17,12 +17,22 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def gate_schedule(plan: dict):
-    """``DAG(schedule=...)`` for the gate of ``plan``: the setting itself, or the landing Asset."""
-    schedule = plan["gate"].get("schedule")
-    if not isinstance(schedule, dict):
-        return schedule
-    return landing_asset(plan)
+def gate_schedule(plans: list[dict]):
+    """``DAG(schedule=...)`` for the gates of ``plans`` (one per gated object of a contract): the
+    setting itself, or the landing Asset (any of them, for several objects that start on landing).
+    One DAG has one schedule, so its objects must agree on a cron or all start on landing."""
+    schedules = [plan["gate"].get("schedule") for plan in plans]
+    if all(isinstance(schedule, dict) for schedule in schedules):
+        assets = [landing_asset(plan) for plan in plans]
+        if len(assets) == 1:
+            return assets[0]
+        from airflow.sdk import AssetAny
+
+        return AssetAny(*assets)
+    if len({str(schedule) for schedule in schedules}) > 1:
+        raise ValueError("the gated objects of one contract share its DAG, so they need one schedule; found "
+                         + ", ".join(f"{plan['object']!r}: {schedule!r}" for plan, schedule in zip(plans, schedules)))
+    return schedules[0]
 
 
 def landing_asset(plan: dict):
@@ -33,9 +43,9 @@ def landing_asset(plan: dict):
     from contract_gate.triggers.landing import LandingTrigger
     from contract_plan.addresses import resolve
 
-    contract_id = plan["contract"]["id"]
+    names = plan["names"]
     path = resolve(plan["tables"]["landing"])["path"]
     trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),
                              poll_seconds=plan["gate"]["schedule"]["onLanding"]["pollSeconds"], repeat=True)
-    return Asset(name=f"contract_gate.{contract_id}.landing", uri=path if "://" in path else Path(path).as_uri(),
-                 group="contract_gate", watchers=[AssetWatcher(name=f"{contract_id}_landing", trigger=trigger)])
+    return Asset(name=f"{names['asset']}.landing", uri=path if "://" in path else Path(path).as_uri(),
+                 group="contract_gate", watchers=[AssetWatcher(name=f"{names['gate']}_landing", trigger=trigger)])

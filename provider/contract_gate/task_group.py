@@ -36,14 +36,15 @@ TASK_IDS = ("submission", "stage_validate", "branch", "publish", "quarantine", "
 
 
 def target_asset(plan: dict) -> Asset:
-    """The Asset a publication updates: the target table (``file://`` URI for a path table)."""
+    """The Asset a publication updates: the target table (``file://`` URI for a path table),
+    named per object and environment (``contract_plan.names``)."""
     target = plan["tables"]["target"]
     if target["kind"] == "path":
         path = resolve(target)["path"]
         uri = path if "://" in path else Path(path).as_uri()
     else:
         uri = f"table://{target['name']}"
-    return Asset(name=f"contract_gate.{plan['contract']['id']}", uri=uri, group="contract_gate")
+    return Asset(name=plan["names"]["asset"], uri=uri, group="contract_gate")
 
 
 def contract_gate_task_group(
@@ -62,6 +63,7 @@ def contract_gate_task_group(
     spark_conf: dict[str, str] | None = None,
     runner_options: dict | None = None,
     plan: dict | None = None,
+    object_name: str | None = None,
     **task_kwargs: Any,
 ) -> TaskGroup:
     """Add the gate for ``contract`` to the current DAG and return its task group.
@@ -74,15 +76,15 @@ def contract_gate_task_group(
         :class:`~contract_gate.operators.base.SparkGateOperator`.
     :param plan: the compiled plan, when the caller has it already (the DAG factory); it is
         only used at parse time for the target's Asset.
+    :param object_name: the schema object to gate; default the contract's only (gated) object.
     :param task_kwargs: passed to every task (``retries``, ``pool``, ``owner``...).
     """
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.operators.base import resolve_contract
+    from contract_gate.operators.base import compile_gate_plan
 
     contract = str(contract)
     if plan is None:
-        plan = compile_plan(resolve_contract(contract), env=env)
-    common = {"contract": contract, "env": env, **task_kwargs}
+        plan = compile_gate_plan(contract, env, object_name)
+    common = {"contract": contract, "env": env, "object_name": object_name, **task_kwargs}
     spark = {"execution_mode": execution_mode, "conn_id": conn_id, "spark_conf": spark_conf,
              "runner_options": runner_options}
     asset = target_asset(plan)

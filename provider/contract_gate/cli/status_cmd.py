@@ -126,7 +126,7 @@ def _entry(file: Path, plan: dict | None, error: str | None, now: datetime, deci
     try:
         if plan["freshness"] is not None:
             entry["freshness"] = evaluate(plan, latest_accepted(plan), now)
-            entry["last_check"] = StatusStore(status_dir(plan)).read(plan["contract"]["id"])
+            entry["last_check"] = StatusStore(status_dir(plan)).read(plan["names"]["gate"])
         if decisions_address["kind"] == "path":
             table = decisions[table_location(decisions_address)]
             if isinstance(table, Exception):

@@ -41,6 +41,9 @@ _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
+# Other tools' names of a query's placeholders (datacontract-cli's {model}, the ODCS schema's
+# ${table} and ${column}); the plan carries ours only.
+_PLACEHOLDER_SYNONYMS = {"model": "object", "table": "object", "column": "property"}
 
 
 @dataclass(frozen=True)
@@ -514,8 +517,10 @@ class _Compiler:
         # A query reads its batch ({object}) and the tables the gate settings list as references.
         references = set(self.settings.references) if self.settings else set()
         placeholders = {"object", *references, *(["property"] if column else [])}
+        obj = self.loaded.model.schema_[self.index]
         try:
-            query = check_query(entry["query"], placeholders)
+            query = check_query(entry["query"], placeholders, _PLACEHOLDER_SYNONYMS,
+                                batch_names=[name for name in (obj.name, obj.physicalName) if name])
         except ValueError as exc:
             raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
         self.add_rule(path, given[0] or f"{column or 'dataset'}.sql", given[1], kind="sql", scope="query",
@@ -714,8 +719,9 @@ class _Compiler:
 
     def freshness(self, object_name: str) -> dict | None:
         try:
+            others = tuple(o.name for o in self.loaded.model.schema_ if o.name and o.name != object_name)
             return freshness_sla(self.loaded.model.slaProperties or [], object_name, self.columns,
-                                 self.loaded.model.slaDefaultElement)
+                                 self.loaded.model.slaDefaultElement, others)
         except rules.RuleError as exc:
             index, *keys = exc.keys()
             self.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))

@@ -11,6 +11,7 @@ import posixpath
 
 from contract_gate.contract.rules import RuleError
 from contract_gate.contract.settings import GateSettings, TableRef
+from contract_plan.reserved import DECISIONS_TABLE
 
 DEFAULT_ROOT = "lakehouse"
 
@@ -43,6 +44,8 @@ def _address(ref: TableRef, server, default_name: str | None = None) -> dict:
     address = {"format": ref.format}
     if ref.options:
         address["options"] = dict(sorted(ref.options.items()))
+    if ref.connection is not None:
+        address["connection"] = ref.connection
     if ref.path is not None:
         root = _root(server)
         path = ref.path if posixpath.isabs(ref.path) or "://" in ref.path else posixpath.join(root, ref.path)
@@ -68,21 +71,25 @@ def resolve_tables(settings: GateSettings, server, object_name: str) -> dict:
         "candidate_schema": _address(TableRef(table=settings.candidate.schema_), server),
         "target": table(settings.target, object_name),
         "quarantine": table(settings.quarantine, f"{object_name}_quarantine"),
-        "decisions": table(settings.decisions, "contract_gate_decisions"),
+        "decisions": table(settings.decisions, DECISIONS_TABLE),
         **({"references": {alias: _address(ref, server) for alias, ref in sorted(settings.references.items())}}
            if settings.references else {}),
     }
 
 
 def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str],
-                  default_element: str | None = None) -> dict | None:
+                  default_element: str | None = None, other_objects: tuple[str, ...] = ()) -> dict | None:
     """The freshness/latency SLA as max age in seconds on a date or timestamp column.
 
-    ``element`` is ``table.column`` or just ``column`` (``slaDefaultElement`` when absent).
+    ``element`` is ``table.column`` or just ``column`` (``slaDefaultElement`` when absent); an
+    SLA whose element names another of the contract's ``other_objects`` is that object's.
     RuleError keys are ``[index, key]`` into ``slaProperties``."""
     found = None
     for index, sla in enumerate(sla_properties):
         if sla.property not in ("freshness", "latency"):
+            continue
+        element = sla.element or default_element or ""
+        if not element.startswith(object_name + ".") and any(element.startswith(o + ".") for o in other_objects):
             continue
         if found is not None:
             raise RuleError("only one freshness/latency SLA is supported", [index, "property"])

@@ -34,7 +34,7 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     store = store or StatusStore(status_dir(plan))
     record = evaluate(plan, latest_accepted(plan, hook), now)
     accepted_data_age(plan, record)
-    previous = store.read(record["contract_id"])
+    previous = store.read(record["gate"])
     same_episode = previous is not None and previous["state"] == record["state"]
     record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]
     notifiers = dict(zip(notifier_keys(plan["gate"]["alerts"]["notifiers"]), plan["gate"]["alerts"]["notifiers"]))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG
 
-from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.freshness import FreshnessCheckOperator
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -25,29 +25,36 @@ def freshness_dag_id(contract_id: str) -> str:
     return f"{contract_id}__freshness"
 
 
-def build_freshness_dag(contract_path: str | Path, env: str | None = None, plan: dict | None = None) -> DAG | None:
-    """The freshness DAG for a contract, or None when it has no freshness/latency SLA or no gate
-    settings. Compiling raises :class:`~contract_gate.contract.errors.ContractError` for a broken
-    contract, like the gate DAG does; ``plan`` is the contract already compiled for ``env``."""
-    plan = plan or compile_plan(contract_path, env=env)
-    freshness = plan["freshness"]
-    if freshness is None or plan["gate"] is None:
+def build_freshness_dag(contract_path: str | Path, env: str | None = None,
+                        plans: list[dict] | None = None) -> DAG | None:
+    """The freshness DAG for a contract: one check per gated object with a freshness/latency SLA,
+    or None when no object has one. Compiling raises
+    :class:`~contract_gate.contract.errors.ContractError` for a broken contract, like the gate DAG
+    does; ``plans`` are the contract's gated objects already compiled for ``env``."""
+    if plans is None:
+        plans = list(compile_plans(contract_path, env=env).gated.values())
+    several = len(plans) > 1
+    plans = [plan for plan in plans if plan["freshness"] is not None]
+    if not plans:
         return None
-    contract = plan["contract"]
+    plan, contract = plans[0], plans[0]["contract"]
+    freshness = plan["freshness"]
     dag = DAG(
-        dag_id=freshness_dag_id(contract["id"]),
-        description=f"Freshness SLA of {contract['id']}: {freshness['column']} at most "
-                    f"{freshness['value']} {freshness['unit']} old",
+        dag_id=freshness_dag_id(plan["names"]["dag_id"]),
+        description=f"Freshness SLA of {contract['id']}: " + ", ".join(
+            f"{p['freshness']['column']} at most {p['freshness']['value']} {p['freshness']['unit']} old" for p in plans),
         schedule=plan["gate"]["alerts"]["freshnessSchedule"],
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
         tags=[tag for tag in ("contract-gate", "freshness", contract.get("domain")) if tag],
-        doc_md=_doc(plan),
+        doc_md="\n\n".join(_doc(p) for p in plans),
         default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
     )
     with dag:
-        FreshnessCheckOperator(task_id="check_freshness", contract=str(contract_path), env=env)
+        for each in plans:  # one object: the task id it always had
+            FreshnessCheckOperator(task_id=f"check_freshness__{each['names']['group']}" if several else "check_freshness",
+                                   contract=str(contract_path), env=env, object_name=each["object"] if several else None)
     return dag
 
 

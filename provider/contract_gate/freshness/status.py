@@ -1,7 +1,8 @@
 """The freshness status record consumers read, and where it is kept.
 
-One JSON file per contract, ``<status dir>/<contract_id>.json``, replaced atomically on every
-check, plus ``<contract_id>.history.jsonl`` with one line per check (append-only). Plain JSON,
+One JSON file per gated object, ``<status dir>/<gate>.json`` (the gate's derived name,
+``contract_plan.names``: the contract id itself when it is a plain name), replaced atomically on
+every check, plus ``<gate>.history.jsonl`` with one line per check (append-only). Plain JSON,
 so a dashboard, a shell script or a consumer's own job reads it without Spark or Airflow.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from contract_gate.freshness.business_time import age_seconds, render
 from contract_gate.freshness.latest import LatestAccepted
+from contract_plan.names import safe_name
 
 STATUS_VERSION = 1
 FRESH = "fresh"
@@ -33,6 +35,8 @@ def evaluate(plan: dict, latest: LatestAccepted, now: datetime) -> dict:
     return {
         "status_version": STATUS_VERSION,
         "contract_id": plan["contract"]["id"],
+        "object": plan["object"],
+        "gate": plan["names"]["gate"],
         "contract_version": plan["contract"]["version"],
         "environment": plan["environment"],
         "state": STALE if age is None or age > sla else FRESH,
@@ -57,21 +61,22 @@ class StatusStore:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
 
-    def current_path(self, contract_id: str) -> Path:
-        return self.folder / f"{contract_id}.json"
+    def current_path(self, gate: str) -> Path:
+        return self.folder / f"{safe_name(gate)}.json"
 
-    def history_path(self, contract_id: str) -> Path:
-        return self.folder / f"{contract_id}.history.jsonl"
+    def history_path(self, gate: str) -> Path:
+        return self.folder / f"{safe_name(gate)}.history.jsonl"
 
-    def read(self, contract_id: str) -> dict | None:
+    def read(self, gate: str) -> dict | None:
+        """The current record of ``gate`` (a plan's ``names.gate``)."""
         try:
-            return json.loads(self.current_path(contract_id).read_text(encoding="utf-8"))
+            return json.loads(self.current_path(gate).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
 
-    def history(self, contract_id: str) -> list[dict]:
+    def history(self, gate: str) -> list[dict]:
         try:
-            text = self.history_path(contract_id).read_text(encoding="utf-8")
+            text = self.history_path(gate).read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
         return [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -80,11 +85,11 @@ class StatusStore:
         """Append to the history, then atomically replace the current record (a reader never
         sees a half-written file)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        contract_id = record["contract_id"]
+        gate = record["gate"]
         line = json.dumps(record, sort_keys=True)
-        with self.history_path(contract_id).open("a", encoding="utf-8") as history:
+        with self.history_path(gate).open("a", encoding="utf-8") as history:
             history.write(line + "\n")
-        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{contract_id}.", suffix=".tmp")
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{safe_name(gate)}.", suffix=".tmp")
         with os.fdopen(descriptor, "w", encoding="utf-8") as current:
             current.write(json.dumps(record, sort_keys=True, indent=2) + "\n")
-        os.replace(temporary, self.current_path(contract_id))
+        os.replace(temporary, self.current_path(gate))

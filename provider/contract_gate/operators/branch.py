@@ -54,27 +54,28 @@ class GateBranchOperator(BaseBranchOperator):
 
     :param contract: path of the contract (for its violation policy). (templated)
     :param env: the contract environment. (templated)
+    :param object_name: the schema object gated; default the contract's only (gated) object. (templated)
     :param summary: the validation summary (the validate task's XCom). (templated)
     :param publish_task_id: task id of the publish branch.
     :param quarantine_task_id: task id of the quarantine branch.
     :param split_task_id: task id of the split branch (publish valid, quarantine invalid).
     """
 
-    template_fields = ("contract", "env", "summary")
+    template_fields = ("contract", "env", "summary", "object_name")
 
     def __init__(self, *, contract: str, summary: dict, env: str | None = None, publish_task_id: str,
-                 quarantine_task_id: str, split_task_id: str, **kwargs) -> None:
+                 quarantine_task_id: str, split_task_id: str, object_name: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.contract = contract
         self.env = env
+        self.object_name = object_name
         self.summary = summary
         self.branches = {PUBLISH: publish_task_id, QUARANTINE: quarantine_task_id, SPLIT: split_task_id}
 
     def choose_branch(self, context: Context) -> str:
-        from contract_gate.contract.compiler import compile_plan
-        from contract_gate.operators.base import resolve_contract
+        from contract_gate.operators.base import compile_gate_plan
 
-        plan = compile_plan(resolve_contract(self.contract), env=self.env or None)
+        plan = compile_gate_plan(self.contract, self.env, self.object_name)
         decision, reason = decide(plan, self.summary)
         self.log.info("submission %s: %s (%s)", self.summary["submission_id"], decision, reason)
         context["ti"].xcom_push(key="decision", value={"decision": decision, "reason": reason})

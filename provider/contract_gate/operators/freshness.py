@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from airflow.sdk import BaseOperator
 
-from contract_gate.contract.compiler import compile_plan
+from contract_gate.operators.base import compile_gate_plan
 
 
 class FreshnessCheckOperator(BaseOperator):
@@ -18,22 +18,25 @@ class FreshnessCheckOperator(BaseOperator):
 
     :param contract: path of the ODCS contract file.
     :param env: server name or environment to resolve addresses for (default: the first server).
+    :param object_name: the schema object whose freshness is checked; default the contract's only
+        (gated) object. (templated)
     :return: the status record (XCom).
     """
 
-    template_fields: Sequence[str] = ("contract", "env")
+    template_fields: Sequence[str] = ("contract", "env", "object_name")
     ui_color = "#e8f4ea"
 
-    def __init__(self, *, contract: str, env: str | None = None, **kwargs):
+    def __init__(self, *, contract: str, env: str | None = None, object_name: str | None = None, **kwargs):
         super().__init__(**kwargs)
         self.contract = contract
         self.env = env
+        self.object_name = object_name
 
     def execute(self, context) -> dict:
         # Imported here: the Delta reader pulls in deltalake and pyarrow, which DAG parsing must not pay.
         from contract_gate.freshness.check import check_freshness
 
-        record = check_freshness(compile_plan(self.contract, env=self.env), context=dict(context))
+        record = check_freshness(compile_gate_plan(self.contract, self.env, self.object_name), context=dict(context))
         self.log.info("%s is %s: age %s s, SLA %s s, latest accepted submission %s (source %s)",
                       record["contract_id"], record["state"], record["age_seconds"], record["sla_seconds"],
                       record["latest_accepted_submission"], record["source"])

@@ -70,7 +70,7 @@ def freshness_view(plan: dict, now: datetime) -> dict:
     if plan["tables"]["target"]["kind"] == "path":
         status, as_of = evaluate(plan, latest_accepted(plan), now), None
     else:
-        status = StatusStore(status_dir(plan)).read(plan["contract"]["id"])
+        status = StatusStore(status_dir(plan)).read(plan["names"]["gate"])
         if status is None:
             return {"state": NOT_CHECKED, "age": None, "sla": None, "latest": None, "submission": None,
                     "withheld": False, "as_of": None}

@@ -25,6 +25,8 @@ class ContractLandingSensor(BaseSensorOperator):
     :param contract: path of the ODCS contract file (relative paths resolve against
         ``CONTRACT_GATE_HOME``). (templated)
     :param env: the contract's server/environment; default the first server. (templated)
+    :param object_name: the schema object whose landing is watched; default the contract's only
+        (gated) object. (templated)
     :param marker: a file in the landing folder whose presence says the batch is complete
         (``_SUCCESS``); default the contract's ``schedule.onLanding.marker``.
     :param settle_seconds: without a marker, how long nothing in the folder may have changed;
@@ -33,24 +35,25 @@ class ContractLandingSensor(BaseSensorOperator):
         instead of a worker slot.
     """
 
-    template_fields: Sequence[str] = ("contract", "env")
+    template_fields: Sequence[str] = ("contract", "env", "object_name")
     ui_color = "#fdf3e1"
 
     def __init__(self, *, contract: str, env: str | None = None, marker: str | None = None,
-                 settle_seconds: int | None = None, deferrable: bool = False, **kwargs) -> None:
+                 settle_seconds: int | None = None, deferrable: bool = False, object_name: str | None = None,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.contract = contract
         self.env = env
+        self.object_name = object_name
         self.marker = marker
         self.settle_seconds = settle_seconds
         self.deferrable = deferrable
 
     def watch(self) -> Watch:
-        from contract_gate.contract.compiler import compile_plan
         from contract_gate.landing_batches import Watch
-        from contract_gate.operators.base import resolve_contract
+        from contract_gate.operators.base import compile_gate_plan
 
-        plan = compile_plan(resolve_contract(self.contract), env=self.env or None)
+        plan = compile_gate_plan(self.contract, self.env, self.object_name)
         return Watch.from_plan(plan, marker=self.marker, settle_seconds=self.settle_seconds)
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
