@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_plan import keys_across_batches
+from contract_plan.reserved import CANDIDATE_SCHEMA, reserved_problems
 from contract_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
 
 PLAN_VERSION = 1
@@ -134,6 +135,7 @@ def check_document(plan: Any) -> None:
     if duplicates:
         raise PlanError(f"plan.rules has duplicate ids: {', '.join(duplicates)}")
     _check_across_batches(plan)
+    _check_reserved(plan)
 
 
 def reference_aliases(plan: dict[str, Any]) -> list[str]:
@@ -207,6 +209,20 @@ def _check_rule(index: int, rule: Any) -> str:
     if rule.get("threshold") is not None:
         _check_threshold(where, rule["threshold"])
     return rule["id"]
+
+
+def _check_reserved(plan: dict[str, Any]) -> None:
+    """No step writes a target or quarantine, or stages a landing, where the gate keeps its own
+    folders (``contract_plan.reserved``): the compiler refuses such a contract, a plan is checked again."""
+    tables = plan.get("tables") or {}
+    schema = ((plan.get("gate") or {}).get("candidate") or {}).get("schema") or CANDIDATE_SCHEMA
+    try:
+        problems = reserved_problems(tables, schema)
+    except (KeyError, TypeError, AttributeError):
+        raise PlanError("plan.tables must map roles to addresses ({kind: path, path} or {kind: table, name}) "
+                        "and plan.gate.candidate.schema must be a name") from None
+    if problems:
+        raise PlanError(f"plan.tables: {problems[0][1]}")
 
 
 def _check_across_batches(plan: dict[str, Any]) -> None:

@@ -24,13 +24,15 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import TokenType
 
+from contract_plan.cost_bounds import MAX_BATCH_REFERENCES, MAX_BUILT_LENGTH, regex_problem
 from contract_plan.sql_text import quote_identifier
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" warning
@@ -128,7 +130,7 @@ _SCALAR_FUNCTIONS = (
     exp.Coalesce, exp.Nullif, exp.Nvl2, exp.Greatest, exp.Least,  # coalesce, nvl, ifnull, ...
     exp.Length, exp.BitLength, exp.Lower, exp.Upper, exp.Initcap, exp.Trim, exp.Concat,
     exp.ConcatWs, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Left, exp.Right, exp.Pad,
-    exp.Repeat, exp.Replace, exp.Reverse, exp.Substring, exp.SubstringIndex, exp.SplitPart,
+    exp.Repeat, exp.Space, exp.Replace, exp.Reverse, exp.Substring, exp.SubstringIndex, exp.SplitPart,
     exp.StrPosition, exp.Levenshtein, exp.Ascii, exp.Chr,  # instr, locate, position; chr, char
     exp.RegexpCount, exp.RegexpInstr, exp.RegexpReplace, exp.RegexpSubstr,
     exp.RegexpExtract, exp.RegexpExtractAll,
@@ -300,6 +302,7 @@ def _check_expression_tree(tree: exp.Expression) -> None:
     for node in tree.walk():
         _check_node(node, _ROW_NODES, anonymous, query=False)
         _check_identifier_use(node)
+        _check_cost(node)
 
 
 def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
@@ -313,6 +316,13 @@ def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
             raise SqlRefused("WITH RECURSIVE is not allowed")
         if isinstance(node, exp.Table):
             _check_table(node, tables)
+        if isinstance(node, exp.Join):
+            _check_join(node)
+        _check_cost(node)
+    references = _batch_references(tree, {})
+    if references > MAX_BATCH_REFERENCES:
+        raise SqlRefused(f"at most {MAX_BATCH_REFERENCES} references to the batch ({{object}}) in one query; "
+                         f"found {references} (a CTE that reads it counts each time it is read)")
 
 
 def _check_identifier_use(node: exp.Expression) -> None:
@@ -358,6 +368,139 @@ def _cte_in_scope(table: exp.Table, name: str) -> bool:
                 return True
         child, node = node, node.parent
     return False
+
+
+# -- cost bounds (contract_plan.cost_bounds) ---------------------------------------------------
+
+_JOIN_RULE = "joins need an equality condition between two different columns"
+_BATCH_TABLE = f"{_SENTINEL}object"
+# The size argument of each string builder, and what a refusal calls it.
+_BUILDERS = {exp.Repeat: ("times", "count"), exp.Pad: ("expression", "length"), exp.Space: ("this", "length")}
+_REGEX_FUNCTIONS = (exp.RegexpLike, exp.RegexpCount, exp.RegexpInstr, exp.RegexpReplace, exp.RegexpSubstr,
+                    exp.RegexpExtract, exp.RegexpExtractAll, exp.RegexpSplit)  # the regex is ``expression``
+_FUNCTION_NAMES = {exp.RegexpLike: "rlike", exp.RegexpSplit: "split"}
+
+
+def _function_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Pad):
+        return "lpad" if node.args.get("is_left") else "rpad"
+    return _FUNCTION_NAMES.get(type(node)) or node.sql_name().lower()
+
+
+def _check_cost(node: exp.Expression) -> None:
+    """Refuse a string builder or a regular expression whose size the contract sets above a bound."""
+    if type(node) in _BUILDERS:
+        size = _built_size(node)
+        if size > MAX_BUILT_LENGTH:
+            raise SqlRefused(f"repeat() of a built string builds up to {size} characters (its count times what the "
+                             f"builder inside it builds), above the bound {MAX_BUILT_LENGTH}")
+    elif isinstance(node, _REGEX_FUNCTIONS):
+        regex = node.args.get("expression")
+        if not (isinstance(regex, exp.Literal) and regex.is_string):
+            raise SqlRefused(f"the regular expression of {_function_name(node)}() must be one string literal, so that "
+                             "its length and repetition counts can be bounded")
+        problem = regex_problem(regex.this)
+        if problem:
+            raise SqlRefused(f"{_function_name(node)}(): {problem}")
+
+
+def _built_size(node: exp.Expression) -> int:
+    """The characters a builder may build: its literal size, times (for repeat) the largest size of
+    a builder in the string it repeats. A size that is no number literal is refused."""
+    key, what = _BUILDERS[type(node)]
+    argument = node.args.get(key)
+    value = _number(argument)
+    name = _function_name(node)
+    if value is None:
+        raise SqlRefused(f"the {what} of {name}() must be a number literal (at most {MAX_BUILT_LENGTH}), so the "
+                         "string it builds is bounded")
+    if value > MAX_BUILT_LENGTH:
+        raise SqlRefused(f"{name}() {what} {argument.sql(dialect=_DIALECT)[:40]} is above the bound {MAX_BUILT_LENGTH}")
+    size = max(int(value), 0)
+    if isinstance(node, exp.Repeat):
+        inner = [_built_size(built) for built in node.this.find_all(*_BUILDERS)]
+        size *= max(inner, default=1)
+    return size
+
+
+def _number(node: exp.Expression | None) -> Decimal | None:
+    negative = False
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        negative ^= isinstance(node, exp.Neg)
+        node = node.this
+    if isinstance(node, SuffixedNumber):
+        node = node.this
+    if not (isinstance(node, exp.Literal) and node.is_number):
+        return None
+    try:
+        value = Decimal(str(node.this))
+    except InvalidOperation:
+        return None
+    return -value if negative else value
+
+
+def _check_join(join: exp.Join) -> None:
+    """A join must pair rows by an equality of a column of the joined table with a column of
+    another: anything else makes Spark pair every row with every row."""
+    if (join.args.get("kind") or "").upper() == "CROSS":
+        raise SqlRefused(f"{_JOIN_RULE} (one of each table, as a.key = b.key): CROSS JOIN and a comma between "
+                         "tables pair every row with every row")
+    if (join.args.get("method") or "").upper() == "NATURAL":
+        raise SqlRefused(f"{_JOIN_RULE}: NATURAL JOIN pairs rows on whatever columns the tables share; "
+                         "write USING (key) or ON a.key = b.key")
+    if join.args.get("using"):
+        return
+    condition = join.args.get("on")
+    joined = join.this.alias_or_name.lower()
+    if condition is None or not any(_pairs(equality, joined) for equality in _conjuncts(condition)):
+        shown = _SENTINEL_IDENTIFIER.sub(r"{\1}", _render(condition))[:80] if condition is not None else ""
+        raise SqlRefused(f"{_JOIN_RULE}, one of the joined table and one of another, each named with its table "
+                         f"(ON a.key = b.other_key, or USING (key)); found ON {shown}")
+
+
+def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:
+    while isinstance(condition, exp.Paren):
+        condition = condition.this
+    if isinstance(condition, exp.And):
+        yield from _conjuncts(condition.this)
+        yield from _conjuncts(condition.expression)
+    else:
+        yield condition
+
+
+def _pairs(condition: exp.Expression, joined: str) -> bool:
+    """``condition`` is ``x = y`` (or ``<=>``) with x of one table and y of another, one of them the joined one."""
+    if not isinstance(condition, (exp.EQ, exp.NullSafeEQ)):
+        return False
+    sides = [_only_table(condition.this), _only_table(condition.expression)]
+    return None not in sides and sides[0] != sides[1] and joined in sides
+
+
+def _only_table(side: exp.Expression) -> str | None:
+    """The one table every column of ``side`` is qualified with (None: none, several, unqualified)."""
+    if side.find(exp.Query) is not None:
+        return None
+    tables = {column.table.lower() for column in side.find_all(exp.Column)}
+    return tables.pop() if len(tables) == 1 and "" not in tables else None
+
+
+def _batch_references(node: exp.Expression, ctes: dict[str, int]) -> int:
+    """How often ``node`` reads the batch: each ``{object}`` table, and each read of a CTE counts
+    the reads in that CTE (``ctes``: the references of each CTE in scope)."""
+    with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+    if with_ is not None:
+        ctes = dict(ctes)
+        for cte in with_.expressions:  # a CTE sees the ones before it
+            ctes[cte.alias.lower()] = _batch_references(cte.this, ctes)
+    total = 0
+    for child in node.iter_expressions():
+        if child is with_:
+            continue
+        if isinstance(child, exp.Table):
+            total += 1 if child.name == _BATCH_TABLE else ctes.get(child.name.lower(), 0)
+        else:
+            total += _batch_references(child, ctes)
+    return total
 
 
 def _checked(text: str, check) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from _contract_texts import column, compile_text, contract, issues_of, rule
-from contract_gate.contract.patterns import MAX_LENGTH, MAX_NESTING, MAX_REPEAT, PatternError, to_java
+from contract_gate.contract.patterns import MAX_NESTING, PatternError, to_java
+from contract_plan.cost_bounds import MAX_REGEX_LENGTH, MAX_REGEX_REPEAT
 
 SPACES = r"\t\n\x{B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}"
 
@@ -71,7 +72,9 @@ def test_translation(ecma, java):
     (r"(?=a)*", "nothing to repeat: '(?=a)' cannot take a quantifier"),
     (r"a**", "nothing to repeat: a quantifier follows *"),
     (r"a{3,2}", "the quantifier {3,2} has its numbers out of order"),
-    (f"a{{{MAX_REPEAT + 1}}}", f"a repeat count above {MAX_REPEAT}"),
+    (f"a{{{MAX_REGEX_REPEAT + 1}}}", f"a regular expression repetition count {MAX_REGEX_REPEAT + 1} is above "
+                                     f"the bound {MAX_REGEX_REPEAT}"),
+    (f"a{{1,{MAX_REGEX_REPEAT + 1}}}", f"repetition count {MAX_REGEX_REPEAT + 1} is above the bound"),
     (r"(?<=a+)b", "the quantifier + inside a look-behind: Java needs look-behinds of bounded length"),
     (r"(?<=(?:ab)*)c", "the quantifier * inside a look-behind"),
     (r"[z-a]", "the range 'z'-'a' is out of order"),
@@ -87,7 +90,8 @@ def test_translation(ecma, java):
     ("", "pattern must be a non-empty string"),
     # a hostile contract must get a contract error, not crash lint or an executor's stack
     ("(" * (MAX_NESTING + 1) + ")" * (MAX_NESTING + 1), f"groups nested more than {MAX_NESTING} deep"),
-    ("(" * 100000, f"a pattern longer than {MAX_LENGTH} characters"),
+    ("(" * 100000, f"a regular expression of 100000 characters is above the bound {MAX_REGEX_LENGTH}"),
+    ("." * 1000, f"characters is above the bound {MAX_REGEX_LENGTH} in the Java form Spark runs"),
 ])
 def test_refused_constructs_are_named(ecma, message):
     with pytest.raises(PatternError) as refused:

@@ -129,6 +129,7 @@ ALLOWED_FORMS = (
     "lpad(s, 6, '*')",
     "rpad(s, 6, '*')",
     'repeat(t, 3)',
+    'space(2)',
     "replace(s, 'b', 'X')",
     'reverse(s)',
     'substring(s, 2, 3)',

@@ -146,8 +146,11 @@ def test_catalog_tables_stay_in_the_servers_catalog_and_names_are_identifiers(tm
     assert where == "customProperties[0].value.target.table" and "plain identifier" in message
     candidates = _contract(tmp_path, "c", {**server, "        path: landing/orders\n        format: json":
                                            "        table: main._contract_gate_candidates.orders__s1\n        format: delta"})
-    [(where, message)] = _errors(candidates)
-    assert where == "customProperties[0].value.landing.table" and "overlaps the contract's own candidate folder" in message
+    found = _errors(candidates)
+    assert {where for where, _ in found} == {"customProperties[0].value.landing.table"}
+    assert any("overlaps the contract's own candidate folder" in message for _, message in found)
+    assert any("lies inside '_contract_gate_candidates', a name the gate keeps for itself" in message
+               for _, message in found)
 
 
 def test_lint_of_a_folder_fails_both_contracts_that_claim_one_table_naming_each_other(tmp_path):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from contract_plan.cost_bounds import length_problem, regex_problem, repeat_problem
 from contract_plan.sql_text import string_literal
 
 # ECMA-262 WhiteSpace and LineTerminator (the members of \s), as Java class items.
@@ -67,10 +68,8 @@ _FOREIGN_ESCAPES = {
     "e": "a Java escape; write \\x1B",
     "a": "a Java escape; write \\x07",
 }
-MAX_REPEAT = 10000
 # Java compiles and matches nested groups recursively (a deep nest overflows an executor's stack).
 MAX_NESTING = 50
-MAX_LENGTH = 10000
 
 
 class PatternError(ValueError):
@@ -86,9 +85,13 @@ def to_java(pattern: str) -> str:
     """The Java regex that searches like the ECMA-262 ``pattern`` does. Raises PatternError."""
     if not isinstance(pattern, str) or not pattern:
         raise PatternError("pattern must be a non-empty string")
-    if len(pattern) > MAX_LENGTH:
-        raise PatternError(f"a pattern longer than {MAX_LENGTH} characters")
-    return _Translator(pattern).translate()
+    if problem := length_problem(len(pattern)):
+        raise PatternError(problem)
+    java = _Translator(pattern).translate()
+    if problem := regex_problem(java):  # as contract SQL's regexes are bounded: on the text Spark runs
+        raise PatternError(f"{problem} in the Java form Spark runs (ECMA-262's ., \\s and \\b each "
+                           "become a class of up to 90 characters)")
+    return java
 
 
 def _literal(code: int, in_class: bool = False) -> str:
@@ -310,8 +313,8 @@ class _Translator:
             low, high, length = self.braced_bounds()
             if high is not None and high < low:
                 raise self.refuse(f"the quantifier {{{low},{high}}} has its numbers out of order")
-            if max(low, high or 0) > MAX_REPEAT:
-                raise self.refuse(f"a repeat count above {MAX_REPEAT}")
+            if problem := repeat_problem(max(low, high or 0)):
+                raise self.refuse(problem)
             unbounded = high is None
             text = self.text[self.pos:self.pos + length]
         else:

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 import pydantic as pyd
 from pydantic.alias_generators import to_camel
 
+from contract_plan.reserved import CANDIDATE_SCHEMA
+
 GATE_PROPERTY = "contractGate"
 _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _MARKER = re.compile(r"_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62}")
@@ -36,7 +38,7 @@ class TableRef(_Model):
 class CandidateSettings(_Model):
     """Where candidates are frozen: a restricted schema (or folder) only the gate can read."""
 
-    schema_: str = pyd.Field("_contract_gate_candidates", alias="schema")
+    schema_: str = pyd.Field(CANDIDATE_SCHEMA, alias="schema")
 
 
 class PublicationSettings(_Model):

@@ -19,7 +19,9 @@ under a path server's root. So:
 * no path holds a glob character (``* ? [ ] { } \\``): Spark expands globs when it reads, so
   ``landing/{orders,billing}`` would read another team's folder as this contract's batch;
 * a contract's own tables never overlap: the landing, the target, the quarantine, the decision
-  table and the candidate folder are different places, none inside another.
+  table and the candidate folder are different places, none inside another;
+* a target, quarantine or landing is no name the gate keeps for itself (``_runs``, any name
+  starting with ``_``...) and lies inside none, anywhere below the root (``contract_plan.reserved``).
 
 Two contracts claiming the same table are found across files by ``contract.claims``; at run
 time every write step checks the table's ownership properties (``contract_plan.ownership``).
@@ -34,6 +36,7 @@ from typing import Any
 
 from contract_gate.contract.environments import DEFAULT_ROOT
 from contract_plan.addresses import GLOB_SPECIALS, candidate_schema, resolve
+from contract_plan.reserved import reserved_problems
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"
@@ -102,6 +105,7 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
     if landing:
         problems.append((sources["landing"], landing))
     problems += _overlaps(tables, sources)
+    problems += [(sources[role], message) for role, message in reserved_problems(tables, settings.candidate.schema_)]
     return problems
 
 

@@ -12,9 +12,9 @@ import posixpath
 from pathlib import Path
 
 from contract_plan.addresses import resolve
+from contract_plan.reserved import STATUS_FOLDER
 
 STATUS_DIR_ENV = "CONTRACT_GATE_STATUS_DIR"
-STATUS_FOLDER = "_contract_gate_status"
 DEFAULT_STATUS_DIR = "lakehouse/" + STATUS_FOLDER
 
 
