@@ -93,6 +93,11 @@ def _tokens(expression: str) -> list[str]:
     return _TOKEN.findall(expression)
 
 
+def same_check(deployed: str, planned: str) -> bool:
+    """Whether a CHECK expression as Delta keeps it is the plan's (token by token)."""
+    return _tokens(deployed) == _tokens(planned)
+
+
 def compatibility_differences(plan: Plan | dict, fields: list[tuple[str, str, bool]], properties: dict[str, str]) -> list[str]:
     """Differences between a deployed table and the plan, one readable line each ([] = compatible).
 
@@ -126,7 +131,7 @@ def compatibility_differences(plan: Plan | dict, fields: list[tuple[str, str, bo
     for name, predicate in expected.items():
         if name not in actual:
             differences.append(f"constraint {name!r} is missing from the table")
-        elif _tokens(actual[name]) != _tokens(predicate):
+        elif not same_check(actual[name], predicate):
             differences.append(f"constraint {name!r} differs: table has {actual[name]!r}, plan has {predicate!r}")
     for name in actual:
         if name not in expected:

@@ -40,7 +40,7 @@ from spark_jobs.steps.commits import (
 from spark_jobs.validation.diagnostics import split
 from spark_jobs.steps.history import current_version, exists, find_submission, just_committed
 from contract_plan.model import Plan, load_plan
-from spark_jobs.steps.target import ensure_target
+from spark_jobs.steps.target import ensure_target, migrate_target
 from contract_plan.sql_text import quote_identifier, string_literal
 from contract_plan.keys_across_batches import KIND as _ACROSS_KIND, RULE_ID as KEYS_ACROSS_BATCHES, SCOPE as _ACROSS_SCOPE
 
@@ -122,7 +122,8 @@ def publish(
     "attempts", "latest_business_date"}``; status ``published``, ``already_published``, or
     ``rejected`` (with ``"rules": [the key.unique_across_batches entry]``, nothing written).
     ``latest_business_date`` is the maximum of the plan's freshness column over the published
-    rows (ISO 8601; timestamps in UTC), or None. Raises ``PublishRefused`` when ``report``
+    rows (ISO 8601; timestamps in UTC), or None. ``migration`` is there when the target was
+    migrated to the plan first (``target.migrate_target``). Raises ``PublishRefused`` when ``report``
     does not vouch for this exact candidate version, ``TargetDriftError`` for a drifted
     target, ``ConstraintViolation`` when the target's constraints reject the rows.
     """
@@ -135,11 +136,13 @@ def publish(
     if mode == "replace_keys" and not plan.key:
         raise PublishRefused("publication mode replace_keys needs a business key in the contract")
     target = plan.tables.target
+    migration = migrate_target(spark, plan, target)
     ensure_target(spark, plan, target)
-    return retry_conflicts(
+    published = retry_conflicts(
         lambda attempt: _attempt(spark, plan, submission_id, candidate, version, rows, mode, attempt),
         f"publishing {submission_id} to {location(target)}",
     )
+    return {**published, "migration": migration} if migration else published
 
 
 def _check_report(

@@ -10,9 +10,12 @@ and the business key (``delta.dataSkippingStatsColumns``): freshness reads max(b
 from them without a JVM, and the key MERGEs of publication prune files with them, whatever
 the columns' positions (Delta otherwise only keeps statistics for the first 32 columns).
 A target that exists and differs from the plan
-in any way is refused with every difference listed, because publishing into it would
-silently weaken the contract. Before that, a target must be this contract's: its ownership
-properties (``contract_plan.ownership``) are set at creation and checked on every publish.
+only by non-breaking changes (a new nullable column, a relaxed or removed rule) is migrated
+first (:func:`migrate_target`, statements from ``contract_plan.migration``), unless the gate's
+``evolution`` setting is ``manual``; in any other way it is refused with every difference listed,
+because publishing into it would silently weaken the contract. Before that, a target must be
+this contract's: its ownership properties (``contract_plan.ownership``) are set at creation and
+checked on every publish.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from contract_plan.addresses import location, resolve, sql_name
+from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, plan_migration
 from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
-from spark_jobs.steps.history import exists
+from spark_jobs.steps.history import current_version, exists
 from contract_plan.model import Plan, load_plan
 from contract_plan.ownership import owner_properties, require_owner
 from contract_plan.sql_text import quote_identifier, string_literal
@@ -50,10 +54,23 @@ class TargetDriftError(RuntimeError):
         )
 
 
-def deployed_differences(
+class MigrationNeedsReview(RuntimeError):
+    """The target needs a migration and the gate's ``evolution`` setting is ``manual``."""
+
+    def __init__(self, address: dict[str, Any], migration: Migration):
+        self.migration = migration
+        statements = "".join(f"  {statement};\n" for statement in migration.statements)
+        super().__init__(
+            f"target {location(address)} needs a migration from contract version {migration.from_version or 'unknown'}"
+            f" to {migration.to_version}, and the gate's evolution setting is manual; refusing to publish."
+            f" Review and run (or run `contract-gate plan --migrate`):\n{statements}"
+        )
+
+
+def deployed_state(
     spark: SparkSession, plan: Plan, address: dict[str, Any]
-) -> list[str]:
-    """``table_ddl.compatibility_differences`` for the table deployed at ``address``.
+) -> tuple[list[tuple[str, str, bool]], dict[str, str]]:
+    """The deployed table's fields (name, Spark simpleString type, nullable) and properties.
 
     Raises ``OwnershipError`` when the table is not this contract's target."""
     # SHOW TBLPROPERTIES reads the table's metadata only; DESCRIBE DETAIL would also size every
@@ -62,8 +79,51 @@ def deployed_differences(
     # compared, it is refused) and the constraint comparison.
     properties = require_owner(spark, plan, address, "target")
     schema = spark.table(sql_name(address)).schema
-    fields = [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields]
-    return compatibility_differences(plan, fields, properties)
+    return [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields], properties
+
+
+def deployed_differences(
+    spark: SparkSession, plan: Plan, address: dict[str, Any]
+) -> list[str]:
+    """``table_ddl.compatibility_differences`` for the table deployed at ``address``."""
+    return compatibility_differences(plan, *deployed_state(spark, plan, address))
+
+
+def migrate_target(
+    spark: SparkSession, plan: Plan | dict[str, Any], address: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """Migrate a deployed target whose differences from the plan are non-breaking; None when
+    there is no table yet or nothing to migrate, else the migration (``Migration.as_json``)
+    with the table's versions before and after.
+
+    Each statement runs only when the table's state, read again just before it, says it has
+    not run yet, so a run after a kill at any point, or a twin run, finishes the same migration.
+    Raises ``TargetDriftError`` for breaking differences (the table is not touched) and
+    ``MigrationNeedsReview`` when the gate's evolution setting is ``manual``."""
+    plan = load_plan(plan)
+    address = resolve(address) if address else plan.require_tables().target
+    if not exists(spark, address):
+        return None
+    fields, properties = deployed_state(spark, plan, address)
+    migration = plan_migration(plan, fields, properties, address)
+    if migration.breaking:
+        raise TargetDriftError(address, [*compatibility_differences(plan, fields, properties),
+                                         *(f"breaking: {line}" for line in migration.breaking)])
+    if not migration.steps:
+        return None
+    if (plan.gate.get("evolution") or {}).get("apply") == "manual":
+        raise MigrationNeedsReview(address, migration)
+    before = current_version(spark, address)
+    for step in migration.steps:
+        if step.done(*deployed_state(spark, plan, address)):
+            continue
+        try:
+            spark.sql(step.statement)
+        except Exception:
+            if not step.done(*deployed_state(spark, plan, address)):  # a twin run applied it meanwhile
+                raise
+    return {**migration.as_json(), "target_version_before": before,
+            "target_version_after": current_version(spark, address)}
 
 
 def ensure_target(
@@ -87,6 +147,7 @@ def create_statement(plan: Plan, address: dict[str, Any]) -> str:
     head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
     properties = {
         **owner_properties(plan.contract_id, "target"),
+        SCHEMA_VERSION_PROPERTY: plan.contract_version,
         **table_properties(plan),
         **{f"delta.constraints.{name}": check for name, check in expected_constraints(plan).items()},
     }

@@ -10,6 +10,8 @@ from contract_gate.contract.compiler import compile_plan
 from contract_plan.document import render_plan
 from contract_gate.contract.errors import ContractError
 from contract_plan.table_ddl import render_ddl
+from contract_plan.addresses import resolve
+from contract_plan.migration import plan_migration
 
 
 def register(subparsers) -> None:
@@ -17,6 +19,8 @@ def register(subparsers) -> None:
     parser.add_argument("contract", type=Path)
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
     parser.add_argument("--ddl", action="store_true", help="print the target table DDL instead of the plan")
+    parser.add_argument("--migrate", action="store_true",
+                        help="print the statements that migrate the deployed target to this plan (path targets)")
     parser.add_argument("--json", action="store_true", help="errors as JSON (the plan is always JSON)")
     parser.set_defaults(func=run)
 
@@ -33,6 +37,8 @@ def run(args) -> int:
         else:
             print(exc, file=sys.stderr)
         return 1
+    if args.migrate:
+        return print_migration(plan)
     if args.ddl:
         if plan["tables"] is None:
             print("contract-gate plan --ddl: the contract has no contractGate settings, so no target table", file=sys.stderr)
@@ -40,4 +46,34 @@ def run(args) -> int:
         sys.stdout.write(render_ddl(plan))
     else:
         sys.stdout.write(render_plan(plan))
+    return 0
+
+
+def print_migration(plan: dict) -> int:
+    """The deployed target's migration to ``plan`` (``contract_plan.migration``), for review:
+    exit 0 with the statements (or none), 1 when its differences are breaking."""
+    if plan["tables"] is None:
+        print("contract-gate plan --migrate: the contract has no contractGate settings, so no target table", file=sys.stderr)
+        return 1
+    target = resolve(plan["tables"]["target"])
+    if target["kind"] != "path":
+        print("contract-gate plan --migrate: reads path targets only; a catalog table migrates in the publish step",
+              file=sys.stderr)
+        return 2
+    from contract_gate.evolution.deployed import deployed_table  # deltalake: only --migrate pays for it
+
+    deployed = deployed_table(target["path"])
+    if deployed is None:
+        print(f"-- no table at {target['path']} yet: the publish step creates it (contract-gate plan --ddl)")
+        return 0
+    migration = plan_migration(plan, *deployed, target)
+    if migration.breaking:
+        print(f"-- target {target['path']}: breaking differences, not migrated:", file=sys.stderr)
+        for line in migration.breaking:
+            print(f"--   {line}", file=sys.stderr)
+        return 1
+    print(f"-- target {target['path']}: contract version {migration.from_version or 'unknown'} -> {migration.to_version}, "
+          f"{len(migration.steps)} statement(s)")
+    for statement in migration.statements:
+        print(f"{statement};")
     return 0

@@ -119,6 +119,14 @@ class RetentionSettings(_Model):
     quarantine_days: int = pyd.Field(90, ge=1)
 
 
+class EvolutionSettings(_Model):
+    """How the target follows a new contract version (``contract_plan.migration``): ``auto``
+    migrates a target whose differences from the plan are non-breaking in the publish step,
+    ``manual`` refuses to publish and prints the statements for someone to review and run."""
+
+    apply: Literal["auto", "manual"] = "auto"
+
+
 class GateSettings(_Model):
     landing: TableRef
     target: TableRef | None = None
@@ -133,9 +141,16 @@ class GateSettings(_Model):
     execution: ExecutionSettings = ExecutionSettings()
     alerts: AlertSettings = AlertSettings()
     retention: RetentionSettings = RetentionSettings()
+    # "auto" or "manual" is short for {apply: ...}
+    evolution: EvolutionSettings = EvolutionSettings()
     # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
     # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
+
+    @pyd.field_validator("evolution", mode="before")
+    @classmethod
+    def _evolution_shorthand(cls, evolution):
+        return {"apply": evolution} if isinstance(evolution, str) else evolution
 
     @pyd.field_validator("schedule", mode="before")
     @classmethod

@@ -22,11 +22,6 @@ def semver(version) -> tuple | None:
     return int(major), int(minor), int(patch), pre_key
 
 
-def major(version) -> int | None:
-    key = semver(version)
-    return key[0] if key else None
-
-
 def bump_problems(old: str, new: str, changed: bool, breaking: bool) -> list[str]:
     """What is wrong with going from version ``old`` to ``new`` ([] when nothing)."""
     if not changed:

@@ -1,0 +1,192 @@
+"""A deployed target follows a new contract version: non-breaking differences are migrated
+(new nullable column, a currency added to a list), once and idempotently, also after a kill
+between any two statements; breaking ones are refused and the table is left as it was."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+from pathlib import Path
+
+import pytest
+import yaml
+
+from _gate_plans import ROOT, table_rows, version_of
+from contract_gate.cli.main import main
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.loader import load_contract_text
+from contract_plan.document import read_document
+from contract_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, plan_migration
+from spark_jobs.steps.target import (
+    MigrationNeedsReview,
+    TargetDriftError,
+    deployed_state,
+    ensure_target,
+    migrate_target,
+)
+from contract_plan.model import load_plan
+
+ORDERS = yaml.safe_load((ROOT / "contracts" / "orders.yaml").read_text(encoding="utf-8"))
+
+
+def orders_text(version: str = "1.0.0", coupon: bool = False, yen: bool = False,
+                drop: str | None = None, **gate) -> str:
+    """The orders contract at ``version``, with a nullable ``coupon`` column and/or JPY added."""
+    data = copy.deepcopy(ORDERS)
+    data["version"] = version
+    properties = data["schema"][0]["properties"]
+    if coupon:
+        properties.insert(4, {"name": "coupon", "physicalType": "string", "logicalType": "string",
+                              "description": "Coupon code."})
+    if yen:
+        check = next(p for p in properties if p["name"] == "currency")["quality"][0]["implementation"]["check"]
+        check["arguments"]["allowed"].append("'JPY'")
+    if drop:
+        properties[:] = [p for p in properties if p["name"] != drop]
+    next(c for c in data["customProperties"] if c["property"] == "contractGate")["value"].update(gate)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def orders_plan(root: Path, *args, **kwargs) -> dict:
+    """``orders_text``'s plan with its tables under ``root``."""
+    plan = compile_plan(load_contract_text(orders_text(*args, **kwargs), "orders.yaml"))
+    plan.pop("fingerprint")
+    for address in plan["tables"].values():
+        address["path"] = f"{root}/{address['path']}"
+    return read_document(plan)
+
+
+def deployed_v1(spark, root: Path) -> dict:
+    """The v1 target with two published rows; returns the v1 plan."""
+    plan = orders_plan(root)
+    ensure_target(spark, plan)
+    rows = [("o-1", "c-1", 10.0, "EUR"), ("o-2", "c-2", 20.0, "GBP")]
+    spark.createDataFrame(rows, "order_id string, customer_id string, order_total double, currency string") \
+        .selectExpr("*", "timestamp'2024-03-01 01:00:00' AS order_timestamp") \
+        .write.format("delta").mode("append").save(plan["tables"]["target"]["path"])
+    return plan
+
+
+def state(spark, plan: dict) -> tuple:
+    """What a migration leaves: fields, constraints and properties (without Delta's own bookkeeping)."""
+    fields, properties = deployed_state(spark, load_plan(plan), plan["tables"]["target"])
+    kept = {k: v for k, v in properties.items() if k.startswith(("delta.constraints.", "contract_gate."))}
+    return fields, kept
+
+
+def test_a_new_nullable_column_and_a_new_currency_are_migrated_once(spark, tmp_path):
+    deployed_v1(spark, tmp_path)
+    v1_1 = orders_plan(tmp_path, "1.1.0", coupon=True, yen=True)
+    target = v1_1["tables"]["target"]
+    rows_before = sorted(tuple(r) for r in table_rows(spark, target))
+
+    migration = migrate_target(spark, v1_1)
+
+    assert (migration["from_version"], migration["to_version"]) == ("1.0.0", "1.1.0")
+    table = f"delta.`{target['path']}`"
+    assert migration["statements"][1:5] == [
+        f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS `cg_currency_allowed`",
+        f"ALTER TABLE {table} ADD COLUMNS (`coupon` string COMMENT 'Coupon code.')",
+        f"ALTER TABLE {table} ADD CONSTRAINT `cg_currency_allowed` CHECK "
+        "((`currency` IS NULL OR `currency` IN ('USD', 'EUR', 'GBP', 'JPY')))",
+        f"ALTER TABLE {table} SET TBLPROPERTIES ('{SCHEMA_VERSION_PROPERTY}' = '1.1.0')",
+    ]
+    fields, properties = state(spark, v1_1)
+    assert ("coupon", "string", True) in fields
+    assert "'JPY'" in properties["delta.constraints.cg_currency_allowed"]
+    assert properties[SCHEMA_VERSION_PROPERTY] == "1.1.0" and INTENT_PROPERTY not in properties
+    # old rows intact; the new column comes last, NULL in them
+    assert sorted(tuple(r) for r in table_rows(spark, target)) == [(*row, None) for row in rows_before]
+    assert ensure_target(spark, v1_1) is False  # the table now matches the plan
+    versions = version_of(spark, target)
+    assert migrate_target(spark, v1_1) is None  # once: a second run finds nothing to do
+    assert version_of(spark, target) == versions
+    with pytest.raises(Exception, match="cg_currency_allowed"):  # the relaxed list is still enforced
+        spark.createDataFrame([("o-3", "c", 1.0, "CHF", None)], "order_id string, customer_id string, "
+                              "order_total double, currency string, coupon string") \
+            .selectExpr("order_id", "customer_id", "order_total", "currency", "coupon",
+                        "timestamp'2024-03-01 01:00:00' AS order_timestamp") \
+            .write.format("delta").mode("append").save(target["path"])
+
+
+def test_a_breaking_change_is_refused_and_the_table_is_untouched(spark, tmp_path):
+    deployed_v1(spark, tmp_path)
+    v2 = orders_plan(tmp_path, "2.0.0", drop="customer_id")
+    target = v2["tables"]["target"]
+    before = version_of(spark, target)
+
+    with pytest.raises(TargetDriftError) as refused:
+        migrate_target(spark, v2)
+
+    assert "breaking: column 'customer_id' is in the table but not in the plan (removed or renamed)" \
+        in refused.value.differences
+    assert version_of(spark, target) == before
+    tightened = orders_plan(tmp_path, "2.0.0", coupon=True, yen=False)
+    plan = load_plan(tightened)
+    fields, properties = deployed_state(spark, plan, target)
+    narrower = dict(properties, **{"delta.constraints.cg_currency_allowed":
+                                   "( `currency` IS NULL OR `currency` IN ( 'USD', 'EUR', 'GBP', 'CHF' ) )"})
+    assert plan_migration(plan, fields, narrower).breaking == (
+        "constraint 'cg_currency_allowed' is narrower in the plan: values removed: 'CHF'",)
+
+
+def test_manual_evolution_refuses_and_prints_the_statements(spark, tmp_path):
+    deployed_v1(spark, tmp_path)
+    manual = orders_plan(tmp_path, "1.1.0", coupon=True, evolution="manual")
+    before = version_of(spark, manual["tables"]["target"])
+
+    with pytest.raises(MigrationNeedsReview) as refused:
+        migrate_target(spark, manual)
+
+    assert "ADD COLUMNS (`coupon` string COMMENT 'Coupon code.');" in str(refused.value)
+    assert version_of(spark, manual["tables"]["target"]) == before
+
+
+def test_plan_migrate_prints_the_statements_for_review(spark, tmp_path, monkeypatch):
+    deployed_v1(spark, tmp_path)
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))  # where the contract's relative paths lead
+    harmless, breaking = tmp_path / "v1_1.yaml", tmp_path / "v2.yaml"
+    harmless.write_text(orders_text("1.1.0", coupon=True))
+    breaking.write_text(orders_text("2.0.0", drop="customer_id"))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        codes = [main(["plan", str(harmless), "--migrate"]), main(["plan", str(breaking), "--migrate"])]
+
+    assert codes == [0, 1]
+    table = f"delta.`{tmp_path}/lakehouse/orders`"
+    assert out.getvalue().splitlines() == [
+        f"-- target {tmp_path}/lakehouse/orders: contract version 1.0.0 -> 1.1.0, 4 statement(s)",
+        f"ALTER TABLE {table} SET TBLPROPERTIES ('{INTENT_PROPERTY}' = '" + out.getvalue().split("= '")[1].split("'")[0] + "');",
+        f"ALTER TABLE {table} ADD COLUMNS (`coupon` string COMMENT 'Coupon code.');",
+        f"ALTER TABLE {table} SET TBLPROPERTIES ('{SCHEMA_VERSION_PROPERTY}' = '1.1.0');",
+        f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ('{INTENT_PROPERTY}');",
+    ]
+    assert "column 'customer_id' is in the table but not in the plan" in err.getvalue()
+
+
+@pytest.mark.slow
+def test_a_migration_killed_after_any_statement_finishes_the_same_on_the_next_run(spark, tmp_path):
+    deployed_v1(spark, tmp_path / "reference")
+    reference_plan = orders_plan(tmp_path / "reference", "1.1.0", coupon=True, yen=True)
+    migrate_target(spark, reference_plan)
+    expected = state(spark, reference_plan)
+    steps = len(plan_migration(load_plan(orders_plan(tmp_path, "1.1.0", coupon=True, yen=True)),
+                               *_v1_state(spark, tmp_path / "probe")).steps)
+    assert steps == 6
+    for applied in range(1, steps):
+        root = tmp_path / f"killed_after_{applied}"
+        deployed_v1(spark, root)
+        plan = orders_plan(root, "1.1.0", coupon=True, yen=True)
+        statements = plan_migration(load_plan(plan), *deployed_state(spark, load_plan(plan),
+                                                                     plan["tables"]["target"])).statements
+        for statement in statements[:applied]:  # the run that was killed
+            spark.sql(statement)
+        migrate_target(spark, plan)  # the next run
+        assert state(spark, plan) == expected, f"killed after {applied} statements"
+        assert migrate_target(spark, plan) is None
+
+
+def _v1_state(spark, root: Path):
+    plan = deployed_v1(spark, root)
+    return deployed_state(spark, load_plan(plan), plan["tables"]["target"])
