@@ -23,19 +23,20 @@ from contract_plan.thresholds import satisfies
 
 class Address(TypedDict, total=False):
     """A table as the plan names it (docs/plan-format.md, "Address"): ``kind`` ``path`` (with
-    ``path``) or ``table`` (with ``name``), ``format``, and a landing's reader ``options``."""
+    ``path``) or ``table`` (with ``name``), ``format``, a landing's reader ``options``, and the
+    Airflow ``connection`` of an object-storage path."""
 
     kind: str
     path: str
     name: str
     format: str
     options: dict[str, str]
+    connection: str
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    """The column in the data (the property's ``physicalName``, else its ``name``)."""
     type: str
     """Spark's ``DataType.simpleString()`` of the expected type."""
     nullable: bool = True
@@ -43,8 +44,6 @@ class Column:
     description: str | None = None
     sample_allowed: bool = False
     allow_non_finite: bool = False
-    label: str | None = None
-    """The property's ``name``, where the contract gives a different ``physicalName``."""
 
     @property
     def classified(self) -> bool:
@@ -84,8 +83,6 @@ class Rule:
     function: str | None = None
     source: str | None = None
     description: str | None = None
-    reason: str | None = None
-    """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
 
     @property
     def is_error(self) -> bool:
@@ -133,11 +130,6 @@ class Plan:
     @property
     def publication_mode(self) -> str:
         return (self.gate.get("publication") or {}).get("mode", "append")
-
-    @property
-    def column_labels(self) -> dict[str, str]:
-        """The property name of each column whose ``physicalName`` differs from it."""
-        return {column.name: column.label for column in self.columns if column.label}
 
     @property
     def classified_columns(self) -> frozenset[str]:
@@ -195,7 +187,6 @@ def _column(column: dict[str, Any]) -> Column:
     return Column(
         name=column["name"],
         type=type_string,
-        label=column.get("label"),
         nullable=bool(column.get("nullable", True)),
         classification=column.get("classification"),
         description=column.get("description"),
@@ -227,7 +218,6 @@ def _rule(rule: dict[str, Any]) -> Rule:
         function=rule.get("function"),
         source=rule.get("source"),
         description=rule.get("description"),
-        reason=rule.get("reason"),
     )
 
 

@@ -10,6 +10,10 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
   that old. Stateless on purpose, so a rescheduled sensor or a restarted triggerer judges the
   same way. A producer that copies with preserved times (``cp -p``) should write a marker.
 * A **Delta landing** has landed when it has a committed version (commits are atomic).
+* An **object-storage landing** (``s3://``...) follows the file rules on one listing of its
+  prefix (:mod:`contract_gate.landing_objects`): the marker is an object of that name directly
+  below the prefix, and settling goes by the objects' modification times. The listing's keys,
+  sizes and ETags are the batch's identity; no object is read.
 * The batch's identity is the submission id the gate itself will derive
   (:func:`contract_gate.submission.derive_submission_id`: file contents, or the Delta version),
   so "already gated" means the decision log holds a final decision for that id, and a producer
@@ -24,11 +28,13 @@ never end.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
 from contract_plan.addresses import resolve
 from contract_plan.landing_files import Entry, LandingRefused, landing_entries
 
@@ -79,7 +85,7 @@ class Batch:
     contract_id: str
     submission_id: str
     landing: str
-    kind: str  # "files" | "delta"
+    kind: str  # "files" | "delta" | "objects"
     files: int | None = None
     delta_version: int | None = None
 
@@ -91,11 +97,13 @@ class Batch:
 def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """The batch that has landed and settled at ``watch``'s landing now, or None.
 
-    :raises LandingRefused: the landing is not a local path, holds a link or special file, or is a
+    :raises LandingRefused: the landing is a catalog table, holds a link or special file, or is a
         Delta table that cannot be read."""
     from contract_gate.submission import derive_submission_id
 
     landing = resolve(watch.landing)
+    if is_object_store(landing):
+        return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
     if landing.get("kind") != "path" or "://" in landing["path"]:
         raise LandingRefused(f"contract {watch.contract_id}: landing {landing.get('path') or landing.get('name')!r} "
                              "is not a local folder; only a local path landing can be watched without Spark")
@@ -124,6 +132,43 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
             return None
     submission_id = derive_submission_id(watch.contract_id, landing)
     return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data))
+
+
+async def alanded_batch(watch: Watch, now: float | None = None) -> Batch | None:
+    """:func:`landed_batch` for the triggerer's event loop: an object-storage landing is listed
+    with fsspec's async listing, a local one is read in a thread."""
+    landing = resolve(watch.landing)
+    if is_object_store(landing):
+        return landed_objects(watch, landing, await alist_objects(_object_landing(watch, landing)), now)
+    return await asyncio.to_thread(landed_batch, watch, now)
+
+
+def landed_objects(watch: Watch, landing: dict, objects: list[StoredObject], now: float | None) -> Batch | None:
+    """The batch that one listing of an object-storage landing shows as landed and settled, or None."""
+    from contract_gate.submission import submission_id_of
+
+    data = [stored for stored in objects if not stored.skipped]
+    if not data:
+        return None
+    if watch.marker is not None:
+        if not any(stored.relative == watch.marker for stored in objects):
+            return None
+    else:
+        times = [stored.mtime for stored in objects]
+        if None in times:
+            raise LandingRefused(f"contract {watch.contract_id}: landing {landing['path']} lists objects without a "
+                                 "modification time; set schedule.onLanding.marker")
+        if (time.time() if now is None else now) - max(times) < watch.settle_seconds:
+            return None
+    submission_id = submission_id_of(watch.contract_id, objects_digest(objects))
+    return Batch(watch.contract_id, submission_id, landing["path"], "objects", files=len(data))
+
+
+def _object_landing(watch: Watch, landing: dict) -> dict:
+    if landing.get("format") == "delta":
+        raise LandingRefused(f"contract {watch.contract_id}: landing {landing['path']} is a Delta table in object "
+                             "storage; only file landings there can be watched without Spark")
+    return landing
 
 
 def listing(folder: Path, contract_id: str) -> list[Entry]:

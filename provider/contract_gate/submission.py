@@ -7,8 +7,10 @@ run derives the same id and every step finds its work already done.
 
 The id is derived from the batch's *content*, not from file times: a producer that re-copies
 the same files (new mtimes) must not get a second publication. For a Delta landing table the
-batch is a version of that table. A catalog landing table (no files to hash here) needs the id
-given explicitly. A link or a special file in a file landing refuses the batch
+batch is a version of that table. In object storage the objects' keys, sizes and ETags (or
+version ids) stand for their content, read from a listing without downloading a byte
+(:mod:`contract_gate.landing_objects`). A catalog landing table (no files to hash here) needs
+the id given explicitly. A link or a special file in a file landing refuses the batch
 (:mod:`contract_plan.landing_files`).
 """
 
@@ -19,6 +21,7 @@ import os
 import re
 from pathlib import Path
 
+from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_plan.addresses import HOME_ENV, resolve
 from contract_plan.landing_files import data_files
 
@@ -48,7 +51,16 @@ def batch_digest(landing: dict) -> str:
         raise ValueError(
             f"landing {landing.get('name')!r} is a catalog table: give the submission id explicitly"
         )
-    path = resolve(landing)["path"]
+    landing = resolve(landing)
+    if is_object_store(landing):
+        if landing.get("format") == "delta":
+            raise ValueError(f"landing {landing['path']!r} is a Delta table in object storage: give the submission "
+                             "id explicitly")
+        try:
+            return objects_digest(list_objects(landing))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no data objects have landed at {landing['path']}") from None
+    path = landing["path"]
     if "://" in path:
         raise ValueError(f"landing {landing['path']!r} is not on a local filesystem: give the submission id explicitly")
     folder = Path(path)
@@ -93,7 +105,12 @@ def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None =
     A re-run folds the original id in, so re-running unchanged data (after a contract fix, say)
     is a new submission, and triggering the same re-run twice is still one submission.
     """
-    seed = f"{contract_id}\0{batch_digest(landing)}"
+    return submission_id_of(contract_id, batch_digest(landing), rerun_of)
+
+
+def submission_id_of(contract_id: str, digest: str, rerun_of: str | None = None) -> str:
+    """The submission id of a batch whose :func:`batch_digest` is ``digest``."""
+    seed = f"{contract_id}\0{digest}"
     if rerun_of:
         seed += f"\0rerun_of:{rerun_of}"
     return hashlib.sha256(seed.encode()).hexdigest()[:ID_LENGTH]

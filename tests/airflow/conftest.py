@@ -40,3 +40,15 @@ def _world_removed():
     yield
     if not os.environ.get(WORLD_DIR_ENV):
         shutil.rmtree(ROOT, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's standalone S3 server on 127.0.0.1 (``_s3_server``), for the session."""
+    from _s3_server import S3Server
+
+    server = S3Server(ROOT / "s3").start()
+    try:
+        yield server
+    finally:
+        server.stop()

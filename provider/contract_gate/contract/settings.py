@@ -27,11 +27,16 @@ class TableRef(_Model):
     path: str | None = None
     format: Literal["delta", "parquet", "csv", "json"] = "delta"
     options: dict[str, str] = {}
+    # The Airflow connection of an object-storage path (s3://, abfss://, gs://): its credentials
+    # reach the store through airflow.sdk.ObjectStoragePath. In the table's plan address only.
+    connection: str | None = pyd.Field(None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
 
     @pyd.model_validator(mode="after")
     def _one_address(self):
         if (self.table is None) == (self.path is None):
             raise ValueError("give exactly one of 'table' or 'path'")
+        if self.connection is not None and "://" not in (self.path or ""):
+            raise ValueError("'connection' applies to an object-storage path (s3://, abfss://, gs://...)")
         return self
 
 

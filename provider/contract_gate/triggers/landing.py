@@ -14,8 +14,9 @@ not decided yet does not fire again. As an Asset watcher it keeps that memory in
 state store (``asset_state_store``, kept in Airflow's database) once the triggerer holds the
 event, so a restarted or moved triggerer remembers it too.
 
-The filesystem and decision-log reads block, so they run in a thread: the triggerer's event
-loop serves every deferred task of the deployment.
+The triggerer's event loop serves every deferred task of the deployment, so nothing blocks it:
+an object-storage landing is listed with fsspec's async listing, and the local filesystem and
+decision-log reads run in a thread.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
-from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, Watch, gated, landed_batch
+from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, Watch, alanded_batch, gated
 from contract_plan.landing_files import LandingRefused
 
 LANDED = "landed"
@@ -72,7 +73,7 @@ class LandingTrigger(BaseEventTrigger):
     async def poll(self) -> dict[str, Any] | None:
         """One look at the landing: the event to fire, or None."""
         try:
-            batch = await asyncio.to_thread(landed_batch, self.watch, time.time())
+            batch = await alanded_batch(self.watch, time.time())
         except (LandingRefused, OSError) as exc:
             if not self.repeat:  # a deferred sensor fails with the reason
                 return {"status": ERROR, "contract_id": self.watch.contract_id, "message": str(exc)}
