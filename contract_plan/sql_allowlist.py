@@ -441,21 +441,29 @@ def _number(node: exp.Expression | None) -> Decimal | None:
 
 def _check_join(join: exp.Join) -> None:
     """A join must pair rows by an equality of a column of the joined table with a column of
-    another: anything else makes Spark pair every row with every row."""
-    if (join.args.get("kind") or "").upper() == "CROSS":
-        raise SqlRefused(f"{_JOIN_RULE} (one of each table, as a.key = b.key): CROSS JOIN and a comma between "
-                         "tables pair every row with every row")
+    another (in its ON, or for an inner join in the WHERE clause, which Spark moves into the
+    join): anything else makes Spark pair every row with every row. A side that reads no table
+    (``CROSS JOIN (SELECT 1 AS one)``) is a constant and pairs freely."""
     if (join.args.get("method") or "").upper() == "NATURAL":
         raise SqlRefused(f"{_JOIN_RULE}: NATURAL JOIN pairs rows on whatever columns the tables share; "
                          "write USING (key) or ON a.key = b.key")
-    if join.args.get("using"):
+    select = join.parent
+    earlier = [select.args["from_"].this, *select.args["joins"][:join.index]] if isinstance(select, exp.Select) else []
+    if join.args.get("using") or join.this.find(exp.Table) is None or not any(e.find(exp.Table) for e in earlier):
         return
     condition = join.args.get("on")
+    inner = not join.args.get("side") and (join.args.get("kind") or "INNER").upper() in ("INNER", "CROSS")
+    where = select.args.get("where") if inner and isinstance(select, exp.Select) else None
+    conditions = [c.this if isinstance(c, exp.Where) else c for c in (condition, where) if c is not None]
     joined = join.this.alias_or_name.lower()
-    if condition is None or not any(_pairs(equality, joined) for equality in _conjuncts(condition)):
-        shown = _SENTINEL_IDENTIFIER.sub(r"{\1}", _render(condition))[:80] if condition is not None else ""
-        raise SqlRefused(f"{_JOIN_RULE}, one of the joined table and one of another, each named with its table "
-                         f"(ON a.key = b.other_key, or USING (key)); found ON {shown}")
+    if any(_pairs(equality, joined) for c in conditions for equality in _conjuncts(c)):
+        return
+    if condition is None:
+        raise SqlRefused(f"{_JOIN_RULE} (one of each table, as a.key = b.key, in ON or the WHERE clause): a CROSS "
+                         "JOIN or a comma between tables without one pairs every row with every row")
+    shown = _SENTINEL_IDENTIFIER.sub(r"{\1}", _render(condition))[:80]
+    raise SqlRefused(f"{_JOIN_RULE}, one of the joined table and one of another, each named with its table "
+                     f"(ON a.key = b.other_key, or USING (key)); found ON {shown}")
 
 
 def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:

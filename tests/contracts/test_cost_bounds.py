@@ -33,6 +33,11 @@ JOIN_RULE = "joins need an equality condition between two different columns"
     "SELECT count(*) FROM {object} o JOIN {countries} c USING (country)",
     "SELECT count(*) FROM {object} o LEFT ANTI JOIN {countries} c ON upper(o.country) = c.code",
     "SELECT count(*) FROM {object} o JOIN {object} p ON o.order_id <=> p.parent_id",
+    # an inner join whose equality is in the WHERE clause (Spark moves it into the join)
+    "SELECT count(*) FROM {object} o, {object} p WHERE o.parent_id = p.order_id AND o.amount > p.amount",
+    "SELECT count(*) FROM {object} o JOIN {countries} c ON TRUE WHERE o.country = c.code",
+    # a side that reads no table is a constant: pairing with it multiplies nothing
+    "SELECT count(*) FROM {object} CROSS JOIN (SELECT 1 AS one)",
     # the batch read as often as the bound allows
     "SELECT count(*) FROM {object} o JOIN {object} p ON o.parent_id = p.order_id "
     "WHERE o.order_id IN (SELECT parent_id FROM {object})",
@@ -45,8 +50,10 @@ def test_legitimate_queries_pass(query):
 
 
 @pytest.mark.parametrize("query, message", [
-    ("SELECT count(*) FROM {object} a CROSS JOIN {countries} c", f"{JOIN_RULE} (one of each table, as a.key = b.key)"),
-    ("SELECT count(*) FROM {object} a, {countries} c WHERE a.country = c.code", "a comma between tables"),
+    ("SELECT count(*) FROM {object} a CROSS JOIN {countries} c", f"{JOIN_RULE} (one of each table, as a.key = b.key, "
+                                                                  "in ON or the WHERE clause)"),
+    ("SELECT count(*) FROM {object} a, {object} b WHERE a.amount < b.amount", "a comma between tables without one"),
+    ("SELECT count(*) FROM {object} a LEFT JOIN {object} b ON TRUE WHERE a.order_id = b.parent_id", "found ON TRUE"),
     ("SELECT count(*) FROM {object} a JOIN {object} b ON 1=1", f"{JOIN_RULE}, one of the joined table"),
     ("SELECT count(*) FROM {object} a JOIN {object} b ON TRUE", "found ON TRUE"),
     ("SELECT count(*) FROM {object} a JOIN {object} b", "found ON TRUE"),
