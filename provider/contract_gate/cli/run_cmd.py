@@ -3,15 +3,19 @@
 The DAG is the one the DAG factory generates for the contract, run with ``dag.test()`` on a
 local Airflow (SQLite, migrated on first use) and the local Spark default, so the CLI
 exercises exactly what a scheduler would run. Tables land under ``lakehouse/`` in
-``CONTRACT_GATE_HOME`` (default: the working directory).
+``CONTRACT_GATE_HOME`` (default: the working directory). A contract of several gated objects
+gates each of them (one decision each), or only ``--object``: the other objects' tasks are
+marked done without running.
 
-Exit codes: 0 published (fully or split), 1 rejected (quarantined), 2 error.
+Exit codes: 0 published (fully or split), 1 rejected (quarantined), 2 error; with several
+objects, the worst of their decisions.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +36,8 @@ def add_common_arguments(parser) -> None:
     parser.add_argument("--landing", help="read the batch from this path instead of the contract's landing")
     parser.add_argument("--format", choices=("csv", "json", "parquet", "delta"), help="format of --landing")
     parser.add_argument("--env", help="the contract server/environment (default: CONTRACT_GATE_ENV, else the first)")
+    parser.add_argument("--object", dest="object_name", metavar="NAME",
+                        help="the schema object to gate (default: every gated object of the contract)")
     parser.add_argument("--verbose", action="store_true", help="show Airflow's and Spark's logs")
 
 
@@ -57,14 +63,15 @@ def gate(args, conf: dict, check=None) -> int:
         if refused:
             print(f"contract-gate: refused: {refused}", file=sys.stderr)
             return 2
-        decision = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")})
+        decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
     except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
         print(f"contract-gate: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    print(format_decision(decision))
-    if decision.get("outcome") in PUBLISHED:
+    print("\n".join(format_decision(decision) for decision in decisions))
+    outcomes = [decision.get("outcome") for decision in decisions]
+    if all(outcome in PUBLISHED for outcome in outcomes):
         return 0
-    return 1 if decision.get("outcome") in REJECTED else 2
+    return 1 if all(outcome in PUBLISHED + REJECTED for outcome in outcomes) else 2
 
 
 def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
@@ -84,8 +91,9 @@ def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
     return dags
 
 
-def run_dag(contract: Path, conf: dict) -> dict:
-    """Build the contract's DAG from its generated stub, ``dag.test()`` it, return the decision."""
+def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[dict]:
+    """Build the contract's DAG from its generated stub, ``dag.test()`` it (only ``object_name``'s
+    gate, when given), return the decision of each gated object it ran."""
     from airflow.utils import db
 
     from contract_gate.dag_factory import STUB_FOLDER, stub_name, sync_dag_files
@@ -104,21 +112,28 @@ def run_dag(contract: Path, conf: dict) -> dict:
     bag = DagBag(str(dags / STUB_FOLDER))
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
-    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.dag_factory import compiled
 
-    dag = bag.dags[compile_plan(contract, env=os.environ.get("CONTRACT_GATE_ENV") or None)["contract"]["id"]]
-    run = dag.test(run_conf=conf)
-    return decision_of(run)
+    gated = compiled(contract, os.environ.get("CONTRACT_GATE_ENV") or None).gated
+    if object_name is not None and object_name not in gated:
+        raise LookupError(f"the contract gates no object {object_name!r}; it gates {', '.join(map(repr, gated))}")
+    plans = [plan for name, plan in gated.items() if object_name in (None, name)]
+    dag = bag.dags[plans[0]["names"]["dag_id"]]
+    several = len(gated) > 1  # then each object's tasks are in its task group
+    others = f"(?!{re.escape(plans[0]['names']['group'])}\\.).*" if several and object_name else None
+    run = dag.test(run_conf=conf, mark_success_pattern=others)
+    return [decision_of(run, f"{plan['names']['group']}.record_decision" if several else "record_decision")
+            for plan in plans]
 
 
-def decision_of(run) -> dict:
+def decision_of(run, record_task: str = "record_decision") -> dict:
     """The record task's XCom (the decision) of a finished DAG run; a failure summary without one."""
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
     with create_session() as session:
         found = session.scalars(XComModel.get_many(run_id=run.run_id, dag_ids=run.dag_id, key="return_value",
-                                                   task_ids="record_decision")).first()
+                                                   task_ids=record_task)).first()
         value = XComModel.deserialize_value(found) if found is not None else None
         states = {ti.task_id: str(ti.state) for ti in run.get_task_instances(session=session)}
     if value:
@@ -129,7 +144,7 @@ def decision_of(run) -> dict:
 def format_decision(decision: dict) -> str:
     """A short, value-free summary for the terminal."""
     lines = [f"decision: {decision.get('outcome')}"]
-    for key in ("contract_id", "submission_id", "rerun_of", "rows_landed", "rows_published", "rows_quarantined",
+    for key in ("contract_id", "object", "submission_id", "rerun_of", "rows_landed", "rows_published", "rows_quarantined",
                 "target_version_before", "target_version_after", "reason", "report_path"):
         if decision.get(key) not in (None, ""):
             lines.append(f"  {key}: {decision[key]}")
