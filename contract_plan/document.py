@@ -38,6 +38,9 @@ SCOPE_OF_KIND = {
             "pattern",
             "enum",
             "not_blank",
+            "json",
+            "array_size",
+            "unique_items",
             "custom_sql",
             "dqx",
         )

@@ -143,6 +143,7 @@ _SCALAR_FUNCTIONS = (
     exp.BitwiseLeftShift, exp.BitwiseRightShift,
     exp.Extract, exp.ToNumber, exp.ArraySize, exp.ArrayContains, exp.Rand, exp.Randn, exp.Uuid,
     exp.Lambda, exp.ArrayFilter, exp.Transform,  # filter(a, x -> ...), transform(a, x -> ...)
+    exp.JSONExtractScalar, exp.JSONPath, exp.JSONPathRoot, exp.JSONPathKey, exp.JSONPathSubscript,  # get_json_object
     exp.ArrayToString, exp.ArraySort, exp.RegexpSplit, exp.StrToUnix, exp.TimestampAdd,
     exp.TimestampFromParts, exp.AtTimeZone, exp.FromTimeZone,
     # array_join, sort_array, split, unix_timestamp, dateadd, make_timestamp, from/to_utc_timestamp
@@ -287,6 +288,8 @@ def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, 
         return
     if type(node) in allowed:
         return
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        return  # a struct field of a lambda's variable (x.sku); a function of a schema (db.f()) is not one
     if not query and type(node) in _QUERY_ONLY:
         if isinstance(node, (exp.Select, exp.Subquery, exp.Exists, exp.Table, exp.Union)):
             raise SqlRefused("a subquery is not allowed in a row expression")
@@ -593,6 +596,12 @@ def expression_tree(text: str) -> exp.Expression:
 def render_tree(tree: exp.Expression) -> str:
     """A tree (or a part of one) as the gate renders SQL."""
     return _render(tree)
+
+
+def has_lambda(expression: str) -> bool:
+    """Whether the expression has a lambda (``forall(a, x -> ...)``): Delta's CHECK constraint
+    reads its expression token by token and cannot read ``->``."""
+    return _expression_tree(expression).find(exp.Lambda) is not None
 
 
 def is_deterministic(expression: str) -> bool:

@@ -19,13 +19,14 @@ CONSTRAINT_PREFIX = "cg_"
 def constraint_names(plan: Plan | dict) -> dict[str, str]:
     """rule id -> Delta constraint name for every rule Delta enforces as a CHECK.
 
-    ``required`` rules are enforced by NOT NULL columns instead. Delta stores constraint names
-    lower-cased, so names are lower-case ``[a-z0-9_]`` and made unique deterministically."""
+    A column's ``required`` rule is enforced by a NOT NULL column instead (a nested field's,
+    ``address.city``, is a CHECK). Delta stores constraint names lower-cased, so names are
+    lower-case ``[a-z0-9_]`` and made unique deterministically."""
     plan = load_plan(plan)
     names: dict[str, str] = {}
     used: set[str] = set()
     for rule in plan.rules:
-        if not rule.enforceable or rule.kind == "required":
+        if not rule.enforceable or (rule.kind == "required" and _is_not_null(rule)):
             continue
         base = CONSTRAINT_PREFIX + re.sub(r"[^a-z0-9_]", "_", rule.id.lower())
         name, n = base, 2
@@ -34,6 +35,11 @@ def constraint_names(plan: Plan | dict) -> dict[str, str]:
         used.add(name)
         names[rule.id] = name
     return names
+
+
+def _is_not_null(rule) -> bool:
+    """Whether a rule says only that its one column is not NULL (what a NOT NULL column holds)."""
+    return len(rule.columns) == 1 and rule.predicate == f"{quote_identifier(rule.columns[0])} IS NOT NULL"
 
 
 def expected_constraints(plan: Plan | dict) -> dict[str, str]:

@@ -18,10 +18,13 @@ from contract_gate.contract import dqx, patterns, rules
 from contract_gate.contract.environments import freshness_sla, resolve_tables, select_server
 from contract_gate.contract.errors import ContractError, ContractIssue, yaml_path
 from contract_gate.contract.loader import LoadedContract, load_contract
+from contract_gate.contract.nested import FIELD_NAME, MAX_DEPTH, FieldPath
+from contract_gate.contract.physical_types import (TIME_PATTERN, TYPES_DOC, UnmappedType, dialect_of, is_container,
+                                                   map_logical, map_physical)
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
-from contract_plan.spark_types import TypeSyntaxError, is_numeric, spark_type
+from contract_plan.spark_types import is_numeric, spark_type
 from contract_gate.contract.table_locations import location_problems
-from contract_plan.sql_allowlist import check_query, is_deterministic
+from contract_plan.sql_allowlist import check_query, has_lambda, is_deterministic
 from contract_plan.sql_text import quote_identifier
 from contract_plan.document import PLAN_VERSION, fingerprint
 from contract_plan.names import gate_names
@@ -34,13 +37,18 @@ _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")
 _PROPERTY_OPTIONS = ("notBlank", "sampleAllowed", "allowNonFinite")
 _BOOLEAN_PROPERTY_OPTIONS = ("sampleAllowed", "allowNonFinite")
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
-# logicalTypeOptions keys that only document (the gate checks the physical Spark type).
-_DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone"}
+# logicalTypeOptions keys that only document (the gate checks the Spark type), or that chose it
+# (format, timezone, elementType: physical_types.map_logical). An object's fields all exist in its struct.
+_DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone", "minProperties", "maxProperties", "required",
+                        "elementType", "distanceMetric", "embeddingModel", "embeddingModelVersion", "normalized"}
+# Array options: logicalTypeOptions key -> (rule kind, comparison with the array's size).
+_ARRAY_SIZE_OPTIONS = {"minItems": ("min_items", ">="), "maxItems": ("max_items", "<="), "dimensions": ("dimensions", "=")}
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 # Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unfit, contract_plan.empty_batch),
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
-_KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS}
+_KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS,
+                  *_ARRAY_SIZE_OPTIONS, "uniqueItems"}
 # Other tools' names of a query's placeholders (datacontract-cli's {model}, the ODCS schema's
 # ${table} and ${column}); the plan carries ours only.
 _PLACEHOLDER_SYNONYMS = {"model": "object", "table": "object", "column": "property"}
@@ -136,6 +144,8 @@ class _Compiler:
         self.options: dict[str, dict] = {}  # column -> {option: (customProperties index, value)}
         self.key: list[str] = []
         self.settings: GateSettings | None = None
+        self.server_type: str | None = None  # its dialect reads physicalType (physical_types)
+        self.field_types: dict[str, tuple[str, str, object]] = {}  # YAML path -> (Spark type, type's path, Mapped)
 
     # -- helpers -------------------------------------------------------------------------
     def error(self, path: str, message: str) -> None:
@@ -150,9 +160,7 @@ class _Compiler:
         generated rule keeps its id even when another generated rule wants it."""
         rule = {"id": rule_id, "source": source, "severity": "error", "filter": None, "threshold": None,
                 "predicate": None, "description": None, **fields}
-        rule["enforceable"] = (rule["scope"] == "row" and rule["filter"] is None and rule["threshold"] is None
-                               and rule["severity"] == "error"
-                               and (rule["kind"] not in ("custom_sql", "dqx") or is_deterministic(rule["predicate"])))
+        rule["enforceable"] = _enforceable(rule)
         self.rules.append({"rule": rule, "id_path": id_path, "first": first})
 
     def assign_ids(self) -> list[dict]:
@@ -188,6 +196,7 @@ class _Compiler:
         model = self.loaded.model
         objects = model.schema_
         obj = objects[self.index]
+        self.server_type = self.chosen_server_type()
         columns = self.compile_columns(obj)
         self.key = self.compile_key(obj)
         settings = self.settings = self.gate_settings(obj)  # before the rules: queries may use its references
@@ -259,16 +268,95 @@ class _Compiler:
         if prop.physicalName is not None and prop.physicalName != name:
             self.error(f"{base}.physicalName", f"physicalName {prop.physicalName!r} differs from name {name!r}; "
                                                "the gate checks the column called name: use the Spark column name there")
-        if prop.properties or prop.items:
-            self.error(base, "nested properties/items are not supported; give the nested type in physicalType")
-        if prop.physicalType is None:
-            self.error(base, "physicalType is required: it is the exact Spark type the gate checks")
-            return None
+        return self.field_type(prop, base)
+
+    # -- types as contracts write them (physical_types), nested fields (nested) ---------------------
+    def chosen_server_type(self) -> str | None:
+        """The type of the environment's server (``pick_server`` reports a wrong environment)."""
         try:
-            return spark_type(prop.physicalType)
-        except TypeSyntaxError as exc:
-            self.error(f"{base}.physicalType", str(exc))
+            server = select_server(self.loaded.model.servers or [], self.env)
+        except ValueError:
             return None
+        return server.type if server is not None else None
+
+    def dialect_label(self) -> str:
+        server = f"server type {self.server_type!r}" if self.server_type else "no server type"
+        return f"in the {dialect_of(self.server_type) or 'Spark'} dialect ({server})"
+
+    def field_type(self, prop, base: str, depth: int = 0) -> str | None:
+        """The Spark type of a property or nested field, or None after reporting why it has none:
+        from its nested properties or items, else its physicalType in the server's dialect, else
+        its logicalType (docs/contracts.md#types)."""
+        if depth > MAX_DEPTH:
+            self.error(base, f"properties nested more than {MAX_DEPTH} levels deep are not supported")
+            return None
+        if prop.properties or prop.items or (prop.logicalType == "map" and prop.map):
+            spark = self.nested_type(prop, base, depth)
+            if spark is not None:
+                self.field_types[base] = (spark, base, None)
+            return spark
+        if prop.physicalType is not None:
+            source = f"{base}.physicalType"
+            try:
+                mapped = map_physical(prop.physicalType, self.server_type)
+            except UnmappedType as exc:
+                self.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
+                                   f"{exc} (the type tables: {TYPES_DOC})")
+                return None
+        elif prop.logicalType is not None:
+            source = f"{base}.logicalType"
+            try:
+                mapped = map_logical(prop.logicalType, prop.logicalTypeOptions)
+            except UnmappedType as exc:
+                self.error(source, f"{exc} (the type tables: {TYPES_DOC})")
+                return None
+        else:
+            self.error(base, f"a property needs a physicalType or a logicalType to have a column type ({TYPES_DOC})")
+            return None
+        self.field_types[base] = (mapped.type, source, mapped)
+        return mapped.type
+
+    def nested_type(self, prop, base: str, depth: int) -> str | None:
+        """``struct<...>`` of nested properties, ``array<...>`` of items, ``map<...>`` of a map. A
+        physicalType beside them may only say the same type, or be a container word (``object``,
+        ``RECORD``, ``repeated message``...) or a source's own name the nested properties spell out."""
+        if prop.properties:
+            fields, seen = [], set()
+            for j, child in enumerate(prop.properties):
+                path = f"{base}.properties[{j}]"
+                if not isinstance(child.name, str) or not FIELD_NAME.fullmatch(child.name):
+                    self.error(f"{path}.name", f"nested field name {child.name!r} must be letters, digits and "
+                                               "underscores, not starting with a digit (Spark's struct type text)")
+                elif child.name in seen:
+                    self.error(f"{path}.name", f"duplicate nested field name {child.name!r}")
+                else:
+                    seen.add(child.name)
+                    fields.append((child.name, self.field_type(child, path, depth + 1)))
+            if len(fields) != len(prop.properties) or any(t is None for _, t in fields):
+                return None
+            spark = f"struct<{','.join(f'{name}:{t}' for name, t in fields)}>"
+        elif prop.items:
+            element = self.field_type(prop.items, f"{base}.items", depth + 1)
+            if element is None:
+                return None
+            spark = f"array<{element}>"
+        else:
+            key = self.field_type(prop.map.key, f"{base}.map.key", depth + 1)
+            value = self.field_type(prop.map.value, f"{base}.map.value", depth + 1)
+            if key is None or value is None:
+                return None
+            spark = f"map<{key},{value}>"
+        spark = spark_type(spark)
+        if prop.physicalType is not None and not is_container(prop.physicalType):
+            try:
+                stated = map_physical(prop.physicalType, self.server_type).type
+            except UnmappedType:
+                stated = None
+            if stated is not None and stated != spark:
+                self.error(f"{base}.physicalType", f"physicalType {prop.physicalType!r} is {stated} "
+                                                   f"{self.dialect_label()}, but the nested properties describe {spark}")
+                return None
+        return spark
 
     def property_options(self, prop, base: str) -> dict:
         """Our property-level customProperties: {name: (index, value)}; misspellings are errors."""
@@ -341,6 +429,8 @@ class _Compiler:
             if "notBlank" in self.options[name]:
                 self.compile_not_blank(base, name, column_type)
             self.compile_quality(prop.quality or [], base, column=name)
+            self.compile_type_rules(prop, base, name, column_type)
+            self.compile_nested_rules(prop, base, FieldPath(name))
         if self.key:
             index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
             self.add_rule(f"{self.base}.properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
@@ -348,6 +438,74 @@ class _Compiler:
             if self.settings is not None and self.settings.publication.mode == "append":
                 self.add_rule(self.append_source(index), keys_across_batches.RULE_ID, first=True,
                               kind=keys_across_batches.KIND, scope=keys_across_batches.SCOPE, columns=list(self.key))
+
+    def compile_type_rules(self, prop, base: str, name: str, column_type: str) -> None:
+        """The rules a field's contract type brings beside its Spark type (the length of a
+        ``varchar(n)``, JSON text, a time of day) and its array options."""
+        _, source, mapped = self.field_types.get(base, (None, None, None))
+        col = quote_identifier(name)
+        if mapped is not None:
+            if mapped.max_length is not None and "maxLength" not in (prop.logicalTypeOptions or {}):
+                self.compile_lengths({"maxLength": mapped.max_length}, base, name, "string", source=source)
+            if mapped.json:
+                self.add_rule(source, f"{name}.json", kind="json", scope="row", columns=[name],
+                              predicate=rules.nullable_check(name, f"get_json_object({col}, '$') IS NOT NULL"))
+            if mapped.time:
+                self.add_rule(source, f"{name}.time", kind="pattern", scope="row", columns=[name],
+                              predicate=rules.nullable_check(name, patterns.rlike(col, TIME_PATTERN)))
+        options = prop.logicalTypeOptions or {}
+        base = f"{base}.logicalTypeOptions"
+        for option in sorted({*_ARRAY_SIZE_OPTIONS, "uniqueItems"} & set(options)):
+            value = options[option]
+            if not column_type.startswith("array<"):
+                self.error(f"{base}.{option}", f"{option} applies to array columns, not {column_type}")
+            elif option == "uniqueItems":
+                if value is True:
+                    self.add_rule(f"{base}.{option}", f"{name}.unique_items", kind="unique_items", scope="row",
+                                  columns=[name], predicate=rules.nullable_check(
+                                      name, f"size(array_distinct({col})) = size({col})"))
+            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                self.error(f"{base}.{option}", f"{option} must be a whole number >= 0, got {value!r}")
+            else:
+                kind, operator = _ARRAY_SIZE_OPTIONS[option]
+                self.add_rule(f"{base}.{option}", f"{name}.{kind}", kind="array_size", scope="row", columns=[name],
+                              predicate=rules.nullable_check(name, f"size({col}) {operator} {value}"))
+
+    def compile_nested_rules(self, prop, base: str, path: FieldPath) -> None:
+        """The rules of each nested field (:mod:`nested`), as predicates on the top-level column."""
+        if prop.properties:
+            children = [(f"{base}.properties[{j}]", child, path.field(child.name))
+                        for j, child in enumerate(prop.properties)]
+        else:
+            children = [(f"{base}.items", prop.items, path.element())] if prop.items else []
+        for child_base, child, child_path in children:
+            if child_base in self.field_types:
+                self.compile_nested_field(child, child_base, child_path)
+
+    def compile_nested_field(self, prop, base: str, path: FieldPath) -> None:
+        name, field_type = path.name, self.field_types[base][0]
+        start = len(self.rules)
+        if prop.required:  # not null where its parent is not null
+            self.add_rule(f"{base}.required", f"{name}.required", kind="required", scope="row", columns=[name],
+                          predicate=f"{quote_identifier(name)} IS NOT NULL")
+        for key in ("primaryKey", "unique", "quality"):
+            if getattr(prop, key):
+                self.error(f"{base}.{key}", f"{key} on a nested field is not supported: the gate counts keys, "
+                                            "duplicates and quality metrics of top-level properties")
+        self.options[name] = self.property_options(prop, base)
+        self.compile_type_options(prop.logicalTypeOptions or {}, f"{base}.logicalTypeOptions", name, field_type)
+        if prop.enum:
+            self.compile_enum(prop, base, name, field_type)
+        if "notBlank" in self.options[name]:
+            self.compile_not_blank(base, name, field_type)
+        self.compile_type_rules(prop, base, name, field_type)
+        for entry in self.rules[start:]:
+            rule = entry["rule"]
+            rule["columns"] = [path.column]
+            rule["predicate"] = path.predicate(rule["predicate"])
+            rule.pop("passes_when", None)  # a shortcut of the stand-in column
+            rule["enforceable"] = _enforceable(rule)
+        self.compile_nested_rules(prop, base, path)
 
     def append_source(self, key_index: int) -> str:
         """Where the cross-batch key rule comes from: the gate's ``publication.mode: append`` when
@@ -442,12 +600,14 @@ class _Compiler:
         self.add_rule(path, f"{name}.multiple_of", kind="multiple_of", scope="row", columns=[name],
                       predicate=rules.nullable_check(name, check))
 
-    def compile_lengths(self, options: dict, base: str, name: str, column_type: str) -> None:
+    def compile_lengths(self, options: dict, base: str, name: str, column_type: str, source: str | None = None) -> None:
+        """minLength/maxLength rules; ``source``: where the length was given, when not in ``options``
+        (the ``n`` of a ``varchar(n)`` physicalType)."""
         lengths = {}
         for option, kind, operator in (("minLength", "min_length", ">="), ("maxLength", "max_length", "<=")):
             if option not in options:
                 continue
-            path = f"{base}.{option}"
+            path = source or f"{base}.{option}"
             value = options[option]
             if column_type != "string":
                 self.error(path, f"{option} applies to string columns, not {column_type}")
@@ -726,6 +886,15 @@ class _Compiler:
             index, *keys = exc.keys()
             self.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))
             return None
+
+
+def _enforceable(rule: dict) -> bool:
+    """Whether Delta can hold the rule as a CHECK constraint: an error on every row, deterministic,
+    and without a lambda (Delta's constraint parser cannot read ``->``)."""
+    return (rule["scope"] == "row" and rule["filter"] is None and rule["threshold"] is None
+            and rule["severity"] == "error"
+            and (rule["kind"] not in ("custom_sql", "dqx") or is_deterministic(rule["predicate"]))
+            and not (rule["predicate"] and has_lambda(rule["predicate"])))
 
 
 def _merged(base: dict, override: dict) -> dict:

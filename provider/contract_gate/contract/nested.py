@@ -1,0 +1,75 @@
+"""Nested fields of struct and array columns, and their rules as row predicates on the column.
+
+A rule on a nested field is compiled as if the field were a column whose name is the field's
+dotted path (``address.city``, ``lines[].sku``: the rule ids say it so), then that stand-in
+column is replaced by the field's value, and the predicate is wrapped for each level above it:
+a struct field holds when its parent is NULL (``required`` means "not null where the parent is
+not null"), an array field holds for every element (``forall``). So a nested rule is one more
+boolean row predicate in the validation's fused pass, over the top-level column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from contract_plan.sql_allowlist import check_expression, expression_tree, render_tree
+from contract_plan.sql_text import quote_identifier
+
+# Struct field names are written unquoted in Spark's type text (contract_plan.spark_types).
+FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class FieldPath:
+    """Where a nested field is: its top-level ``column`` and the ``steps`` below it, each a
+    struct field name or ``None`` for "each element of the array"."""
+
+    column: str
+    steps: tuple[str | None, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The dotted path: ``address.city``, ``lines[].sku``, ``tags[]``."""
+        text = self.column
+        for step in self.steps:
+            text += "[]" if step is None else f".{step}"
+        return text
+
+    def field(self, name: str) -> FieldPath:
+        return FieldPath(self.column, (*self.steps, name))
+
+    def element(self) -> FieldPath:
+        return FieldPath(self.column, (*self.steps, None))
+
+    @property
+    def depth(self) -> int:
+        return len(self.steps)
+
+    def predicate(self, check: str) -> str:
+        """``check``, a predicate on the stand-in column named :attr:`name`, as a predicate on the
+        top-level column (in the form the allow-list renders)."""
+        value, wrappers, depth = quote_identifier(self.column), [], 0
+        for step in self.steps:
+            parent = value
+            if step is None:
+                depth += 1
+                variable = quote_identifier(f"x{depth}")
+                wrappers.append(lambda inner, parent=parent, variable=variable:
+                                f"({parent} IS NULL OR forall({parent}, {variable} -> {inner}))")
+                value = variable
+            else:
+                wrappers.append(lambda inner, parent=parent: f"({parent} IS NULL OR {inner})")
+                value = f"{parent}.{quote_identifier(step)}"
+        tree = expression_tree(check)
+        replacement = expression_tree(value)
+        stand_in = self.name
+        tree = tree.transform(lambda node: replacement.copy()
+                              if isinstance(node, exp.Column) and not node.table and node.name == stand_in else node)
+        text = render_tree(tree)
+        for wrap in reversed(wrappers):
+            text = wrap(text)
+        return check_expression(text)
