@@ -50,6 +50,7 @@ SCOPE_OF_KIND = {
     "unique": "group",
     "sql": "query",
     "text": "text",
+    "unsupported": "text",  # a check the gate cannot run, listed (not_evaluated) where the contract allows it
     keys_across_batches.KIND: keys_across_batches.SCOPE,
 }
 
@@ -177,6 +178,9 @@ def _check_column(index: int, column: Any) -> str:
     for key in ("name", "type"):
         if not isinstance(column.get(key), str) or not column[key]:
             raise PlanError(f"{where}.{key} must be a non-empty string")
+    label = column.get("label")
+    if label is not None and (not _text(label) or label == column["name"]):
+        raise PlanError(f"{where}.label must be the property's name where it differs from the column's")
     return column["name"]
 
 
@@ -209,6 +213,8 @@ def _check_rule(index: int, rule: Any) -> str:
             raise PlanError(f"{where}.{key} must be a non-empty string")
     if rule.get("passes_when") is not None and not _text(rule.get("predicate")):
         raise PlanError(f"{where}.passes_when needs a predicate it implies")
+    if (kind == "unsupported") != _text(rule.get("reason")):
+        raise PlanError(f"{where}: a reason is given with kind 'unsupported', and only there")
     if rule.get("threshold") is not None:
         _check_threshold(where, rule["threshold"])
     return rule["id"]

@@ -37,6 +37,7 @@ class Address(TypedDict, total=False):
 @dataclass(frozen=True)
 class Column:
     name: str
+    """The column in the data (the property's ``physicalName``, else its ``name``)."""
     type: str
     """Spark's ``DataType.simpleString()`` of the expected type."""
     nullable: bool = True
@@ -44,6 +45,8 @@ class Column:
     description: str | None = None
     sample_allowed: bool = False
     allow_non_finite: bool = False
+    label: str | None = None
+    """The property's ``name``, where the contract gives a different ``physicalName``."""
 
     @property
     def classified(self) -> bool:
@@ -83,6 +86,8 @@ class Rule:
     function: str | None = None
     source: str | None = None
     description: str | None = None
+    reason: str | None = None
+    """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
 
     @property
     def is_error(self) -> bool:
@@ -130,6 +135,11 @@ class Plan:
     @property
     def publication_mode(self) -> str:
         return (self.gate.get("publication") or {}).get("mode", "append")
+
+    @property
+    def column_labels(self) -> dict[str, str]:
+        """The property name of each column whose ``physicalName`` differs from it."""
+        return {column.name: column.label for column in self.columns if column.label}
 
     @property
     def classified_columns(self) -> frozenset[str]:
@@ -187,6 +197,7 @@ def _column(column: dict[str, Any]) -> Column:
     return Column(
         name=column["name"],
         type=type_string,
+        label=column.get("label"),
         nullable=bool(column.get("nullable", True)),
         classification=column.get("classification"),
         description=column.get("description"),
@@ -218,6 +229,7 @@ def _rule(rule: dict[str, Any]) -> Rule:
         function=rule.get("function"),
         source=rule.get("source"),
         description=rule.get("description"),
+        reason=rule.get("reason"),
     )
 
 

@@ -48,6 +48,12 @@ class SqlRefused(ValueError):
     """Contract SQL that is not allowed, or that does not parse; the message says why."""
 
 
+class SqlNotSpark(SqlRefused):
+    """SQL the gate cannot run, though it reads no table beyond its placeholders and writes
+    nothing: it does not parse as Spark SQL, or uses a function or clause outside the allow-list
+    (often another engine's dialect)."""
+
+
 # -- a Spark dialect that renders the compiler's own forms as they are written ----------------
 
 class TypedLiteral(exp.Expression):
@@ -186,6 +192,10 @@ _QUERY_ONLY = frozenset(_QUERY_NODES + _AGGREGATE_FUNCTIONS + _WINDOW_FUNCTIONS)
 _QUERY_ALLOWED = _ROW_NODES | _QUERY_ONLY
 
 # What a refusal names for node types that are not allowed (others are named by their SQL).
+# Spark functions that reach beyond the data (Java methods, the files read): refused as unsafe,
+# never taken for another engine's dialect.
+_UNSAFE_FUNCTIONS = frozenset({"reflect", "java_method", "try_reflect", "input_file_name", "input_file_block_start",
+                               "input_file_block_length"})
 _REFUSED_NAMES = {
     exp.QueryTransform: "TRANSFORM ... USING (a script)",
     exp.Command: "a statement",
@@ -210,9 +220,12 @@ def _tokens(text: str):
         raise SqlRefused("does not parse as Spark SQL: a quote is not closed") from None
 
 
-def _substitute_placeholders(text: str, placeholders: Iterable[str]) -> str:
-    """Replace ``{name}`` tokens (never text inside a string) by reserved identifiers."""
+def _substitute_placeholders(text: str, placeholders: Iterable[str], synonyms: Mapping[str, str] | None = None) -> str:
+    """Replace ``{name}`` tokens (never text inside a string) by reserved identifiers; a synonym
+    (``{model}`` for ``{object}``) by its placeholder's. ``${name}``, as other tools write it, is
+    ``{name}``: the ``$`` goes with it, so no ``${`` reaches Spark."""
     known = set(placeholders)
+    synonyms = {name: meant for name, meant in (synonyms or {}).items() if name not in known and meant in known}
     tokens = _tokens(text)
     out, last = [], 0
     for i, token in enumerate(tokens):
@@ -222,10 +235,12 @@ def _substitute_placeholders(text: str, placeholders: Iterable[str]) -> str:
         closed = i + 2 < len(tokens) and tokens[i + 2].token_type == TokenType.R_BRACE
         if not closed or tokens[i + 1].token_type == TokenType.STRING:
             raise SqlRefused("'{' is allowed only in a placeholder such as {object}")
-        if name not in known:
+        if name not in known and name not in synonyms:
             raise SqlRefused(f"unknown placeholder {{{name}}}; allowed: "
                              f"{', '.join('{' + p + '}' for p in sorted(known))}")
-        out += [text[last:token.start], f"`{_SENTINEL}{name}`"]
+        dollar = i > 0 and tokens[i - 1].text == "$" and tokens[i - 1].end + 1 == token.start
+        start = tokens[i - 1].start if dollar else token.start
+        out += [text[last:start], f"`{_SENTINEL}{synonyms.get(name, name)}`"]
         last = tokens[i + 2].end + 1
     return "".join(out) + text[last:]
 
@@ -243,9 +258,9 @@ def _parse(text: str) -> exp.Expression:
     except ParseError as exc:
         error = exc.errors[0] if exc.errors else {}
         where = f" (line {error['line']}, column {error['col']})" if error.get("line") else ""
-        raise SqlRefused(f"does not parse as Spark SQL: {error.get('description', exc)}{where}") from None
+        raise SqlNotSpark(f"does not parse as Spark SQL: {error.get('description', exc)}{where}") from None
     except SqlglotError as exc:
-        raise SqlRefused(f"does not parse as Spark SQL: {exc}") from None
+        raise SqlNotSpark(f"does not parse as Spark SQL: {exc}") from None
     statements = [s for s in statements if s is not None]
     if len(statements) != 1:
         raise SqlRefused("exactly one statement is allowed" if statements else "SQL must not be empty")
@@ -284,7 +299,8 @@ def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, 
     if isinstance(node, exp.Anonymous):
         if not isinstance(node.this, str) or node.name.lower() not in anonymous:
             hint = "" if query or node.name.lower() not in _AGGREGATE_NAMES else " in a row expression"
-            raise SqlRefused(f"{_describe(node)} is not allowed{hint}")
+            refusal = SqlRefused if node.name.lower() in _UNSAFE_FUNCTIONS else SqlNotSpark
+            raise refusal(f"{_describe(node)} is not allowed{hint}")
         return
     if type(node) in allowed:
         return
@@ -295,7 +311,7 @@ def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, 
             raise SqlRefused("a subquery is not allowed in a row expression")
         raise SqlRefused(f"{_describe(node)} is not allowed in a row expression (aggregates and "
                          "windows belong in a type: sql query)")
-    raise SqlRefused(f"{_describe(node)} is not allowed")
+    raise (SqlRefused if type(node) in _REFUSED_NAMES else SqlNotSpark)(f"{_describe(node)} is not allowed")
 
 
 def _check_expression_tree(tree: exp.Expression) -> None:
@@ -312,13 +328,13 @@ def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
     if not isinstance(tree, _QUERY_ROOTS):
         raise SqlRefused("a query must be one SELECT (or WITH ... SELECT)")
     anonymous = _SCALAR_NAMES | _AGGREGATE_NAMES
+    for table in tree.find_all(exp.Table):  # first: a query that reads beyond its batch says so, whatever else it has
+        _check_table(table, tables)
     for node in tree.walk():
         _check_node(node, _QUERY_ALLOWED, anonymous, query=True)
         _check_identifier_use(node)
         if isinstance(node, exp.With) and node.args.get("recursive"):
             raise SqlRefused("WITH RECURSIVE is not allowed")
-        if isinstance(node, exp.Table):
-            _check_table(node, tables)
         if isinstance(node, exp.Join):
             _check_join(node)
         _check_cost(node)
@@ -356,18 +372,22 @@ def _check_table(table: exp.Table, tables: set[str]) -> None:
                          "the gate's references list, through their placeholders")
 
 
-def _cte_in_scope(table: exp.Table, name: str) -> bool:
+def _cte_in_scope(table: exp.Table, name: str, fold_case: bool = False) -> bool:
     """Whether ``name`` is a CTE the table can see: one of a WITH around it, defined before the
-    CTE the table is in (a CTE cannot see itself: Spark would read a real table of that name)."""
+    CTE the table is in (a CTE cannot see itself: Spark would read a real table of that name).
+    ``fold_case``: compare as Spark does by default (the strict comparison refuses what it doubts)."""
+    def same(cte: exp.CTE) -> bool:
+        return cte.alias.lower() == name.lower() if fold_case else cte.alias == name
+
     child, node = table, table.parent
     while node is not None:
         if isinstance(node, exp.With):
             ctes = node.expressions
             position = next((i for i, cte in enumerate(ctes) if cte is child), len(ctes))
-            if any(cte.alias == name for cte in ctes[:position]):
+            if any(same(cte) for cte in ctes[:position]):
                 return True
         elif isinstance(node, exp.Query) and node.args.get("with_") is not None and child is not node.args["with_"]:
-            if any(cte.alias == name for cte in node.args["with_"].expressions):
+            if any(same(cte) for cte in node.args["with_"].expressions):
                 return True
         child, node = node, node.parent
     return False
@@ -543,28 +563,52 @@ def check_expression(text: str) -> str:
     return _checked(_contract_text(text), _as_expression)
 
 
-def _checked_query(text: str, placeholders: Iterable[str]) -> str:
+def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str, str] | None = None,
+                   batch_names: Iterable[str] = ()) -> str:
     """The rendered query, its placeholders as reserved back-quoted identifiers."""
     names = set(placeholders)
     tables = names - set(COLUMN_PLACEHOLDERS)
+    batch = {name.lower() for name in batch_names} if "object" in tables else set()
 
     def as_query(tree: exp.Expression) -> exp.Expression:
+        if batch:
+            _bind_batch_names(tree, batch)
         _check_query_tree(tree, tables)
         return tree
 
     body = _contract_text(text).rstrip(";").rstrip()
-    return _checked(_substitute_placeholders(body, names), as_query)
+    return _checked(_substitute_placeholders(body, names, synonyms), as_query)
+
+
+def _bind_batch_names(tree: exp.Expression, names: set[str]) -> None:
+    """Make each bare table name in ``names`` (the object's own name, lower case) the batch, as
+    ``{object}``: only an unqualified name (``other_schema.orders`` is another table, refused) that
+    is no CTE in scope (a CTE named like the object is that CTE). It keeps its name as its alias,
+    so the columns it qualifies still resolve."""
+    for table in list(tree.find_all(exp.Table)):
+        if not isinstance(table.this, exp.Identifier) or table.args.get("db") or table.args.get("catalog"):
+            continue
+        name = table.name
+        if name.lower() not in names or _cte_in_scope(table, name, fold_case=True):
+            continue
+        table.set("this", exp.to_identifier(f"{_SENTINEL}object", quoted=True))
+        if not table.alias:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
 
 
 _SENTINEL_IDENTIFIER = re.compile(f"`{_SENTINEL}([A-Za-z0-9_]+)`")
 
 
-def check_query(text: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS) -> str:
+def check_query(text: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS,
+                synonyms: Mapping[str, str] | None = None, batch_names: Iterable[str] = ()) -> str:
     """Check one read-only query; return the text to run, with its ``{placeholders}`` kept.
 
     ``placeholders``: the names the query may use: ``object`` and the reference aliases as
-    tables, ``property`` as a column."""
-    return _SENTINEL_IDENTIFIER.sub(r"{\1}", _checked_query(text, placeholders))
+    tables, ``property`` as a column. ``synonyms``: other placeholder names that mean one of them
+    (``{model}``: ``object``), unless a placeholder has that name. ``batch_names``: bare table
+    names that mean the batch (the object's own name). The text returned uses the placeholders
+    only, so a plan has one form of each."""
+    return _SENTINEL_IDENTIFIER.sub(r"{\1}", _checked_query(text, placeholders, synonyms, batch_names))
 
 
 def bind_query(text: str, names: Mapping[str, str]) -> str:

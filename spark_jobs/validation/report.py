@@ -77,6 +77,8 @@ def build_report(
             "row_count": row_count,
         },
         "schema": schema.as_report(),
+        # the property name of each column whose physicalName differs (rule ids use the property name)
+        **({"column_names": plan.column_labels} if plan.column_labels else {}),
         "rules": rules,
         "outcome": outcome(schema.ok, rules, depth),
         "rows": {

@@ -106,6 +106,8 @@ def triage(
 def _static_reason(
     rule: Rule, missing: set[str], mistyped: set[str], depth: str
 ) -> tuple[str, str] | None:
+    if rule.kind == "unsupported":  # a check the gate cannot run, listed where the contract allows it
+        return NOT_EVALUATED, rule.reason
     if rule.scope == "text":
         return NOT_EXECUTED, "text rules are documentation, not checks"
     if rule.scope == keys_across_batches.SCOPE:  # the batch alone cannot judge it; batch_keys fills it in

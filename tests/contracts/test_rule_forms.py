@@ -385,9 +385,10 @@ def test_dqx_refusals_name_the_check_to_write_instead(check, physical, key, mess
 ])
 def test_an_unsupported_dqx_function_points_to_what_the_gate_runs(function, hint):
     quality = f"- type: custom\n  engine: dqx\n  implementation:\n    check: {{function: {function}}}"
-    [(path, message)] = issues_of(contract(column("v", "string", "string", quality=quality)))
+    gate = "customProperties:\n  - property: contractGate\n    value:\n      landing: {path: in}"
+    [(path, message)] = issues_of(contract(column("v", "string", "string", quality=quality), extra=gate))
     assert path == "schema[0].properties[0].quality[0].implementation.check.function"
-    assert message.startswith(f"unknown DQX function {function!r}; {hint}supported: is_in_list, ")
+    assert message.startswith(f"a DQX check (unknown DQX function {function!r}; {hint}supported: is_in_list, ")
 
 
 def test_dqx_name_filter_and_criticality():

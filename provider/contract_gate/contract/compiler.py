@@ -23,8 +23,8 @@ from contract_gate.contract.physical_types import (TIME_PATTERN, TYPES_DOC, Unma
                                                    map_logical, map_physical)
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
 from contract_plan.spark_types import is_numeric, spark_type
-from contract_gate.contract.table_locations import location_problems
-from contract_plan.sql_allowlist import check_query, has_lambda, is_deterministic
+from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, location_problems
+from contract_plan.sql_allowlist import SqlNotSpark, check_query, has_lambda, is_deterministic
 from contract_plan.sql_text import quote_identifier
 from contract_plan.document import PLAN_VERSION, fingerprint
 from contract_plan.names import gate_names
@@ -116,6 +116,11 @@ def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, 
     return compile_plans(contract, env).plan(object_name)
 
 
+def _column_name(prop) -> str:
+    """The column of a property in the data: its physicalName where given, else its name."""
+    return prop.physicalName or prop.name
+
+
 def _listing(plans: dict) -> str:
     return ", ".join(repr(name) for name in plans)
 
@@ -140,7 +145,8 @@ class _Compiler:
         self.settings_sources: list[tuple[str, dict]] = []  # (YAML path, value) of its contractGate entries
         self.issues: list[ContractIssue] = []
         self.rules: list[dict] = []
-        self.columns: dict[str, str] = {}  # name -> Spark type, contract order
+        self.columns: dict[str, str] = {}  # column (physicalName, else name) -> Spark type, contract order
+        self.labels: dict[str, str] = {}  # column -> the property's name, where physicalName differs from it
         self.options: dict[str, dict] = {}  # column -> {option: (customProperties index, value)}
         self.key: list[str] = []
         self.settings: GateSettings | None = None
@@ -150,6 +156,14 @@ class _Compiler:
     # -- helpers -------------------------------------------------------------------------
     def error(self, path: str, message: str) -> None:
         self.issues.append(self.loaded.issue(path, message))
+
+    def label(self, column: str) -> str:
+        """The property name of a column: what rule ids and reports call it."""
+        return self.labels.get(column, column)
+
+    def id_prefix(self, column: str | None) -> str:
+        """What a generated rule id starts with: the property name, or ``dataset`` for an object's rule."""
+        return self.label(column) if column else "dataset"
 
     def rule_error(self, base: str, exc: rules.RuleError) -> None:
         self.error(yaml_path([base, *exc.keys()]), str(exc))
@@ -237,11 +251,15 @@ class _Compiler:
             column_type = self.column_type(prop, base)
             if column_type is None:
                 continue
-            self.columns[prop.name] = column_type
-            options = self.options[prop.name] = self.property_options(prop, base)
+            name = _column_name(prop)
+            self.columns[name] = column_type
+            if name != prop.name:
+                self.labels[name] = prop.name
+            options = self.options[name] = self.property_options(prop, base)
             sample_allowed = options.get("sampleAllowed", (None, False))[1]
             column = {
-                "name": prop.name, "type": column_type, "nullable": not (prop.required or prop.primaryKey),
+                "name": name, **({"label": prop.name} if name != prop.name else {}),
+                "type": column_type, "nullable": not (prop.required or prop.primaryKey),
                 "classification": prop.classification, "description": prop.description,
                 "sample_allowed": sample_allowed is True and prop.classification is None,
             }
@@ -256,18 +274,20 @@ class _Compiler:
 
     def column_type(self, prop, base: str) -> str | None:
         """The Spark type of a usable column, or None after reporting why it is not one."""
-        name = prop.name
-        if not name or name != name.strip() or _CONTROL_CHARACTER.search(name) or "${" in name:
-            # "${": Spark replaces ${...} in SQL text with a variable (${env:NAME}) before parsing it
-            self.error(f"{base}.name", f"unsafe column name {name!r}: it must be non-empty, with no control "
-                                       "characters, no '${' and no leading or trailing spaces")
+        for key, name in (("name", prop.name), ("physicalName", prop.physicalName)):
+            if key == "name" or name is not None:
+                if not name or name != name.strip() or _CONTROL_CHARACTER.search(name) or "${" in name:
+                    # "${": Spark replaces ${...} in SQL text with a variable (${env:NAME}) before parsing it
+                    self.error(f"{base}.{key}", f"unsafe column name {name!r}: it must be non-empty, with no control "
+                                                "characters, no '${' and no leading or trailing spaces")
+                    return None
+        if prop.name in {self.label(column) for column in self.columns}:
+            self.error(f"{base}.name", f"duplicate property name {prop.name!r}")
             return None
-        if name in self.columns:
-            self.error(f"{base}.name", f"duplicate property name {name!r}")
+        if _column_name(prop) in self.columns:  # the column is physicalName, where given
+            self.error(f"{base}.physicalName", f"duplicate column {prop.physicalName!r}: another property "
+                                               "has it as its name or physicalName")
             return None
-        if prop.physicalName is not None and prop.physicalName != name:
-            self.error(f"{base}.physicalName", f"physicalName {prop.physicalName!r} differs from name {name!r}; "
-                                               "the gate checks the column called name: use the Spark column name there")
         return self.field_type(prop, base)
 
     # -- types as contracts write them (physical_types), nested fields (nested) ---------------------
@@ -376,8 +396,8 @@ class _Compiler:
         return options
 
     def compile_key(self, obj) -> list[str]:
-        """The business key in primaryKeyPosition order. One key column needs no position; with
-        more, positions must be exactly 1..n."""
+        """The business key (its columns) in primaryKeyPosition order. Without any position it is
+        in declaration order; with positions, every key column needs one, exactly 1..n."""
         keyed = []
         for i, prop in enumerate(obj.properties or []):
             position = prop.primaryKeyPosition if prop.primaryKeyPosition not in (None, -1) else None
@@ -387,12 +407,12 @@ class _Compiler:
                 self.error(f"{self.base}.properties[{i}].primaryKeyPosition", "primaryKeyPosition without primaryKey: true")
         positions = [position for _, _, position in keyed]
         expected = list(range(1, len(keyed) + 1))
-        if len(keyed) == 1 and positions in ([None], [1]):
-            return [keyed[0][1].name]
+        if all(p is None for p in positions) or (len(keyed) == 1 and positions == [1]):
+            return [_column_name(prop) for _, prop, _ in keyed]
         if sorted(p for p in positions if p is not None) == expected:
-            return [prop.name for _, prop, _ in sorted(keyed, key=lambda item: item[2])]
+            return [_column_name(prop) for _, prop, _ in sorted(keyed, key=lambda item: item[2])]
         self.report_key_positions(keyed)
-        return [prop.name for _, prop, _ in keyed]
+        return [_column_name(prop) for _, prop, _ in keyed]
 
     def report_key_positions(self, keyed) -> None:
         found = [position for _, _, position in keyed]
@@ -400,7 +420,8 @@ class _Compiler:
         for i, _, position in keyed:
             path = f"{self.base}.properties[{i}].primaryKeyPosition"
             if position is None:
-                self.error(f"{self.base}.properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} columns")
+                self.error(f"{self.base}.properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} "
+                                                           "columns and others give their position")
             elif not 1 <= position <= len(keyed) or position in seen:
                 self.error(path, f"primaryKeyPosition {position} is out of place: the {len(keyed)} key columns need "
                                  f"positions 1..{len(keyed)} without gaps or repeats; found {found}")
@@ -410,18 +431,18 @@ class _Compiler:
     # -- property rules ------------------------------------------------------------------
     def compile_property_rules(self, obj) -> None:
         for i, prop in enumerate(obj.properties or []):
-            name = prop.name
+            name = _column_name(prop)
             if name not in self.columns:
                 continue
             base = f"{self.base}.properties[{i}]"
             column_type = self.columns[name]
             if prop.required or prop.primaryKey:
                 source = f"{base}.required" if prop.required else f"{base}.primaryKey"
-                self.add_rule(source, f"{name}.required", kind="required", scope="row", columns=[name],
+                self.add_rule(source, f"{self.label(name)}.required", kind="required", scope="row", columns=[name],
                               predicate=f"{quote_identifier(name)} IS NOT NULL")
             if prop.unique and self.key != [name]:  # a one-column key already is this rule
                 # NULLs are distinct, as in SQL UNIQUE: duplicateValues with nullsDistinct: false says otherwise
-                self.add_rule(f"{base}.unique", f"{name}.unique", kind="unique", scope="group",
+                self.add_rule(f"{base}.unique", f"{self.label(name)}.unique", kind="unique", scope="group",
                               columns=[name], nulls_distinct=True)
             self.compile_type_options(prop.logicalTypeOptions or {}, f"{base}.logicalTypeOptions", name, column_type)
             if prop.enum:
@@ -432,7 +453,7 @@ class _Compiler:
             self.compile_type_rules(prop, base, name, column_type)
             self.compile_nested_rules(prop, base, FieldPath(name))
         if self.key:
-            index = next(i for i, p in enumerate(obj.properties) if p.name == self.key[0])
+            index = next(i for i, p in enumerate(obj.properties) if _column_name(p) == self.key[0])
             self.add_rule(f"{self.base}.properties[{index}].primaryKey", "key.unique", first=True, kind="unique",
                           scope="group", columns=list(self.key), nulls_distinct=True)
             if self.settings is not None and self.settings.publication.mode == "append":
@@ -528,8 +549,8 @@ class _Compiler:
         except rules.RuleError as exc:
             self.rule_error(f"{path}.value", exc)
             return
-        self.add_rule(path, f"{name}.not_blank", kind="not_blank", scope="row", columns=[name], predicate=predicate,
-                      passes_when=rules.not_blank_shortcut(name))
+        self.add_rule(path, f"{self.label(name)}.not_blank", kind="not_blank", scope="row", columns=[name],
+                      predicate=predicate, passes_when=rules.not_blank_shortcut(name))
 
     def compile_type_options(self, options: dict, base: str, name: str, column_type: str) -> None:
         if not options:
@@ -560,7 +581,7 @@ class _Compiler:
                 self.error(path, str(exc))
                 continue
             bounds[option] = options[option]
-            self.add_rule(path, f"{name}.{kind}", kind=kind, scope="row", columns=[name],
+            self.add_rule(path, f"{self.label(name)}.{kind}", kind=kind, scope="row", columns=[name],
                           predicate=rules.comparison(name, column_type, operator, literal))
         return bounds
 
@@ -597,7 +618,7 @@ class _Compiler:
                                  "(it is not a binary fraction); declare the column as a decimal")
                 return
             check = f"(NOT isnan({col}) AND {check})"
-        self.add_rule(path, f"{name}.multiple_of", kind="multiple_of", scope="row", columns=[name],
+        self.add_rule(path, f"{self.label(name)}.multiple_of", kind="multiple_of", scope="row", columns=[name],
                       predicate=rules.nullable_check(name, check))
 
     def compile_lengths(self, options: dict, base: str, name: str, column_type: str, source: str | None = None) -> None:
@@ -616,7 +637,7 @@ class _Compiler:
             else:
                 lengths[option] = value
                 shortcut = {"passes_when": rules.max_length_shortcut(name, value)} if kind == "max_length" else {}
-                self.add_rule(path, f"{name}.{kind}", kind=kind, scope="row", columns=[name],
+                self.add_rule(path, f"{self.label(name)}.{kind}", kind=kind, scope="row", columns=[name],
                               predicate=rules.nullable_check(name, f"char_length({quote_identifier(name)}) {operator} {value}"),
                               **shortcut)
         if lengths.get("minLength", 0) > lengths.get("maxLength", float("inf")):
@@ -631,19 +652,24 @@ class _Compiler:
             except patterns.PatternError as exc:
                 self.error(path, str(exc))
                 return
-            self.add_rule(path, f"{name}.pattern", kind="pattern", scope="row", columns=[name],
+            self.add_rule(path, f"{self.label(name)}.pattern", kind="pattern", scope="row", columns=[name],
                           predicate=rules.nullable_check(name, match))
 
     def compile_enum(self, prop, base: str, name: str, column_type: str) -> None:
-        literals = []
+        literals, valid = [], True
         for j, item in enumerate(prop.enum):
+            if item.value is None:  # NULL is allowed unless the property is required
+                continue
             try:
                 literals.append(rules.literal_for(item.value, column_type))
             except rules.RuleError as exc:
                 self.error(f"{base}.enum[{j}].value", f"enum value of the wrong type: {exc}")
-        if len(literals) == len(prop.enum):
-            self.add_rule(f"{base}.enum", f"{name}.enum", kind="enum", scope="row", columns=[name],
-                          predicate=rules.nullable_check(name, rules.in_list(name, literals)))
+                valid = False
+        if valid:
+            predicate = rules.nullable_check(name, rules.in_list(name, literals)) if literals \
+                else f"{quote_identifier(name)} IS NULL"
+            self.add_rule(f"{base}.enum", f"{self.label(name)}.enum", kind="enum", scope="row", columns=[name],
+                          predicate=predicate)
 
     # -- quality entries -----------------------------------------------------------------
     def compile_quality(self, entries, base: str, column: str | None) -> None:
@@ -660,7 +686,7 @@ class _Compiler:
         id_key = "id" if "id" in entry else "name" if "name" in entry else None
         given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
         if kind == "text":
-            self.add_rule(path, given[0] or f"{column or 'dataset'}.text", given[1], kind="text", scope="text",
+            self.add_rule(path, given[0] or f"{self.id_prefix(column)}.text", given[1], kind="text", scope="text",
                           columns=[column] if column else [], **common)
         elif kind == "library":
             self.compile_metric(entry, path, column, given, common)
@@ -671,7 +697,19 @@ class _Compiler:
         elif entry.get("engine") == "dqx":
             self.compile_dqx(entry, path, column, given, common)
         else:
-            raise rules.RuleError(f"unsupported custom engine {entry.get('engine')!r}; supported: spark-sql, dqx", "engine")
+            self.unsupported(path, column, given, common, f"a check of engine {entry.get('engine')!r} (the gate runs "
+                             "custom checks of engines spark-sql and dqx)", "engine")
+
+    def unsupported(self, path: str, column: str | None, given: tuple, common: dict, what: str, key) -> None:
+        """A check the gate cannot run. A gated object refuses it unless its settings say
+        ``unsupportedChecks: warn``; then, and in an object that is documentation only, it is a
+        rule the Spark side reports ``not_evaluated`` (a warning: the batch is not judged on it)."""
+        if self.settings is not None and self.settings.unsupported_checks != "warn":
+            raise rules.RuleError(f"{what} cannot be run by the gate; set unsupportedChecks: warn in the "
+                                  f"{GATE_PROPERTY} settings to list it as not evaluated instead", key)
+        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.unsupported", given[1], kind="unsupported",
+                      scope="text", columns=[column] if column else [], reason=f"not run by the gate: {what}",
+                      **{**common, "severity": "warning"})
 
     def compile_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         # A query reads its batch ({object}) and the tables the gate settings list as references.
@@ -681,9 +719,13 @@ class _Compiler:
         try:
             query = check_query(entry["query"], placeholders, _PLACEHOLDER_SYNONYMS,
                                 batch_names=[name for name in (obj.name, obj.physicalName) if name])
+        except SqlNotSpark as exc:
+            self.unsupported(path, column, given, common, f"a query that is not Spark SQL the gate allows ({exc})",
+                             "query")
+            return
         except ValueError as exc:
             raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
-        self.add_rule(path, given[0] or f"{column or 'dataset'}.sql", given[1], kind="sql", scope="query",
+        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.sql", given[1], kind="sql", scope="query",
                       columns=[column] if column else [],
                       query=query, threshold=rules.threshold_from(entry, percent_allowed=False), **common)
 
@@ -693,14 +735,14 @@ class _Compiler:
             raise rules.RuleError("engine spark-sql needs a boolean expression as implementation", "implementation")
         predicate = rules.custom_expression(text)
         others = [c for c in rules.referenced_columns(text, list(self.columns)) if c != column]
-        self.add_rule(path, given[0] or f"{column or 'dataset'}.custom_sql", given[1], kind="custom_sql",
+        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.custom_sql", given[1], kind="custom_sql",
                       scope="row", columns=[column, *others] if column else others, predicate=predicate, **common)
 
     def compile_metric(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         metric = entry.get("metric") or entry.get("rule")
         if metric is None:
             raise rules.RuleError("a quality entry needs a type (text, library, sql, custom) or a metric", "type")
-        rule_id, id_path = given[0] or f"{column or 'dataset'}.{metric}", given[1]
+        rule_id, id_path = given[0] or f"{self.id_prefix(column)}.{metric}", given[1]
         arguments = entry.get("arguments") or {}
         if metric == "rowCount":
             _only(arguments, set())
@@ -725,7 +767,8 @@ class _Compiler:
                 self.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
                               predicate=predicate, threshold=threshold, **common)
         else:
-            raise rules.RuleError(f"unknown metric {metric!r}", "metric")
+            self.unsupported(path, column, given, common, f"metric {metric!r} (the gate runs nullValues, missingValues, "
+                             "invalidValues, duplicateValues and rowCount)", "metric")
 
     def duplicate_key(self, arguments: dict, column: str | None) -> list[str]:
         if column is not None:
@@ -735,10 +778,11 @@ class _Compiler:
         key = arguments.get("properties")
         if not isinstance(key, list) or not key:
             raise rules.RuleError("schema-level duplicateValues needs arguments.properties: a list of columns", "arguments")
+        columns = {self.label(column): column for column in self.columns}  # a property by its name
         for k, name in enumerate(key):
-            if name not in self.columns:
+            if name not in columns and name not in self.columns:
                 raise rules.RuleError(f"duplicateValues refers to unknown column {name!r}", ["arguments", "properties", k])
-        return list(key)
+        return [columns.get(name, name) for name in key]
 
     def metric_predicate(self, metric: str, arguments: dict, column: str) -> str:
         """TRUE when the row is *not* counted by the metric."""
@@ -762,8 +806,11 @@ class _Compiler:
             valid = arguments["validValues"]
             if not isinstance(valid, list) or not valid:
                 raise rules.RuleError("validValues must be a non-empty list", ["arguments", "validValues"])
-            literals = [rules.literal_for(v, column_type, ["arguments", "validValues", k]) for k, v in enumerate(valid)]
-            return rules.nullable_check(column, rules.in_list(column, literals))
+            # NULL is never an invalid value (nullValues and missingValues count it): a null listed
+            # as valid says so explicitly
+            literals = [rules.literal_for(v, column_type, ["arguments", "validValues", k])
+                        for k, v in enumerate(valid) if v is not None]
+            return rules.nullable_check(column, rules.in_list(column, literals)) if literals else f"{col} IS NULL"
         if column_type != "string":
             raise rules.RuleError(f"pattern applies to string columns, not {column_type}", ["arguments", "pattern"])
         try:
@@ -772,7 +819,13 @@ class _Compiler:
             raise rules.RuleError(str(exc), ["arguments", "pattern"]) from exc
 
     def compile_dqx(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
-        check = dqx.parse_implementation(entry.get("implementation"))
+        try:
+            check = dqx.parse_implementation(entry.get("implementation"))
+        except rules.RuleError as exc:
+            if exc.keys() != ["implementation", "check", "function"]:
+                raise
+            self.unsupported(path, column, given, common, f"a DQX check ({exc})", exc.key)
+            return
         fields = dqx.compile_check(check, self.columns, default_column=column)
         name, name_key = fields.pop("name"), fields.pop("name_key")
         if "severity" in entry and common["severity"] != fields["severity"]:
@@ -780,7 +833,7 @@ class _Compiler:
                                   f"{check.get('criticality', 'error')!r}", "severity")
         if name:
             given = (name, yaml_path([path, *name_key]))
-        rule_id = given[0] or f"{'.'.join(fields['columns']) or 'dataset'}.{fields['function']}"
+        rule_id = given[0] or f"{'.'.join(map(self.label, fields['columns'])) or 'dataset'}.{fields['function']}"
         self.add_rule(path, rule_id, given[1], **{**common, **fields})
 
     # -- settings, servers, SLA ----------------------------------------------------------
@@ -841,11 +894,16 @@ class _Compiler:
 
     def table_addresses(self, settings: GateSettings, server, object_name: str) -> dict:
         """The plan's table addresses, after every name and path that leads there is checked
-        (``table_locations``: identifiers, under the server's root, no overlaps)."""
-        tables = resolve_tables(settings, server, object_name)
+        (``table_locations``: identifiers, under the server's root, no overlaps). The object's
+        ``physicalName``, where given, is its table: the target's default name (and its quarantine's)."""
+        table_name = self.loaded.model.schema_[self.index].physicalName or object_name
+        tables = resolve_tables(settings, server, table_name)
         index = next((i for i, s in enumerate(self.loaded.model.servers or []) if s is server), None)
         for path, message in location_problems(self.loaded.raw, settings, server, index, object_name, tables):
             self.error(path, message)
+        if not IDENTIFIER.fullmatch(table_name) and (settings.target is None or settings.quarantine is None):
+            self.error(f"{self.base}.physicalName", f"physicalName {table_name!r} names the target table and its "
+                       f"quarantine: it must be {IDENTIFIER_FORM}, or name them in the {GATE_PROPERTY} settings")
         return tables
 
     def access(self, server) -> dict | None:

@@ -52,7 +52,7 @@ def report_view(plan: dict, contract_file: Path, submission_id: str, records: li
             "version": candidate.get("version") if candidate else (decision.candidate_version if decision else None),
             "row_count": candidate.get("row_count") if candidate else (decision.rows_landed if decision else None),
         },
-        "schema": _schema(report),
+        "schema": _schema(plan, report),
         "rules": rules_view(plan, report, decision),
         "rows": _rows(decision, report),
         "target": {
@@ -100,14 +100,30 @@ def _rule(plan: dict, entry: dict) -> dict:
         "share": share_text(failed, evaluated),
         "measured": entry.get("measured") if entry["kind"] in MEASURED_KINDS else None,
         "status": entry["status"],
+        "physical_columns": physical_columns(plan, entry.get("columns") or []),
         "failing": failing(entry),
         "reason": entry.get("reason"),
         "samples": _samples(plan, entry.get("sample") or {}),
     }
 
 
+def physical_columns(plan: dict, columns: list[str]) -> list[dict]:
+    """The rule's columns whose physicalName differs from the property name (the rule id says the
+    name): each as {name, physical}."""
+    labels = _labels(plan)
+    return [{"name": labels[column], "physical": column} for column in columns if column in labels]
+
+
+def _labels(plan: dict) -> dict[str, str]:
+    """The property name of each column whose physicalName differs from it (plan column ``label``)."""
+    return {column["name"]: column["label"] for column in plan["columns"] if column.get("label")}
+
+
 def failing(entry: dict) -> bool:
-    """A rule that failed, or that should have run and could not (as the validate task sums up)."""
+    """A rule that failed, or that should have run and could not (as the validate task sums up).
+    A check the gate cannot run at all (kind ``unsupported``) is listed, not evaluated, not failing."""
+    if entry["kind"] == "unsupported":
+        return False
     return entry["passed"] is False or entry["status"] not in ("evaluated", "not_executed")
 
 
@@ -137,12 +153,19 @@ def _samples(plan: dict, sample: dict) -> list[dict]:
             for column, values in sorted(sample.items()) if column in allowed]
 
 
-def _schema(report: dict | None) -> dict | None:
+def _schema(plan: dict, report: dict | None) -> dict | None:
+    """The schema check, a column shown as its property name with its physicalName beside it where they differ."""
     if report is None:
         return None
     schema = report["schema"]
-    return {"ok": schema["ok"], "policy": schema.get("policy"), "missing": schema["missing"],
-            "unexpected": schema["unexpected"], "type_mismatches": schema["type_mismatches"]}
+    labels = _labels(plan)
+
+    def named(column: str) -> str:
+        return f"{labels[column]} (physicalName {column})" if column in labels else column
+
+    return {"ok": schema["ok"], "policy": schema.get("policy"), "missing": [named(c) for c in schema["missing"]],
+            "unexpected": schema["unexpected"],
+            "type_mismatches": [{**m, "column": named(m["column"])} for m in schema["type_mismatches"]]}
 
 
 def _rows(decision: Decision | None, report: dict | None) -> dict:
