@@ -57,7 +57,8 @@ def accepted_data(plan: dict, business_date: str | date | datetime | None = None
         latest = row["latest_business_date"]
         if latest is not None and _covers(parse_value(str(latest), freshness["column_type"]), wanted):
             decided = row["decided_at"]
-            return {"contract_id": contract_id, "business_date": wanted.isoformat(), "reason": "published",
+            return {"contract_id": contract_id, "object": plan["object"], "business_date": wanted.isoformat(),
+                    "reason": "published",
                     "submission_id": row["submission_id"], "outcome": row["outcome"],
                     "decided_at": decided.isoformat() if hasattr(decided, "isoformat") else decided}
     return None
@@ -76,5 +77,6 @@ def _fresh(plan: dict, now: datetime) -> dict | None:
     record = evaluate(plan, latest_accepted(plan), now)
     if record["state"] != FRESH:
         return None
-    return {"contract_id": record["contract_id"], "reason": "fresh", "age_seconds": record["age_seconds"],
+    return {"contract_id": record["contract_id"], "object": record["object"], "reason": "fresh",
+            "age_seconds": record["age_seconds"],
             "sla_seconds": record["sla_seconds"], "submission_id": record["latest_accepted_submission"]}

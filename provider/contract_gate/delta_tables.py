@@ -126,10 +126,11 @@ def row_count(table: DeltaTable) -> int | None:
 
 
 def read_rows(table: DeltaTable, columns: list[str], where: tuple[str, set[str]] | None = None,
-              newest: tuple[str, int] | None = None) -> list[dict]:
+              newest: tuple[str, int] | None = None, per: tuple[str, ...] = ()) -> list[dict]:
     """``columns`` of the rows whose string column ``where[0]`` holds one of ``where[1]`` (all
     rows without ``where``); a column the table lacks reads as None. With ``newest`` = (column,
-    n), only the n rows with the largest ``column`` per ``where[0]`` value.
+    n), only the n rows with the largest ``column`` per ``where[0]`` value (and per value of the
+    ``per`` columns the table has).
 
     DataFusion (inside delta-rs) opens only the files whose partition value or min/max statistics
     can hold the values (the decision table is partitioned by contract; its earlier layout keeps
@@ -150,7 +151,8 @@ def read_rows(table: DeltaTable, columns: list[str], where: tuple[str, set[str]]
         sql = f"SELECT {names} FROM t WHERE {condition}"
         if newest is not None:
             order, count = newest
-            rank = f"ROW_NUMBER() OVER (PARTITION BY {_name(key)} ORDER BY {_name(order)} DESC)"
+            groups = ", ".join(_name(column) for column in (key, *per) if column in known)
+            rank = f"ROW_NUMBER() OVER (PARTITION BY {groups} ORDER BY {_name(order)} DESC)"
             ranked = f"SELECT {names}, {rank} AS _rank FROM t WHERE {condition}"
             sql = f"SELECT {names} FROM ({ranked}) WHERE _rank <= {int(count)}"
     result = pa.RecordBatchReader.from_stream(QueryBuilder().register("t", table).execute(sql)).read_all()

@@ -9,8 +9,7 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
   changed for ``settle_seconds``: the newest modification time of its files and folders is
   that old. Stateless on purpose, so a rescheduled sensor or a restarted triggerer judges the
   same way. A producer that copies with preserved times (``cp -p``) should write a marker.
-* A **Delta landing** has landed when it has a committed version (commits are atomic); a
-  catalog table's version is asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`).
+* A **Delta landing** has landed when it has a committed version (commits are atomic).
 * An **object-storage landing** (``s3://``...) follows the file rules on one listing of its
   prefix (:mod:`contract_gate.landing_objects`): the marker is an object of that name directly
   below the prefix, and settling goes by the objects' modification times. The listing's keys,
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
+from contract_gate.decisions.record import ObjectScope
 from contract_plan.addresses import resolve
 from contract_plan.landing_files import Entry, LandingRefused, landing_entries
 
@@ -55,6 +55,8 @@ class Watch:
     marker: str | None = None
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     connection_id: str | None = None  # a catalog decision table's Databricks connection
+    object_name: str | None = None  # the schema object whose landing this is
+    sole_object: bool = True  # the contract's only object (its records from before ``object`` count)
 
     @classmethod
     def from_plan(cls, plan: dict, marker: str | None = None, settle_seconds: int | None = None) -> Watch:
@@ -73,6 +75,8 @@ class Watch:
             settle_seconds=int(settle_seconds if settle_seconds is not None
                                else configured.get("settleSeconds", DEFAULT_SETTLE_SECONDS)),
             connection_id=(gate.get("execution") or {}).get("connectionId"),
+            object_name=plan["object"],
+            sole_object=ObjectScope.of(plan).sole,
         )
 
     def as_kwargs(self) -> dict[str, Any]:
@@ -98,25 +102,16 @@ class Batch:
 def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """The batch that has landed and settled at ``watch``'s landing now, or None.
 
-    :raises LandingRefused: the landing is a catalog table that is not Delta, holds a link or
-        special file, or is a Delta table that cannot be read."""
-    from contract_gate.submission import delta_digest, derive_submission_id, submission_id_of
+    :raises LandingRefused: the landing is a catalog table, holds a link or special file, or is a
+        Delta table that cannot be read."""
+    from contract_gate.submission import derive_submission_id
 
     landing = resolve(watch.landing)
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
-    if landing.get("kind") == "table" and landing.get("format", "delta") == "delta":
-        from contract_gate.landing_tables import catalog_version
-
-        version = catalog_version(landing, connection_id=watch.connection_id)
-        if version is None:
-            return None
-        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version)), landing["name"],
-                     "delta", delta_version=version)
     if landing.get("kind") != "path" or "://" in landing["path"]:
         raise LandingRefused(f"contract {watch.contract_id}: landing {landing.get('path') or landing.get('name')!r} "
-                             "is neither a local folder, object storage nor a Delta catalog table; it cannot be "
-                             "watched without Spark")
+                             "is not a local folder; only a local path landing can be watched without Spark")
     folder = Path(landing["path"])
     if landing.get("format") == "delta":
         from contract_gate.delta_tables import UnreadableTable, newest_version
@@ -195,9 +190,10 @@ def listing(folder: Path, contract_id: str) -> list[Entry]:
 
 
 def gated(watch: Watch, submission_id: str) -> bool:
-    """Whether the decision log holds a final decision for ``submission_id``."""
-    from contract_gate.decisions import final_decision
+    """Whether the decision log holds a final decision for ``submission_id`` (of the watched object)."""
+    from contract_gate.decisions import store_for
 
     plan = {"contract": {"id": watch.contract_id}, "tables": {"decisions": watch.decisions},
             "gate": {"execution": {"connectionId": watch.connection_id}}}
-    return final_decision(plan, submission_id) is not None
+    scope = ObjectScope(watch.object_name, watch.sole_object) if watch.object_name else None
+    return store_for(plan).final(submission_id, watch.contract_id, scope) is not None

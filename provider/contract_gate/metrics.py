@@ -20,7 +20,10 @@ name (after Airflow's ``statsd_prefix``)  type     value and tags
                                                    tag ``contract``
 ========================================  =======  ====================================================
 
-Timers are milliseconds, as StatsD and Airflow's own timers are. Tags are contract and rule ids
+A contract of several gated objects adds the tag ``object`` (the schema object's name) to each;
+a one-object contract's metrics carry ``contract`` alone, as they always did.
+
+Timers are milliseconds, as StatsD and Airflow's own timers are. Tags are contract, object and rule ids
 (characters outside ``A-Za-z0-9_.-`` become ``_``), never data values; the age gauge is not sent when the business-date column is classified (an age
 gives the date away, which the freshness status withholds too). A metric that cannot be sent
 never fails a gate: it is logged as a warning.
@@ -49,6 +52,14 @@ def tag(text: str) -> str:
     syntax (StatsD's ``:``, ``|``, ``,``, ``=``, a newline; markup) become ``_``, so a hostile
     contract can neither forge a metric line nor get its metric dropped as an invalid name."""
     return _UNSAFE_IN_TAG.sub("_", str(text))[:100]
+
+
+def gate_tags(plan: dict) -> dict[str, str]:
+    """The tags naming a plan's gate: ``contract``, plus ``object`` when the contract has several."""
+    from contract_gate.decisions.record import ObjectScope
+
+    scope = ObjectScope.of(plan)
+    return {"contract": tag(plan["contract"]["id"]), **({"object": tag(scope.name)} if scope and not scope.sole else {})}
 
 
 def _stats():
@@ -91,7 +102,7 @@ def accepted_data_age(plan: dict, status: dict) -> None:
     if status.get("age_seconds") is None or status.get("latest_accepted_date_withheld"):
         return
     try:
-        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags={"contract": tag(plan["contract"]["id"])})
+        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags=gate_tags(plan))
     except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
         log.warning("contract-gate metric %s not sent", ACCEPTED_DATA_AGE, exc_info=True)
 
@@ -108,18 +119,18 @@ def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any]
 def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None) -> None:
     from contract_gate.decisions import PUBLISHED_OUTCOMES
 
-    stats, contract = _stats(), tag(plan["contract"]["id"])
+    stats, gate = _stats(), gate_tags(plan)
     outcome, decided = stored["outcome"], _when(stored["decided_at"])
     if outcome in REJECTED_OUTCOMES:
         for rule in rejected_rules(record, summary):
-            stats.incr(REJECTIONS, tags={"contract": contract, "rule": tag(rule)})
+            stats.incr(REJECTIONS, tags={**gate, "rule": tag(rule)})
     if outcome not in PUBLISHED_OUTCOMES:
         return
     if submission.get("received_at"):
-        stats.timing(RECEIPT_TO_PUBLICATION, decided - _when(submission["received_at"]), tags={"contract": contract})
+        stats.timing(RECEIPT_TO_PUBLICATION, decided - _when(submission["received_at"]), tags=gate)
     rejected = first_rejection(plan, stored.get("rerun_of"))
     if rejected is not None:
-        stats.timing(TIME_TO_RESOLVE, decided - _when(rejected["decided_at"]), tags={"contract": contract})
+        stats.timing(TIME_TO_RESOLVE, decided - _when(rejected["decided_at"]), tags=gate)
     if plan.get("freshness") and plan["tables"]["target"]["kind"] == "path":
         # a catalog target would cost a SQL warehouse query per publication: its freshness DAG sends the age
         from contract_gate.freshness.latest import latest_accepted

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from contract_gate.decisions.record import Decision
+from contract_gate.decisions.record import Decision, ObjectScope
 from contract_gate.decisions.store import FAILED_MATCH, FINAL_MATCH, SUPERSEDE
 from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore, UnityCatalogHistory
 
@@ -169,3 +169,23 @@ def test_a_catalog_table_of_the_earlier_layout_keeps_working_and_is_clustered_by
     store.record(_decision("s2"))
     assert list(spark.sql(f"DESCRIBE DETAIL {old.table}").first()["clusteringColumns"]) == ["contract_id"]
     assert sorted(d.submission_id for d in store.records(contract_id="orders")) == ["s1", "s2"]
+
+
+def test_a_catalog_table_from_before_the_object_column_gets_it_once(spark, schema):
+    runner = LocalSparkSql(spark)
+    old = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+    spark.sql(old.create_sql().replace(",\n  `object` STRING", ""))  # as created before records named their object
+    spark.sql(old.merge_sql(_decision("s1"), old.match(FINAL_MATCH, _decision("s1")), SUPERSEDE)
+              .replace(",\n    CAST(NULL AS STRING) AS `object`", ""))
+    orders = ObjectScope("orders", sole=True)
+
+    store = UnityCatalogDecisionStore(f"{schema}.decisions", runner)
+    assert store.record(_decision("s1", "quarantined", object="orders"), orders).outcome == "published"
+    store.record(_decision("s2", object="orders"), orders)
+    UnityCatalogDecisionStore(f"{schema}.decisions", runner).record(_decision("s3", object="orders"), orders)
+
+    assert sum(s.startswith("ALTER TABLE") for s in runner.statements) == 1
+    assert sorted((d.submission_id, d.object) for d in store.records(contract_id="orders", scope=orders)) == [
+        ("s1", None), ("s2", "orders"), ("s3", "orders")]
+    assert sorted(d.submission_id for d in store.records(contract_id="orders", scope=ObjectScope("orders", sole=False))) \
+        == ["s2", "s3"]

@@ -1,5 +1,6 @@
-"""``contract-gate report <contract> <submission_id> [--env NAME] [--html out.html]``: the report
-of one submission, without Spark and without an Airflow server.
+"""``contract-gate report <contract> <submission_id> [--object NAME] [--env NAME] [--html out.html]``:
+the report of one submission, without Spark and without an Airflow server (``--object``: whose
+submission it is, when the contract gates several objects).
 
 With ``--html`` it writes the same report page the Airflow UI serves, as one self-contained file
 (inline CSS and SVG, no script) to attach to a ticket or publish; without, it prints the page's
@@ -21,6 +22,8 @@ def register(subparsers) -> None:
     parser.add_argument("contract", type=Path, help="the contract file")
     parser.add_argument("submission_id", help="the submission to report on")
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
+    parser.add_argument("--object", dest="object_name", metavar="NAME",
+                        help="the schema object (default: the contract's only gated object)")
     parser.add_argument("--html", type=Path, metavar="FILE", help="write the report page to FILE")
     parser.set_defaults(func=run)
 
@@ -29,12 +32,13 @@ def run(args) -> int:
     from contract_gate.pages import build, data
 
     try:
-        entry = data.ContractEntry(args.contract, *_compile(args.contract, args.env))
+        entry = data.ContractEntry(args.contract, *_compile(args.contract, args.env, args.object_name))
     except ContractError as exc:
         print(f"contract-gate report: {exc}", file=sys.stderr)
         return 2
     if not entry.gated:
-        print(f"contract-gate report: {args.contract}: no contractGate settings, so no gate reports", file=sys.stderr)
+        print(f"contract-gate report: {args.contract}: object {entry.object} is not gated ({entry.not_gated}), "
+              "so no gate reports", file=sys.stderr)
         return 2
     try:
         if args.html is None:
@@ -51,10 +55,13 @@ def run(args) -> int:
     return 0
 
 
-def _compile(contract: Path, env: str | None) -> tuple[dict, None]:
-    from contract_gate.contract.compiler import compile_plan
+def _compile(contract: Path, env: str | None, object_name: str | None) -> tuple[dict, None, str | None]:
+    """(plan, no error, why it is not gated or None) of the object the report is about."""
+    from contract_gate.contract.compiler import compile_plans
 
-    return compile_plan(contract, env=env), None
+    compiled = compile_plans(contract, env=env)
+    plan = compiled.plan(object_name)
+    return plan, None, compiled.not_gated.get(plan["object"])
 
 
 def write_page(path: Path, text: str) -> None:

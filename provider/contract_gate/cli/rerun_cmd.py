@@ -3,7 +3,8 @@
 The corrected batch is staged as a new candidate under a new submission id, linked to the
 original by ``rerun_of`` in the decision log. Re-running a submission that was published is
 refused (its rows would be published twice) unless ``--correction`` asks for key replacement
-(``replace_keys``). Exit codes as ``contract-gate run``.
+(``replace_keys``). A submission is one object's: a contract of several gated objects needs
+``--object``. Exit codes as ``contract-gate run``.
 """
 
 from __future__ import annotations
@@ -29,5 +30,5 @@ def refusal(args) -> str | None:
     from contract_gate.contract.compiler import compile_plan
     from contract_gate.operators.submission import rerun_refusal
 
-    plan = compile_plan(args.contract.resolve(), env=args.env)
+    plan = compile_plan(args.contract.resolve(), env=args.env, object_name=args.object_name)
     return rerun_refusal(plan, args.submission_id, args.correction)

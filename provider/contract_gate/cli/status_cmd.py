@@ -1,5 +1,8 @@
 """``contract-gate status [contract] [--contracts-dir DIR] [--env NAME] [--json | --html FILE]``:
-freshness and the latest decisions per contract, without Spark (``--html``: the contracts page).
+freshness and the latest decisions per gated object, without Spark (``--html``: the contracts page).
+
+One entry per gated object (``contract`` + ``object``; a one-object contract shows as it always
+did), and one per object that is documentation only, with why it is not gated.
 
 Freshness is evaluated now, read-only (no alert is sent, nothing is written), from the same
 sources as the freshness DAG; "last check" is the status record that DAG wrote, with its alert
@@ -16,10 +19,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.compiler import CompiledContract, compile_plans
 from contract_gate.contract.errors import ContractError
 from contract_gate.freshness.business_time import render, render_duration
-from contract_gate.freshness.decision_log import STATUS_COLUMNS, read_decisions
+from contract_gate.freshness.decision_log import STATUS_COLUMNS, of_object, read_decisions
 from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir, table_location
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
@@ -28,12 +31,13 @@ CONTRACTS_DIR_ENV = "CONTRACT_GATE_CONTRACTS"
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("status", help="freshness and latest decisions per contract (no Spark)")
+    parser = subparsers.add_parser("status", help="freshness and latest decisions per gated object (no Spark)")
     parser.add_argument("contract", nargs="?", help="a contract file or id (default: every contract in --contracts-dir)")
     parser.add_argument("--contracts-dir", type=Path, default=Path(os.environ.get(CONTRACTS_DIR_ENV, "contracts")),
                         help=f"folder of contract files (default: ${CONTRACTS_DIR_ENV} or ./contracts)")
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
-    parser.add_argument("--decisions", type=int, default=5, metavar="N", help="decisions to show per contract (default 5)")
+    parser.add_argument("--decisions", type=int, default=5, metavar="N",
+                        help="decisions to show per gated object (default 5)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--html", type=Path, metavar="FILE",
                         help="write the contracts page (as the Airflow UI shows it) to FILE, one self-contained file")
@@ -48,15 +52,16 @@ def run(args) -> int:
         return 2
     now = datetime.now(timezone.utc).replace(microsecond=0)
     compiled = [(file, *_compile(file, args.env)) for file in files]
-    decisions = _decisions([plan for _, plan, _ in compiled if plan is not None and plan["tables"] is not None],
+    shown = [(file, plan, reason, error) for file, contract, error in compiled for plan, reason in _objects(contract)]
+    decisions = _decisions([plan for _, plan, reason, _ in shown if plan is not None and reason is None],
                            args.decisions)
-    entries = [_entry(file, plan, error, now, args.decisions, decisions) for file, plan, error in compiled]
+    entries = [_entry(file, plan, reason, error, now, args.decisions, decisions) for file, plan, reason, error in shown]
     if args.html:
         from contract_gate.cli.report_cmd import write_page
         from contract_gate.pages.build import contracts_page
         from contract_gate.pages.data import ContractEntry
 
-        write_page(args.html, contracts_page([ContractEntry(file, plan, error) for file, plan, error in compiled]))
+        write_page(args.html, contracts_page([ContractEntry(file, contract, error) for file, contract, error in compiled]))
         print(f"wrote {args.html}")
     elif args.json:
         print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
@@ -80,18 +85,26 @@ def _select(contract: str | None, folder: Path, env: str | None) -> list[Path]:
         return by_stem
     for file in files:
         try:
-            if compile_plan(file, env=env)["contract"]["id"] == contract:
+            if compile_plans(file, env=env).loaded.model.id == contract:
                 return [file]
         except ContractError:
             continue
     raise LookupError(f"no contract {contract!r} in {folder}")
 
 
-def _compile(file: Path, env: str | None) -> tuple[dict | None, str | None]:
+def _compile(file: Path, env: str | None) -> tuple[CompiledContract | None, str | None]:
     try:
-        return compile_plan(file, env=env), None
+        return compile_plans(file, env=env), None
     except ContractError as exc:
         return None, str(exc)
+
+
+def _objects(contract: CompiledContract | None) -> list[tuple[dict | None, str | None]]:
+    """(plan, why it is not gated or None) per schema object, in contract order; one
+    (None, None) for a contract that does not compile."""
+    if contract is None:
+        return [(None, None)]
+    return [(plan, contract.not_gated.get(name)) for name, plan in contract.plans.items()]
 
 
 def _decisions(plans: list[dict], limit: int) -> dict[str, dict[str, list[dict]] | Exception]:
@@ -111,15 +124,16 @@ def _decisions(plans: list[dict], limit: int) -> dict[str, dict[str, list[dict]]
     return found
 
 
-def _entry(file: Path, plan: dict | None, error: str | None, now: datetime, decisions_shown: int,
-           decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict:
-    entry = {"file": str(file), "contract_id": None, "freshness": None, "last_check": None,
-             "decisions": None, "decisions_table": None, "error": error}
+def _entry(file: Path, plan: dict | None, not_gated: str | None, error: str | None, now: datetime,
+           decisions_shown: int, decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict:
+    entry = {"file": str(file), "contract_id": None, "object": None, "several_objects": False, "not_gated": None,
+             "freshness": None, "last_check": None, "decisions": None, "decisions_table": None, "error": error}
     if plan is None:
         return entry
     entry.update(contract_id=plan["contract"]["id"], contract_version=plan["contract"]["version"],
-                 environment=plan["environment"])
-    if plan["tables"] is None:
+                 environment=plan["environment"], object=plan["object"],
+                 several_objects=plan["names"]["gate"] != plan["names"]["dag_id"], not_gated=not_gated)
+    if not_gated is not None:
         return entry
     decisions_address = plan["tables"]["decisions"]
     entry["decisions_table"] = decisions_address.get("path") or decisions_address.get("name")
@@ -131,7 +145,7 @@ def _entry(file: Path, plan: dict | None, error: str | None, now: datetime, deci
             table = decisions[table_location(decisions_address)]
             if isinstance(table, Exception):
                 raise table
-            entry["decisions"] = table[plan["contract"]["id"]][:decisions_shown]
+            entry["decisions"] = of_object(table[plan["contract"]["id"]], plan, decisions_shown)
     except Exception as exc:  # one unreadable table must not hide the other contracts
         entry["error"] = f"{type(exc).__name__}: {exc}"
     return entry
@@ -141,7 +155,10 @@ def _render(entry: dict) -> str:
     if entry["contract_id"] is None:
         return f"{entry['file']}\n  error      {entry['error']}"
     env = f" ({entry['environment']})" if entry["environment"] else ""
-    lines = [f"{entry['contract_id']} {entry['contract_version']}{env}"]
+    lines = [f"{entry['contract_id']} {entry['contract_version']}{env}"
+             + (f" object {entry['object']}" if entry["several_objects"] or entry["not_gated"] else "")]
+    if entry["not_gated"] is not None:
+        return "\n".join([*lines, f"  not gated  {entry['not_gated']}"])
     lines += _render_freshness(entry["freshness"], entry["last_check"])
     lines += _render_decisions(entry)
     if entry["error"]:
@@ -180,14 +197,12 @@ def _render_freshness(status: dict | None, last: dict | None) -> list[str]:
 
 def _render_decisions(entry: dict) -> list[str]:
     decisions = entry["decisions"]
-    if entry["decisions_table"] is None:
-        return ["  decisions  no gate settings"]
     if decisions is None:
         return [f"  decisions  in catalog table {entry['decisions_table']} (query it where the catalog is)"]
     if not decisions:
         return ["  decisions  none yet"]
     widths = {column: max(len(column), *(len(str(row[column] or "-")) for row in decisions)) for column in STATUS_COLUMNS
-              if column != "contract_id"}
+              if column not in ("contract_id", "object")}
     header = "  ".join(column.ljust(width) for column, width in widths.items())
     rows = ["  ".join(str(row[column] or "-").ljust(width) for column, width in widths.items()) for row in decisions]
     return ["  decisions  (newest first)", *(f"    {line.rstrip()}" for line in [header, *rows])]

@@ -51,8 +51,8 @@ def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
     """Everything ``plan`` (compiled from ``loaded``) claims."""
     contract_id, dag_id = plan["contract"]["id"], plan["names"]["dag_id"]
     found = [Claim(loaded, "id", "id", "key", str(contract_id).casefold(), contract_id)]
-    if dag_id != contract_id:  # an id that fits is its own DAG id, claimed above
-        found.append(Claim(loaded, "dag_id", "id", "key", f"dag id {dag_id.casefold()}", dag_id))
+    if dag_id != contract_id:  # an id that fits is its own DAG id, claimed above (so in the same key space)
+        found.append(Claim(loaded, "dag_id", "id", "key", dag_id.casefold(), dag_id))
     tables = plan.get("tables")
     if not tables:
         return found
@@ -69,7 +69,7 @@ def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
 def _clash(first: Claim, second: Claim) -> bool:
     """Whether two claims of different contracts on the same (or nested) place conflict."""
     roles = {first.role, second.role}
-    if roles in ({"id"}, {"dag_id"}, {"candidates"}):
+    if roles in ({"id"}, {"dag_id"}, {"id", "dag_id"}, {"candidates"}):
         return True
     if "landing" in roles:  # reading another contract's published target is a pipeline, not a clash
         return bool(roles & {"quarantine", *SHARED})

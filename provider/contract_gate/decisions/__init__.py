@@ -2,7 +2,8 @@
 written without Spark.
 
 * ``record_decision(plan, record)`` / ``final_decision(plan, submission_id)``: what the record
-  task and the submission task call; dicts in, dicts out (XCom-ready).
+  task and the submission task call; dicts in, dicts out (XCom-ready). Both keep to the plan's
+  object (``ObjectScope``): a contract of several objects has one decision per object.
 * ``recover_missing_decisions(plan)``: finds publishes and quarantines in the gated tables'
   commit histories that have no final decision and records them.
 * ``store_for(plan)`` / ``history_for(plan)``: a path-based Delta table (``deltalake``) or a
@@ -24,6 +25,7 @@ from contract_gate.decisions.record import (
     OUTCOMES,
     PUBLISHED_OUTCOMES,
     Decision,
+    ObjectScope,
 )
 from contract_gate.decisions.store import DecisionStore, TableHistory
 
@@ -33,6 +35,7 @@ __all__ = [
     "PUBLISHED_OUTCOMES",
     "Decision",
     "DecisionStore",
+    "ObjectScope",
     "TableHistory",
     "final_decision",
     "history_for",
@@ -76,13 +79,13 @@ def record_decision(plan: dict[str, Any], record: dict[str, Any] | Decision,
     """Record one decision; returns the record that stands for the submission (see
     ``DecisionStore.record``) as a JSON-safe dict."""
     decision = record if isinstance(record, Decision) else Decision.from_record(record)
-    return (store or store_for(plan)).record(decision).as_dict()
+    return (store or store_for(plan)).record(decision, ObjectScope.of(plan)).as_dict()
 
 
 def final_decision(plan: dict[str, Any], submission_id: str,
                    store: DecisionStore | None = None) -> dict[str, Any] | None:
     """The submission's final record as a dict, or None."""
-    found = (store or store_for(plan)).final(submission_id, plan["contract"]["id"])
+    found = (store or store_for(plan)).final(submission_id, plan["contract"]["id"], ObjectScope.of(plan))
     return None if found is None else found.as_dict()
 
 

@@ -18,6 +18,9 @@ A record is written in its own commit; a checkpoint follows every ``checkpointIn
 (the post-commit hook of the writer that reaches it). Log cleanup and compaction are the retention
 DAG's job (``upkeep``), so a gate's record never pays for them.
 
+A table from before the ``object`` column gets the column (``alter.add_columns``, a schema-only
+commit) from the first record written to it; its older rows read back with ``object`` NULL.
+
 A table of the earlier, unpartitioned layout keeps working unchanged: the same literal MERGE
 condition is pruned by the ``contract_id``/``submission_id`` statistics its files carry.
 ``migrate_layout`` rewrites it partitioned, in one commit (docs/operations.md, "Operations:
@@ -39,10 +42,11 @@ from typing import Any
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from deltalake.schema import Field, PrimitiveType
 from deltalake.transaction import PostCommitHookProperties
 
 from contract_gate import delta_tables
-from contract_gate.decisions.record import COLUMNS, Decision
+from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.decisions.store import (
     LAYOUT_COLUMN,
     MAX_ATTEMPTS,
@@ -64,6 +68,8 @@ ARROW_TYPES = {
     "MAP<STRING,BIGINT>": pa.map_(pa.string(), pa.int64()),
     "ARRAY<STRING>": pa.list_(pa.string()),
 }
+# Delta's names of the primitive types a column added later may have (``_with_all_columns``).
+DELTA_TYPES = {pa.string(): "string", pa.bool_(): "boolean", pa.int64(): "long", pa.int32(): "integer"}
 SCHEMA = pa.schema([pa.field(name, ARROW_TYPES[type_], nullable) for name, type_, nullable in COLUMNS])
 LAYOUT_PROPERTIES = {
     # a checkpoint every 100 commits: a writer replays at most 100 small JSON commits
@@ -99,13 +105,18 @@ class DeltaPathDecisionStore(DecisionStore):
         return "'" + value.replace("'", "''") + "'"
 
     def records(
-        self, submission_id: str | None = None, contract_id: str | None = None
+        self, submission_id: str | None = None, contract_id: str | None = None, scope: ObjectScope | None = None
     ) -> list[Decision]:
         table = self._current()
         if table is None:
             return []
         conditions = [f"{column} = {self.string_literal(value)}" for column, value in
                       ((LAYOUT_COLUMN, contract_id), ("submission_id", submission_id)) if value is not None]
+        if scope is not None:
+            if "object" in _column_names(table):
+                conditions.append(scope.condition("object", self.string_literal))
+            elif not scope.sole:  # a table older than the column holds only one-object contracts' records
+                return []
         # DataFusion (in delta-rs) picks the files by partition value and statistics, then the
         # rows. (Not pyarrow.dataset: its scan threads call back into delta-rs' Python file
         # system and now and then abort the process at interpreter exit.)
@@ -147,10 +158,11 @@ class DeltaPathDecisionStore(DecisionStore):
 
     def _table(self) -> DeltaTable:
         """The table, created on first use; a concurrent creation is fine either way. Only a
-        table whose ownership properties say it is the decision table is written."""
+        table whose ownership properties say it is the decision table is written, and only once
+        it has every column of ``COLUMNS``."""
         table = self._current()
         if table is not None:
-            return _owned(table, self.uri, self.storage_options)
+            return self._with_all_columns(_owned(table, self.uri, self.storage_options))
         try:
             table = DeltaTable.create(self.uri, SCHEMA, mode="ignore", partition_by=[LAYOUT_COLUMN],
                                       name="contract_gate_decisions", configuration=self.properties,
@@ -159,7 +171,30 @@ class DeltaPathDecisionStore(DecisionStore):
             if not DeltaTable.is_deltatable(self.uri, self.storage_options):
                 raise
             table = DeltaTable(self.uri, storage_options=self.storage_options)
-        return _owned(table, self.uri, self.storage_options)
+        return self._with_all_columns(_owned(table, self.uri, self.storage_options))
+
+    def _with_all_columns(self, table: DeltaTable) -> DeltaTable:
+        """``table`` with the columns added since it was created (nullable, so its rows read them
+        as NULL). Adding a column the table has already is a no-op in delta-rs, so two writers
+        that both found it missing both succeed; a commit conflict is retried like a record."""
+        missing = [field for field in SCHEMA if field.name not in _column_names(table)]
+        if not missing:
+            return table
+        before = table.version()
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                table.alter.add_columns([Field(field.name, PrimitiveType(DELTA_TYPES[field.type]), nullable=True)
+                                         for field in missing], post_commithook_properties=WRITER_HOOKS)
+                break
+            except CommitFailedError:
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                _back_off(attempt)
+                table = DeltaTable(self.uri, storage_options=self.storage_options)
+        LOGGER.info("decision table %s: added column(s) %s", self.uri, ", ".join(field.name for field in missing))
+        self.keep_private(since=before)
+        self._loaded = DeltaTable(self.uri, storage_options=self.storage_options)
+        return self._loaded
 
     def keep_private(self, since: int | None = None) -> None:
         """deltalake writes files with the process umask: make them owner-only again. With
@@ -228,7 +263,11 @@ def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | No
     table = DeltaTable(store.uri, storage_options=storage_options)
     if LAYOUT_COLUMN in table.metadata().partition_columns:
         return {"rows": None, "version": table.version(), "migrated": False}
-    rows = _select(table).cast(SCHEMA)
+    rows = _select(table)
+    for field in SCHEMA:  # a column added since the table was created reads as NULL
+        if field.name not in rows.column_names:
+            rows = rows.append_column(field, pa.nulls(rows.num_rows, field.type))
+    rows = rows.select(SCHEMA.names).cast(SCHEMA)
     write_deltalake(store.uri, rows, mode="overwrite", schema_mode="overwrite", partition_by=[LAYOUT_COLUMN],
                     configuration=store.properties, storage_options=storage_options)
     table = DeltaTable(store.uri, storage_options=storage_options)
@@ -252,6 +291,10 @@ def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) 
         return DeltaTable(uri, storage_options=storage_options)
     check_owner(properties, {"kind": "path", "path": uri}, None, "decisions")
     return table
+
+
+def _column_names(table: DeltaTable) -> set[str]:
+    return {field.name for field in table.schema().fields}
 
 
 def _select(table: DeltaTable, where: str = "") -> pa.Table:

@@ -8,10 +8,15 @@ results are reduced to counts: ``rule_failures`` maps a rule id to its failing r
 ``failed_rules`` lists every rule that did not pass (dataset and query rules too, which count no
 rows). A rule's measured value is left out on purpose: a ``type: sql`` rule may measure a data
 value.
+
+A record names the schema object it gates (``object``): a contract of several objects keeps one
+decision per object and submission. Records written before the column existed read back with
+``object`` NULL; they are the decisions of the contract's only object (``ObjectScope``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
@@ -49,7 +54,34 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("report_path", "STRING", True),
     ("source", "STRING", False),
     ("decided_at", "TIMESTAMP", False),
+    # added later: a store adds it to an older table on its first write (so it comes last there too)
+    ("object", "STRING", True),
 )
+
+
+@dataclass(frozen=True)
+class ObjectScope:
+    """Which records are one gated object's: those naming it and, for the contract's only object,
+    also those written before records named their object (``object`` NULL)."""
+
+    name: str
+    sole: bool
+
+    @classmethod
+    def of(cls, plan: dict[str, Any]) -> ObjectScope | None:
+        """The scope of ``plan``'s object; None for a plan that names no object (every record of
+        the contract). A contract of one object names its gate like its DAG (``contract_plan.names``)."""
+        if not plan.get("object") or not plan.get("names"):
+            return None
+        return cls(plan["object"], sole=plan["names"]["gate"] == plan["names"]["dag_id"])
+
+    def holds(self, value: str | None) -> bool:
+        return value == self.name or (self.sole and value is None)
+
+    def condition(self, column: str, literal: Callable[[str], str]) -> str:
+        """SQL: ``column`` (an identifier, maybe qualified) holds a record of this object."""
+        named = f"{column} = {literal(self.name)}"
+        return f"({column} IS NULL OR {named})" if self.sole else named
 
 
 @dataclass(frozen=True)
@@ -82,6 +114,7 @@ class Decision:
     report_path: str | None = None
     source: str = "gate"
     decided_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    object: str | None = None  # the schema object; None on records older than the column
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:

@@ -33,7 +33,7 @@ import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from contract_gate.decisions.record import Decision
+from contract_gate.decisions.record import Decision, ObjectScope
 from contract_gate.decisions.store import DecisionStore, TableHistory
 from contract_plan.addresses import candidate_address, location
 from contract_plan.tagged_commit import TaggedCommit
@@ -54,7 +54,8 @@ def recover_missing_decisions(
     now = now or datetime.now(timezone.utc)
     published = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["target"])}
     quarantined = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["quarantine"])}
-    decided = {d.submission_id for d in store.records(contract_id=plan["contract"]["id"]) if d.final}
+    scope = ObjectScope.of(plan)
+    decided = {d.submission_id for d in store.records(contract_id=plan["contract"]["id"], scope=scope) if d.final}
     recovered = []
     for submission_id in sorted((set(published) | set(quarantined)) - decided):
         commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
@@ -69,7 +70,7 @@ def recover_missing_decisions(
             continue
         decision = _decision(plan, submission_id, published.get(submission_id),
                              quarantined.get(submission_id), history, now)
-        recovered.append(store.record(decision))
+        recovered.append(store.record(decision, scope))
     return recovered
 
 
@@ -105,6 +106,7 @@ def _decision(
         submission_id=submission_id,
         contract_id=plan["contract"]["id"],
         contract_version=plan["contract"]["version"],
+        object=plan["object"],
         outcome=outcome,
         reason=(f"recovered from the commit history ({', '.join(w for w in where if w)}): the run"
                 " that made the commit did not record its decision"),

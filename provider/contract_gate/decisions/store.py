@@ -22,6 +22,10 @@ concurrent commit added that match it, so two gates recording different submissi
 same contract or not, do not conflict. Written as ``t.submission_id = s.submission_id`` instead,
 the engine could not narrow it down and recorded ``predicate: final``: every pair of decisions
 conflicted.
+
+A contract of several objects keeps one final record per object and submission: the record
+task's condition also names the object (``ObjectScope``), and so does every read of one gate's
+records.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from datetime import timezone
 
-from contract_gate.decisions.record import Decision
+from contract_gate.decisions.record import Decision, ObjectScope
 from contract_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
@@ -51,28 +55,33 @@ class DecisionStore(ABC):
     """A decision table. Subclasses say how to quote a string, how to MERGE one record, how to
     read records and how to keep the table small."""
 
-    def record(self, decision: Decision) -> Decision:
-        """Store ``decision``; return the record that now stands for the submission: the
-        submission's final record when there is one (possibly an earlier one: writing the same
-        final decision twice keeps the first), else ``decision`` itself. A gate's final record
-        that the MERGE wrote needs no read back: it stands, and nothing replaces a gate's record."""
+    def record(self, decision: Decision, scope: ObjectScope | None = None) -> Decision:
+        """Store ``decision``; return the record that now stands for the submission (of the
+        object ``scope``, when given): the submission's final record when there is one (possibly
+        an earlier one: writing the same final decision twice keeps the first), else ``decision``
+        itself. A gate's final record that the MERGE wrote needs no read back: it stands, and
+        nothing replaces a gate's record."""
         if decision.final:
-            written = self._merge(decision, self.match(FINAL_MATCH, decision), SUPERSEDE)
+            written = self._merge(decision, self.match(FINAL_MATCH, decision, scope), SUPERSEDE)
         else:
-            written = self._merge(decision, self.match(FAILED_MATCH, decision), None)
+            written = self._merge(decision, self.match(FAILED_MATCH, decision, scope), None)
         if written and decision.final and decision.source == "gate":  # as it reads back: times in UTC
             return replace(decision, decided_at=decision.decided_at.astimezone(timezone.utc))
-        return self.final(decision.submission_id, decision.contract_id) or decision
+        return self.final(decision.submission_id, decision.contract_id, scope) or decision
 
-    def match(self, condition: str, decision: Decision) -> str:
-        """``condition`` with the decision's contract and submission filled in as literals."""
-        return condition.format(contract_id=self.string_literal(decision.contract_id),
-                                submission_id=self.string_literal(decision.submission_id))
+    def match(self, condition: str, decision: Decision, scope: ObjectScope | None = None) -> str:
+        """``condition`` with the decision's contract and submission filled in as literals, and
+        narrowed to ``scope``'s records."""
+        matched = condition.format(contract_id=self.string_literal(decision.contract_id),
+                                   submission_id=self.string_literal(decision.submission_id))
+        return matched if scope is None else f"{matched} AND {scope.condition('t.object', self.string_literal)}"
 
-    def final(self, submission_id: str, contract_id: str | None = None) -> Decision | None:
-        """The submission's final record, or None. Give ``contract_id`` whenever it is known:
-        only that contract's part of the table is read."""
-        finals = [d for d in self.records(submission_id=submission_id, contract_id=contract_id) if d.final]
+    def final(self, submission_id: str, contract_id: str | None = None,
+              scope: ObjectScope | None = None) -> Decision | None:
+        """The submission's final record (of the object ``scope``), or None. Give ``contract_id``
+        whenever it is known: only that contract's part of the table is read."""
+        finals = [d for d in self.records(submission_id=submission_id, contract_id=contract_id, scope=scope)
+                  if d.final]
         return finals[0] if finals else None
 
     @abstractmethod
@@ -81,9 +90,10 @@ class DecisionStore(ABC):
 
     @abstractmethod
     def records(
-        self, submission_id: str | None = None, contract_id: str | None = None
+        self, submission_id: str | None = None, contract_id: str | None = None, scope: ObjectScope | None = None
     ) -> list[Decision]:
-        """Stored records, optionally of one submission or one contract, newest first."""
+        """Stored records, optionally of one submission, one contract or one object (``scope``),
+        newest first."""
 
     @abstractmethod
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> bool | None:

@@ -15,7 +15,8 @@ cleans the log by itself, following the table's ``delta.logRetentionDuration``; 
 runs ``OPTIMIZE``, which compacts and clusters the files written since the last one. A table
 created before this layout keeps working (same statements); ``ALTER TABLE <name> CLUSTER BY
 (contract_id)`` moves it to the new one (docs/operations.md, "Operations: keeping the decision
-log small").
+log small"). A table from before the ``object`` column gets it by ``ALTER TABLE ... ADD COLUMNS``
+the first time a store uses it; its older rows read back with ``object`` NULL.
 
 Tested without a workspace: the unit tests check the SQL text, and run the very same
 statements through local Spark SQL against a local Delta table (Spark SQL is the dialect
@@ -28,7 +29,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from contract_gate.decisions.record import COLUMNS, Decision
+from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.decisions.store import (
     LAYOUT_COLUMN,
     MAX_ATTEMPTS,
@@ -123,18 +124,25 @@ class UnityCatalogDecisionStore(DecisionStore):
             statement += f"WHEN MATCHED AND {replace_when} THEN UPDATE SET *\n"
         return statement + "WHEN NOT MATCHED THEN INSERT *"
 
-    def select_sql(self, submission_id: str | None = None, contract_id: str | None = None) -> str:
+    def add_columns_sql(self, names: list[str]) -> str:
+        columns = ", ".join(f"{quote_identifier(name)} {TYPES[name]}" for name in names)
+        return f"ALTER TABLE {self.table} ADD COLUMNS ({columns})"
+
+    def select_sql(self, submission_id: str | None = None, contract_id: str | None = None,
+                   scope: ObjectScope | None = None) -> str:
         conditions = [f"{quote_identifier(column)} = {string_literal(value)}" for column, value in
                       (("submission_id", submission_id), ("contract_id", contract_id)) if value is not None]
+        if scope is not None:
+            conditions.append(scope.condition(quote_identifier("object"), string_literal))
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         columns = ", ".join(map(quote_identifier, NAMES))
         return f"SELECT {columns} FROM {self.table}{where} ORDER BY `decided_at` DESC"
 
     def records(
-        self, submission_id: str | None = None, contract_id: str | None = None
+        self, submission_id: str | None = None, contract_id: str | None = None, scope: ObjectScope | None = None
     ) -> list[Decision]:
         self._ensure_table()
-        return [Decision.from_row(row) for row in self.runner.query(self.select_sql(submission_id, contract_id))]
+        return [Decision.from_row(row) for row in self.runner.query(self.select_sql(submission_id, contract_id, scope))]
 
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         self._ensure_table()
@@ -149,14 +157,30 @@ class UnityCatalogDecisionStore(DecisionStore):
                 time.sleep(0.2 * attempt)
 
     def _ensure_table(self) -> None:
-        """Create the table when missing, and check once that it is the decision table
-        (``contract_plan.ownership``) before any record is written to it."""
+        """Create the table when missing, check once that it is the decision table
+        (``contract_plan.ownership``) before any record is written to it, and add the columns
+        added to ``COLUMNS`` since it was created."""
         if not self._created:
             self.runner.execute(self.create_sql())
             rows = self.runner.query(f"SHOW TBLPROPERTIES {self.table}")
             check_owner({row["key"]: row["value"] for row in rows}, {"kind": "table", "name": self.name},
                         None, "decisions")
+            self._add_missing_columns()
             self._created = True
+
+    def _add_missing_columns(self) -> None:
+        missing = self._missing_columns()
+        if not missing:
+            return
+        try:
+            self.runner.execute(self.add_columns_sql(missing))
+        except Exception:  # noqa: BLE001 - a concurrent store may have added them first: then all is well
+            if self._missing_columns():
+                raise
+
+    def _missing_columns(self) -> list[str]:
+        present = {str(row["col_name"]).strip("`") for row in self.runner.query(f"SHOW COLUMNS IN {self.table}")}
+        return [name for name in NAMES if name not in present]
 
 
 def literal(value: Any, type_: str) -> str:

@@ -8,14 +8,15 @@ target count as accepted (``published``, ``split``): a quarantined submission ne
 freshness. The table is the one :mod:`contract_gate.decisions` writes; it is read here through
 the same JVM-free layer as the target (:mod:`contract_gate.delta_tables`), and only the files that
 can hold the contracts asked for are opened (their partition, or their ``contract_id``
-statistics in the earlier layout).
+statistics in the earlier layout). A contract's rows are then narrowed to one gated object's
+(``of_object``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from contract_gate.decisions.record import PUBLISHED_OUTCOMES
+from contract_gate.decisions.record import PUBLISHED_OUTCOMES, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.locations import table_location
 
@@ -26,17 +27,27 @@ FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
 def read_decisions(location: str, contract_ids: Iterable[str], columns: tuple[str, ...] = STATUS_COLUMNS,
                    limit: int | None = None) -> dict[str, list[dict]]:
     """The decision records of ``contract_ids`` in the path table at ``location``, per contract
-    and newest first (the ``limit`` newest), read in one pass over the log (``contract-gate
-    status`` of every contract reads each decision table once)."""
-    wanted = list(dict.fromkeys([*columns, "contract_id", "decided_at"]))
+    and newest first (the ``limit`` newest of each of its objects: narrow them with
+    ``of_object``), read in one pass over the log (``contract-gate status`` of every contract
+    reads each decision table once). Each row has ``object`` too."""
+    wanted = list(dict.fromkeys([*columns, "contract_id", "object", "decided_at"]))
     ids = set(contract_ids)
     found: dict[str, list[dict]] = {contract_id: [] for contract_id in ids}
     newest = ("decided_at", limit) if limit is not None else None
     table = open_table(location) if ids else None
-    rows = read_rows(table, wanted, where=("contract_id", ids), newest=newest) if table is not None else []
+    rows = (read_rows(table, wanted, where=("contract_id", ids), newest=newest, per=("object",))
+            if table is not None else [])
     for row in sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True):
         found[row["contract_id"]].append(row)
-    return found if limit is None else {key: found_rows[:limit] for key, found_rows in found.items()}
+    return found
+
+
+def of_object(rows: list[dict], plan: dict, limit: int | None = None) -> list[dict]:
+    """The rows (of ``plan``'s contract, newest first) that are ``plan``'s object's: its own and,
+    for a contract's only object, those from before records named their object."""
+    scope = ObjectScope.of(plan)
+    mine = [row for row in rows if scope is None or scope.holds(row.get("object"))]
+    return mine if limit is None else mine[:limit]
 
 
 def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:
@@ -46,7 +57,7 @@ def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) ->
     if address["kind"] != "path":
         return None
     contract_id = plan["contract"]["id"]
-    return read_decisions(table_location(address), [contract_id], columns)[contract_id]
+    return of_object(read_decisions(table_location(address), [contract_id], columns)[contract_id], plan)
 
 
 def accepted_decisions(plan: dict) -> list[dict]:

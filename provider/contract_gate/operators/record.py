@@ -107,6 +107,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         record.update(
             contract_id=plan["contract"]["id"],
             contract_version=plan["contract"]["version"],
+            object=plan["object"],
             plan_fingerprint=(summary or {}).get("plan_fingerprint") or plan["fingerprint"],
             dag_id=ti.dag_id,
             run_id=ti.run_id,
@@ -143,7 +144,8 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         from contract_gate.pages.links import base_url
         from contract_gate.pages.urls import URL_PREFIX, report_path
 
-        report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"])
+        report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
+                                              decision.get("object"))
         failures = alert_rejection(plan, decision, report_url, dict(context))
         return [f"the rejection alert of {decision['submission_id']} was not delivered to "
                 + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []

@@ -2,14 +2,16 @@
 
 Routes (HTML):
 
-* ``/contract-gate/``: the contracts page (``?last=N`` decisions per contract for the counts
-  and the chart, default 50; ``?dag_id=`` only the contract whose gate DAG that is);
-* ``/contract-gate/contracts/<contract id>/submissions/<submission id>``: a report page.
+* ``/contract-gate/``: the contracts page, a card per schema object (``?last=N`` decisions per
+  object for the counts and the chart, default 50; ``?dag_id=`` only the contract whose gate DAG
+  that is);
+* ``/contract-gate/contracts/<contract id>/submissions/<submission id>[?object=<name>]``: a report
+  page (the object is needed when the contract gates several).
 
 Access goes through Airflow's own authentication and auth manager: the reader is the user of
 the request's Airflow session (the UI's cookie, or a bearer token), and a contract is shown only
-to a user who may read its gate DAG (``is_authorized_dag``, method GET; the DAG's id is the
-contract's id). A report also needs read access to every DAG whose runs decided the submission
+to a user who may read its gate DAG (``is_authorized_dag``, method GET; the DAG's id is derived
+from the contract's id, the plan's ``names.dag_id``). A report also needs read access to every DAG whose runs decided the submission
 (its records' ``dag_id``). Anyone else gets 401 (not signed in) or 403, and the page's data is not
 even read. Airflow is imported when a request arrives, not when the plugin is loaded, so loading
 plugins in a worker or the scheduler costs nothing.
@@ -97,17 +99,19 @@ def create_app(prefix: str = URL_PREFIX) -> FastAPI:
     def contracts(user: User, last: Annotated[int, Query(ge=1, le=10_000)] = build.DEFAULT_LAST,
                   dag_id: str | None = None) -> HTMLResponse:
         allowed = readable_dags(user)
-        entries = [entry for entry in contract_entries() if dag_id is None or entry.contract_id == dag_id]
+        entries = [entry for entry in contract_entries() if dag_id is None or entry.dag_id == dag_id]
         return html(build.contracts_page(entries, last=last, links=links,
-                                         visible=lambda entry: entry.contract_id in allowed))
+                                         visible=lambda entry: entry.dag_id in allowed))
 
     @app.get("/contracts/{contract_id}/submissions/{submission_id}", response_class=HTMLResponse)
-    def report(user: User, contract_id: str, submission_id: str) -> HTMLResponse:
-        entry = data.find_contract(contract_entries(), contract_id)
-        if entry is None or not entry.gated:
-            raise HTTPException(404, f"no gated contract {contract_id!r} here")
-        if not may_read_dag(user, entry.contract_id):
-            raise HTTPException(403, f"you may not read the DAG {entry.contract_id}, so not its reports")
+    def report(user: User, contract_id: str, submission_id: str,
+               object_name: Annotated[str | None, Query(alias="object")] = None) -> HTMLResponse:
+        entry = data.find_contract(contract_entries(), contract_id, object_name)
+        if entry is None:
+            which = f" object {object_name!r}" if object_name else " (name its object: ?object=)"
+            raise HTTPException(404, f"no gated contract {contract_id!r}{which} here")
+        if not may_read_dag(user, entry.dag_id):
+            raise HTTPException(403, f"you may not read the DAG {entry.dag_id}, so not its reports")
         try:
             records = data.submission_decisions(entry.plan, submission_id)
         except ValueError:  # not a submission id (check_submission_id): nothing can match it

@@ -48,13 +48,13 @@ def report_model(entry: data.ContractEntry, submission_id: str, contract_file: P
     final = next((record for record in records if record.final), records[0] if records else None)
     report = data.stored_report(plan, final, submission_id)
     if not records and report is None:
-        raise UnknownSubmission(f"contract {entry.contract_id} has no decision and no report of submission "
-                                f"{submission_id}")
+        raise UnknownSubmission(f"contract {entry.contract_id} (object {entry.object}) has no decision and no "
+                                f"report of submission {submission_id}")
     return report_view(plan, contract_file or entry.file, submission_id, records, report,
                        data.reruns_of(plan, submission_id))
 
 
 def deciding_dags(entry: data.ContractEntry, records: list[Decision]) -> set[str]:
     """The DAGs whose runs decided the submission (a reader must be allowed to read each): the
-    ``dag_id`` of its records, else the contract's generated gate DAG (its id is the contract id)."""
-    return {record.dag_id for record in records if record.dag_id} or {entry.contract_id}
+    ``dag_id`` of its records, else the contract's generated gate DAG (``names.dag_id``)."""
+    return {record.dag_id for record in records if record.dag_id} or {entry.dag_id}

@@ -26,16 +26,18 @@ SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart 
 
 def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[dict] | Exception],
                    now: datetime, last: int) -> dict:
-    """The page: one card per contract, in file order; ``decisions`` as
-    :func:`contract_gate.pages.data.recent_decisions` returns them for the last ``last``."""
+    """The page: one card per schema object (``contract`` + ``object``), in file order;
+    ``decisions`` as :func:`contract_gate.pages.data.recent_decisions` returns them for the last ``last``."""
     return {"checked_at": now.isoformat(timespec="seconds"), "last": last,
-            "contracts": [contract_view(entry, decisions.get(entry.contract_id), now) for entry in entries]}
+            "contracts": [contract_view(entry, decisions.get(entry.plan["names"]["gate"]) if entry.plan else None, now)
+                          for entry in entries]}
 
 
 def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None, now: datetime) -> dict:
-    view = {"file": entry.file.name, "id": entry.contract_id, "error": entry.error, "gated": entry.gated,
-            "version": None, "name": None, "freshness": None, "counts": None, "decisions": None, "chart": None,
-            "decisions_table": None}
+    view = {"file": entry.file.name, "id": entry.contract_id, "object": entry.object,
+            "object_link": entry.object if entry.several_objects else None, "not_gated": entry.not_gated,
+            "error": entry.error, "gated": entry.gated, "version": None, "name": None, "freshness": None,
+            "counts": None, "decisions": None, "chart": None, "decisions_table": None}
     if entry.plan is None:
         return view
     plan = entry.plan

@@ -1,5 +1,6 @@
-"""What the pages read, without Spark and without Airflow: the contracts of a folder, their
-decision records and the report JSON a gate wrote for a submission.
+"""What the pages read, without Spark and without Airflow: the contracts of a folder (an entry
+per schema object: ``contract`` + ``object``), their decision records and the report JSON a gate
+wrote for a submission.
 
 Everything here is read-only. Contracts are compiled through the DAG factory's cache (one
 compilation per version of a file), decision tables are read through ``deltalake`` the way
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract_gate.contract.errors import ContractError
-from contract_gate.decisions.record import COLUMNS, Decision
+from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
-from contract_gate.freshness.decision_log import read_decisions
+from contract_gate.freshness.decision_log import of_object, read_decisions
 from contract_gate.freshness.locations import table_location
 from contract_gate.submission import check_submission_id
 
@@ -26,44 +27,67 @@ LISTED_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rows
 
 @dataclass(frozen=True)
 class ContractEntry:
-    """One contract file of the folder: its compiled plan, or why it does not compile."""
+    """One schema object of a contract file: its compiled plan (and why it is not gated, when it
+    is documentation only), or the file's error when it does not compile."""
 
     file: Path
     plan: dict | None
     error: str | None
+    not_gated: str | None = None
 
     @property
     def contract_id(self) -> str | None:
         return self.plan["contract"]["id"] if self.plan else None
 
     @property
+    def object(self) -> str | None:
+        return self.plan["object"] if self.plan else None
+
+    @property
+    def several_objects(self) -> bool:
+        """Whether the contract has other schema objects (their names then tell the entries apart)."""
+        return self.plan is not None and not ObjectScope.of(self.plan).sole
+
+    @property
+    def dag_id(self) -> str | None:
+        """The contract's gate DAG (derived from its id, ``contract_plan.names``)."""
+        return self.plan["names"]["dag_id"] if self.plan else None
+
+    @property
     def gated(self) -> bool:
-        """Whether the contract has gate settings (so tables, decisions and a gate DAG)."""
-        return self.plan is not None and self.plan["tables"] is not None
+        """Whether the object is gated (so tables, decisions and a task group in the gate DAG)."""
+        return self.plan is not None and self.not_gated is None and self.plan["tables"] is not None
 
 
 def load_contracts(folder: Path, env: str | None = None) -> list[ContractEntry]:
-    """Every ``*.yaml``/``*.yml`` of ``folder``, compiled (a contract that does not compile is an
-    entry with its error: one broken file must not hide the others)."""
+    """An entry per schema object of every ``*.yaml``/``*.yml`` of ``folder``, compiled (a
+    contract that does not compile is one entry with its error: one broken file must not hide
+    the others)."""
     from contract_gate.dag_factory import compiled, contract_files
 
     entries = []
     for file in contract_files(Path(folder)):
         try:
-            entries.append(ContractEntry(file, compiled(file, env)[1], None))
+            contract = compiled(file, env)
         except ContractError as exc:
             entries.append(ContractEntry(file, None, str(exc)))
+            continue
+        entries += [ContractEntry(file, plan, None, contract.not_gated.get(name)) for name, plan in contract.plans.items()]
     return entries
 
 
-def find_contract(entries: list[ContractEntry], contract_id: str) -> ContractEntry | None:
-    return next((entry for entry in entries if entry.contract_id == contract_id), None)
+def find_contract(entries: list[ContractEntry], contract_id: str, object_name: str | None = None) -> ContractEntry | None:
+    """The gated entry of ``contract_id``'s object ``object_name``; without a name, of its only
+    gated object (None when it has several: the name is needed)."""
+    found = [entry for entry in entries if entry.gated and entry.contract_id == contract_id
+             and (object_name is None or entry.object == object_name)]
+    return found[0] if len(found) == 1 else None
 
 
 def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Exception]:
-    """Per contract id, its ``limit`` newest decision records (newest first) with the columns the
-    contracts page shows (``LISTED_COLUMNS``; ``rule_failures`` a dict), or the error its decision
-    table raised. Each path decision table is read once for all its contracts, only those columns
+    """Per gate (the plan's ``names.gate``), its object's ``limit`` newest decision records (newest
+    first) with the columns the contracts page shows (``LISTED_COLUMNS``; ``rule_failures`` a dict),
+    or the error its decision table raised. Each path decision table is read once for all its contracts, only those columns
     (a table of one small file per decision, before the retention DAG compacts it, costs a file
     read per decision); a catalog table is not read here (its contracts are left out)."""
     wanted: dict[str, set[str]] = {}
@@ -71,16 +95,21 @@ def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Ex
         address = plan["tables"]["decisions"]
         if address["kind"] == "path":
             wanted.setdefault(table_location(address), set()).add(plan["contract"]["id"])
-    found: dict[str, list[dict] | Exception] = {}
+    tables: dict[str, dict[str, list[dict]] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
-            rows = read_decisions(location, contract_ids, LISTED_COLUMNS, limit)
+            tables[location] = read_decisions(location, contract_ids, LISTED_COLUMNS, limit)
         except Exception as exc:  # one unreadable table must not hide the other contracts
-            found.update({contract_id: exc for contract_id in contract_ids})
+            tables[location] = exc
+    found: dict[str, list[dict] | Exception] = {}
+    for plan in plans:
+        address = plan["tables"]["decisions"]
+        if address["kind"] != "path":
             continue
-        for contract_id, records in rows.items():
-            found[contract_id] = [{**row, "rule_failures": dict(row["rule_failures"] or {}),
-                                   "failed_rules": list(row["failed_rules"] or [])} for row in records]
+        table = tables[table_location(address)]
+        found[plan["names"]["gate"]] = table if isinstance(table, Exception) else [
+            {**row, "rule_failures": dict(row["rule_failures"] or {}), "failed_rules": list(row["failed_rules"] or [])}
+            for row in of_object(table[plan["contract"]["id"]], plan, limit)]
     return found
 
 
@@ -89,7 +118,8 @@ def submission_decisions(plan: dict, submission_id: str) -> list[Decision]:
     from contract_gate.decisions import store_for
 
     check_submission_id(submission_id)
-    return store_for(plan).records(submission_id=submission_id, contract_id=plan["contract"]["id"])
+    return store_for(plan).records(submission_id=submission_id, contract_id=plan["contract"]["id"],
+                                   scope=ObjectScope.of(plan))
 
 
 def reruns_of(plan: dict, submission_id: str) -> list[Decision]:
@@ -99,8 +129,9 @@ def reruns_of(plan: dict, submission_id: str) -> list[Decision]:
     if table is None:
         return []
     rows = read_rows(table, list(DECISION_COLUMNS), where=("rerun_of", {submission_id}))
-    contract_id = plan["contract"]["id"]
-    records = [Decision.from_row(row) for row in rows if row["contract_id"] == contract_id]
+    contract_id, scope = plan["contract"]["id"], ObjectScope.of(plan)
+    records = [Decision.from_row(row) for row in rows
+               if row["contract_id"] == contract_id and (scope is None or scope.holds(row["object"]))]
     return sorted(records, key=lambda decision: decision.decided_at, reverse=True)
 
 
@@ -109,14 +140,14 @@ def stored_report(plan: dict, decision: Decision | None, submission_id: str) -> 
 
     The decision names the file; it is read only when it lies inside the gate's work folder
     (``CONTRACT_GATE_WORK_DIR``), else the file of the work folder's layout is tried
-    (``<work dir>/<contract id>/<submission id>/report.json``), so a page never reads a file
-    because a table row named it."""
+    (``<work dir>/<gate>/<submission id>/report.json``, the gate named as in the plan's ``names``),
+    so a page never reads a file because a table row named it."""
     import json
 
     from contract_gate.operators.base import work_root
 
     root = work_root().resolve()
-    expected = root / plan["contract"]["id"] / check_submission_id(submission_id) / "report.json"
+    expected = root / plan["names"]["gate"] / check_submission_id(submission_id) / "report.json"
     candidates = [Path(decision.report_path)] if decision is not None and decision.report_path else []
     for path in [*candidates, expected]:
         resolved = path.resolve()

@@ -36,12 +36,12 @@ class GateReportLink(BaseOperatorLink):
         return base_url() + report_path(URL_PREFIX, *ids)
 
 
-def submission_of(returned: object) -> tuple[str, str] | None:
-    """(contract id, submission id) from a validate summary or a decision record."""
+def submission_of(returned: object) -> tuple[str, str, str | None] | None:
+    """(contract id, submission id, schema object or None) from a validate summary or a decision record."""
     if not isinstance(returned, dict) or not returned.get("submission_id"):
         return None
     contract_id = returned.get("contract_id") or (returned.get("contract") or {}).get("id")
-    return (contract_id, returned["submission_id"]) if contract_id else None
+    return (contract_id, returned["submission_id"], returned.get("object")) if contract_id else None
 
 
 def base_url() -> str:

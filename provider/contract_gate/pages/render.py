@@ -19,19 +19,20 @@ from contract_gate.pages.urls import report_path
 
 @dataclass(frozen=True)
 class Links:
-    """Where a page links to: ``report(contract_id, submission_id)`` gives the report page's
-    URL (or None: plain text), ``contracts`` the contracts page's (or None)."""
+    """Where a page links to: ``report(contract_id, submission_id, object_name)`` gives the report
+    page's URL (or None: plain text), ``contracts`` the contracts page's (or None)."""
 
-    report: Callable[[str, str], str | None]
+    report: Callable[[str, str, str | None], str | None]
     contracts: str | None = None
 
 
-NO_LINKS = Links(report=lambda contract_id, submission_id: None)
+NO_LINKS = Links(report=lambda contract_id, submission_id, object_name=None: None)
 
 
 def served_links(prefix: str) -> Links:
     """The links of pages served under ``prefix`` (e.g. ``/contract-gate``)."""
-    return Links(report=lambda contract_id, submission_id: report_path(prefix, contract_id, submission_id),
+    return Links(report=lambda contract_id, submission_id, object_name=None:
+                 report_path(prefix, contract_id, submission_id, object_name),
                  contracts=f"{prefix}/")
 
 

@@ -14,7 +14,7 @@ import json
 import shlex
 from pathlib import Path
 
-from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision
+from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision, ObjectScope
 from contract_plan.addresses import location, sql_name
 
 # The quarantine table's submission column (spark_jobs.steps.quarantine.SUBMISSION; that module
@@ -41,6 +41,9 @@ def report_view(plan: dict, contract_file: Path, submission_id: str, records: li
     return {
         "submission_id": submission_id,
         "contract": {"id": contract["id"], "version": contract["version"], "name": plan["contract"].get("name")},
+        "object": plan["object"],
+        # links to the contract's other reports name the object when the contract has several
+        "object_link": None if ObjectScope.of(plan).sole else plan["object"],
         "plan_fingerprint": (report or {}).get("plan_fingerprint") or (decision.plan_fingerprint if decision else None),
         "outcome": decision.outcome if decision else None,
         "final": bool(final),
@@ -197,13 +200,16 @@ def _chain(plan: dict, contract_file: Path, submission_id: str, decision: Decisi
     """The re-run chain and how to re-run this batch. A published batch is re-run only as a
     correction (key replacement); the CLI and the DAG's ``rerun_of`` param apply the same rule."""
     correction = decision is not None and decision.outcome in PUBLISHED_OUTCOMES
-    dag_id = (decision.dag_id if decision else None) or plan["contract"]["id"]
+    dag_id = (decision.dag_id if decision else None) or plan["names"]["dag_id"]
+    scope = ObjectScope.of(plan)
+    which = ["--object", plan["object"]] if scope is not None and not scope.sole else []
     if decision is not None and decision.final:
-        cli = ["contract-gate", "rerun", str(contract_file), submission_id, *(["--correction"] if correction else [])]
+        cli = ["contract-gate", "rerun", str(contract_file), submission_id, *which,
+               *(["--correction"] if correction else [])]
         trigger = ["airflow", "dags", "trigger", dag_id, "--conf",
                    json.dumps({"rerun_of": submission_id, **({"correction": True} if correction else {})})]
     else:  # no verdict yet: the same batch is gated again under the same submission id
-        cli = ["contract-gate", "run", str(contract_file)]
+        cli = ["contract-gate", "run", str(contract_file), *which]
         trigger = ["airflow", "dags", "trigger", dag_id]
     return {
         "rerun_of": decision.rerun_of if decision else None,

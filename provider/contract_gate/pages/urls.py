@@ -11,6 +11,8 @@ from urllib.parse import quote
 URL_PREFIX = "/contract-gate"
 
 
-def report_path(prefix: str, contract_id: str, submission_id: str) -> str:
-    """The report page of one submission under ``prefix``."""
-    return f"{prefix}/contracts/{quote(contract_id, safe='')}/submissions/{quote(submission_id, safe='')}"
+def report_path(prefix: str, contract_id: str, submission_id: str, object_name: str | None = None) -> str:
+    """The report page of one submission under ``prefix``; ``object_name`` says which schema object's
+    submission it is (needed when the contract gates several)."""
+    path = f"{prefix}/contracts/{quote(contract_id, safe='')}/submissions/{quote(submission_id, safe='')}"
+    return path + (f"?object={quote(object_name, safe='')}" if object_name else "")

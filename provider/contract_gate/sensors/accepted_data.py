@@ -14,27 +14,30 @@ if TYPE_CHECKING:
 
 
 class AcceptedDataSensor(BaseSensorOperator):
-    """Wait until the contract's target holds a published decision covering ``business_date``,
+    """Wait until the object's target holds a published decision covering ``business_date``,
     or, without a business date, until its accepted data is fresh within the contract's SLA.
 
     Reads the decision log and the target's Delta log (no JVM). Returns (XCom) the decision that
-    released it: ``{contract_id, reason, submission_id, outcome, decided_at, business_date}``,
-    or for freshness ``{contract_id, reason, submission_id, age_seconds, sla_seconds}``.
+    released it: ``{contract_id, object, reason, submission_id, outcome, decided_at, business_date}``,
+    or for freshness ``{contract_id, object, reason, submission_id, age_seconds, sla_seconds}``.
 
     :param contract: path of the ODCS contract file (relative paths resolve against
         ``CONTRACT_GATE_HOME``). (templated)
     :param business_date: ISO date (``{{ ds }}``) or timestamp the consumer needs. (templated)
     :param env: the contract's server/environment; default the first server. (templated)
+    :param object_name: the schema object whose accepted data is awaited; default the contract's
+        only (gated) object. (templated)
     :param deferrable: wait in the triggerer
         (:class:`~contract_gate.triggers.accepted_data.AcceptedDataTrigger`) instead of a worker slot.
     """
 
-    template_fields: Sequence[str] = ("contract", "business_date", "env")
+    template_fields: Sequence[str] = ("contract", "business_date", "env", "object_name")
     ui_color = "#e8f4ea"
 
     def __init__(self, *, contract: str, business_date: str | None = None, env: str | None = None,
-                 deferrable: bool = False, **kwargs) -> None:
+                 deferrable: bool = False, object_name: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.object_name = object_name
         self.contract = contract
         self.business_date = business_date
         self.env = env
@@ -48,7 +51,8 @@ class AcceptedDataSensor(BaseSensorOperator):
     def poke(self, context: Context) -> bool | PokeReturnValue:
         from contract_gate.triggers.accepted_data import look
 
-        return self.finish(look(self.contract_path(), self.env or None, self.business_date or None))
+        return self.finish(look(self.contract_path(), self.env or None, self.business_date or None,
+                                self.object_name or None))
 
     def finish(self, event: dict[str, Any] | None) -> bool | PokeReturnValue:
         from contract_gate.triggers.accepted_data import ACCEPTED
@@ -70,7 +74,7 @@ class AcceptedDataSensor(BaseSensorOperator):
         from contract_gate.triggers.accepted_data import AcceptedDataTrigger
 
         self.defer(trigger=AcceptedDataTrigger(self.contract_path(), self.env or None, self.business_date or None,
-                                               poll_seconds=self.poke_interval),
+                                               poll_seconds=self.poke_interval, object_name=self.object_name or None),
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class ContractLandingSensor(BaseSensorOperator):
     """Wait until a batch that was not gated yet has landed and settled at the contract's landing.
 
-    Returns (XCom) ``{contract_id, submission_id, landing, kind, files, delta_version}``: the
+    Returns (XCom) ``{contract_id, object, submission_id, landing, kind, files, delta_version}``: the
     submission id is the one the gate will derive for that batch. Reads files and the Delta log
     only (no JVM). A landing holding a link or a special file fails the task with the reason.
 
@@ -69,7 +69,7 @@ class ContractLandingSensor(BaseSensorOperator):
                           "for a new one", watch.contract_id, batch.submission_id)
             return False
         self.log.info("contract %s: batch %s has landed", watch.contract_id, batch.submission_id)
-        return PokeReturnValue(is_done=True, xcom_value=batch.payload())
+        return PokeReturnValue(is_done=True, xcom_value={**batch.payload(), "object": watch.object_name})
 
     def execute(self, context: Context) -> Any:
         if not self.deferrable:

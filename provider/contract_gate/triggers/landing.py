@@ -37,10 +37,10 @@ FIRED_KEY = "last_fired_submission"  # in the watched Asset's state store
 
 
 class LandingTrigger(BaseEventTrigger):
-    """Fires ``{"status": "landed", contract_id, submission_id, landing, kind, files, delta_version}``
+    """Fires ``{"status": "landed", contract_id, object, submission_id, landing, kind, files, delta_version}``
     when a batch that was not gated yet has landed and settled.
 
-    :param contract_id, landing, decisions, marker, settle_seconds, connection_id: the
+    :param contract_id, landing, decisions, marker, settle_seconds, connection_id, object_name, sole_object: the
         :class:`~contract_gate.landing_batches.Watch` (plan addresses, JSON values).
     :param poll_seconds: how often to look.
     :param repeat: keep watching after an event (an Asset watcher) instead of ending.
@@ -48,9 +48,11 @@ class LandingTrigger(BaseEventTrigger):
 
     def __init__(self, contract_id: str, landing: dict, decisions: dict, marker: str | None = None,
                  settle_seconds: int = DEFAULT_SETTLE_SECONDS, connection_id: str | None = None,
-                 poll_seconds: float = 30, repeat: bool = False) -> None:
+                 poll_seconds: float = 30, repeat: bool = False, object_name: str | None = None,
+                 sole_object: bool = True) -> None:
         super().__init__()
-        self.watch = Watch(contract_id, dict(landing), dict(decisions), marker, int(settle_seconds), connection_id)
+        self.watch = Watch(contract_id, dict(landing), dict(decisions), marker, int(settle_seconds), connection_id,
+                           object_name, sole_object)
         self.poll_seconds = poll_seconds
         self.repeat = repeat
         self.last_fired: str | None = None
@@ -89,7 +91,7 @@ class LandingTrigger(BaseEventTrigger):
             return None
         self.last_fired = batch.submission_id
         self.log.info("contract %s: batch %s has landed", batch.contract_id, batch.submission_id)
-        return {"status": LANDED, **batch.payload()}
+        return {"status": LANDED, **batch.payload(), "object": self.watch.object_name}
 
     async def fired(self) -> str | None:
         """The last submission fired (or found gated), from the Asset's state store after a restart."""

@@ -1,0 +1,143 @@
+"""Several objects in one contract: the ODCS standard's own full example runs as one DAG with one
+gate per object, each object with its own batch, tables and decision (its ``tbl`` asks for more
+than a million rows, so a generated batch is quarantined there while ``receivers`` publishes);
+and two contracts whose ids
+derive one DAG id are refused by lint and by the DAG factory, while a third still loads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+
+import pytest
+import yaml
+
+from _airflow_gate import REPO
+
+FULL_EXAMPLE = REPO / "benchmarks" / "odcs_public" / "contracts" / "odcs-standard" / "all__full-example.odcs.yaml"
+sys.path.insert(0, str(REPO / "tests" / "contracts_real"))
+ROWS = {"tbl": 4, "receivers": 3}
+
+
+def full_example_text() -> str:
+    """The canonical example as published, on a local server and with contract-level gate settings
+    (it has none): each object lands at ``landing/<object>``."""
+    data = yaml.safe_load(FULL_EXAMPLE.read_text(encoding="utf-8"))
+    assert [o["name"] for o in data["schema"]] == ["tbl", "receivers"]
+    # Its SLAs name the table "tab1", which is no object of the example (its first object is "tbl",
+    # physically "tbl_1"); lint refuses that element, so the copy names the object it means.
+    for sla in data["slaProperties"]:
+        if sla.get("element"):
+            sla["element"] = sla["element"].replace("tab1.", "tbl.")
+    data["servers"] = [{"server": "local", "type": "local", "environment": "dev", "path": "lakehouse",
+                        "format": "delta"}]
+    data.setdefault("customProperties", []).append(
+        {"property": "contractGate", "value": {"landing": {"path": "landing/{object}", "format": "json"}}})
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+@pytest.mark.slow  # two gates' Spark jobs in one dag.test()
+def test_the_odcs_full_example_runs_as_one_dag_with_a_gate_per_object(gate):
+    from generate import write_landing
+
+    from contract_gate.contract.compiler import compile_plans
+    from contract_gate.dag_factory import sync_dag_files
+
+    contract = gate.contracts / "odcs_full_example.yaml"
+    contract.write_text(full_example_text(), encoding="utf-8")
+    try:
+        sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+        gate.reset_bag()
+        compiled = compile_plans(contract)
+        plans = compiled.gated
+        assert list(plans) == ["tbl", "receivers"] and compiled.not_gated == {}
+        dag_id = plans["tbl"]["names"]["dag_id"]
+        assert {p["names"]["dag_id"] for p in plans.values()} == {dag_id}
+        assert {p["names"]["gate"] for p in plans.values()} == {f"{dag_id}.tbl", f"{dag_id}.receivers"}
+        country = {"tbl": {"rcvr_cntry_code": ["NL", "DE"]}, "receivers": {"country_code": ["NL", "BE", "FR"]}}
+        for name, plan in plans.items():  # varchar(2) country codes: the generated values must fit
+            write_landing(gate.landing(name), plan["columns"], count=ROWS[name], fmt="json", values=country[name])
+
+        run = gate.run(dag_id)
+
+        failed = {task: state for task, state in run.states.items() if state not in ("success", "skipped")}
+        assert failed == {}
+        decisions = {name: run.xcoms[f"{name}.record_decision"] for name in plans}
+        outcomes = {"tbl": "quarantined", "receivers": "published"}
+        for name, plan in plans.items():
+            decision = decisions[name]
+            assert (decision["contract_id"], decision["object"], decision["outcome"]) == (
+                "53581432-6c55-4ba2-a65f-72344a91553a", name, outcomes[name])
+            published = ROWS[name] if outcomes[name] == "published" else 0
+            assert len(gate.rows(plan["tables"]["target"]["path"])) == published
+            assert (decision["rows_published"], decision["rows_quarantined"]) == (published, ROWS[name] - published)
+        assert decisions["tbl"]["failed_rules"] == ["dataset.rowCount"]
+        assert decisions["tbl"]["submission_id"] != decisions["receivers"]["submission_id"]
+        stored = gate.rows(plans["tbl"]["tables"]["decisions"]["path"])
+        assert sorted((row["object"], row["outcome"]) for row in stored
+                      if row["contract_id"] == "53581432-6c55-4ba2-a65f-72344a91553a") == [
+            ("receivers", "published"), ("tbl", "quarantined")]
+    finally:
+        contract.unlink()
+        sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+        gate.reset_bag()
+
+
+SMALL = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: {id}
+version: 1.0.0
+status: active
+servers:
+  - server: local
+    type: local
+    path: lakehouse
+    format: delta
+schema:
+  - name: {name}
+    properties:
+      - name: amount
+        physicalType: bigint
+        logicalType: integer
+customProperties:
+  - property: contractGate
+    value:
+      landing: {{path: landing/{name}, format: json}}
+"""
+
+
+def test_two_contracts_deriving_one_dag_id_are_refused_and_a_third_still_loads(tmp_path, capsys):
+    from airflow.dag_processing.dagbag import DagBag
+
+    from contract_gate.cli.main import main
+    from contract_plan.names import safe_name
+
+    derived = safe_name("my payments")
+    assert derived != "my payments"
+    contracts, dags = tmp_path / "contracts", tmp_path / "dags"
+    contracts.mkdir()
+    (contracts / "spaced.yaml").write_text(SMALL.format(id='"my payments"', name="payments"), encoding="utf-8")
+    (contracts / "derived.yaml").write_text(SMALL.format(id=derived, name="refunds"), encoding="utf-8")
+    (contracts / "other.yaml").write_text(SMALL.format(id="other", name="other"), encoding="utf-8")
+
+    assert main(["lint", str(contracts), "--json"]) == 1
+    results = {r["file"].rsplit("/", 1)[1]: r for r in json.loads(capsys.readouterr().out)["contracts"]}
+    assert results["other.yaml"]["ok"] is True
+    for file, other in (("spaced.yaml", "derived.yaml"), ("derived.yaml", "spaced.yaml")):
+        [issue] = results[file]["errors"]
+        assert issue["path"] == "id" and str(contracts / other) in issue["message"] and derived in issue["message"]
+
+    dags.mkdir()
+    shutil.copy(REPO / "dags" / "contract_gates.py", dags / "contract_gates.py")
+    from contract_gate.dag_factory import sync_dag_files
+
+    sync_dag_files(dags / "contract_gates.py", contracts)
+    bag = DagBag(str(dags))
+
+    assert sorted(bag.dags) == ["other", "other__retention"]
+    errors = {path.rsplit("/", 1)[1]: text for path, text in bag.import_errors.items()}
+    assert sorted(errors) == ["derived.py", "spaced.py"]
+    assert str(contracts / "derived.yaml") in errors["spaced.py"]
+    assert str(contracts / "spaced.yaml") in errors["derived.py"]
