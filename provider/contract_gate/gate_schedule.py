@@ -44,8 +44,12 @@ def landing_asset(plan: dict):
     from contract_plan.addresses import resolve
 
     names = plan["names"]
-    path = resolve(plan["tables"]["landing"])["path"]
+    landing = resolve(plan["tables"]["landing"])
+    if landing["kind"] == "table":  # a catalog table, as the target's Asset names one
+        uri = f"table://{landing['name']}"
+    else:
+        uri = landing["path"] if "://" in landing["path"] else Path(landing["path"]).as_uri()
     trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),
                              poll_seconds=plan["gate"]["schedule"]["onLanding"]["pollSeconds"], repeat=True)
-    return Asset(name=f"{names['asset']}.landing", uri=path if "://" in path else Path(path).as_uri(),
+    return Asset(name=f"{names['asset']}.landing", uri=uri,
                  group="contract_gate", watchers=[AssetWatcher(name=f"{names['gate']}_landing", trigger=trigger)])

@@ -9,7 +9,8 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
   changed for ``settle_seconds``: the newest modification time of its files and folders is
   that old. Stateless on purpose, so a rescheduled sensor or a restarted triggerer judges the
   same way. A producer that copies with preserved times (``cp -p``) should write a marker.
-* A **Delta landing** has landed when it has a committed version (commits are atomic).
+* A **Delta landing** has landed when it has a committed version (commits are atomic); a
+  catalog table's version is asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`).
 * An **object-storage landing** (``s3://``...) follows the file rules on one listing of its
   prefix (:mod:`contract_gate.landing_objects`): the marker is an object of that name directly
   below the prefix, and settling goes by the objects' modification times. The listing's keys,
@@ -102,16 +103,25 @@ class Batch:
 def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """The batch that has landed and settled at ``watch``'s landing now, or None.
 
-    :raises LandingRefused: the landing is a catalog table, holds a link or special file, or is a
-        Delta table that cannot be read."""
-    from contract_gate.submission import derive_submission_id
+    :raises LandingRefused: the landing is a catalog table that is not Delta, holds a link or
+        special file, or is a Delta table that cannot be read."""
+    from contract_gate.submission import delta_digest, derive_submission_id, submission_id_of
 
     landing = resolve(watch.landing)
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
+    if landing.get("kind") == "table" and landing.get("format", "delta") == "delta":
+        from contract_gate.landing_tables import catalog_version
+
+        version = catalog_version(landing, connection_id=watch.connection_id)
+        if version is None:
+            return None
+        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version)), landing["name"],
+                     "delta", delta_version=version)
     if landing.get("kind") != "path" or "://" in landing["path"]:
         raise LandingRefused(f"contract {watch.contract_id}: landing {landing.get('path') or landing.get('name')!r} "
-                             "is not a local folder; only a local path landing can be watched without Spark")
+                             "is neither a local folder, object storage nor a Delta catalog table; it cannot be "
+                             "watched without Spark")
     folder = Path(landing["path"])
     if landing.get("format") == "delta":
         from contract_gate.delta_tables import UnreadableTable, newest_version

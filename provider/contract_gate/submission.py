@@ -9,9 +9,9 @@ The id is derived from the batch's *content*, not from file times: a producer th
 the same files (new mtimes) must not get a second publication. For a Delta landing table the
 batch is a version of that table. In object storage the objects' keys, sizes and ETags (or
 version ids) stand for their content, read from a listing without downloading a byte
-(:mod:`contract_gate.landing_objects`). A catalog landing table (no files to hash here) needs
-the id given explicitly. A link or a special file in a file landing refuses the batch
-(:mod:`contract_plan.landing_files`).
+(:mod:`contract_gate.landing_objects`). A catalog landing table is known by its newest Delta
+version too, asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`). A link
+or a special file in a file landing refuses the batch (:mod:`contract_plan.landing_files`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
+from contract_gate.landing_tables import catalog_version
 from contract_plan.addresses import HOME_ENV, resolve
 from contract_plan.landing_files import data_files
 
@@ -45,12 +46,19 @@ def check_submission_id(submission_id: str) -> str:
     return submission_id
 
 
-def batch_digest(landing: dict) -> str:
-    """sha256 over what identifies the batch at the landing address (see the module doc)."""
+def batch_digest(landing: dict, connection_id: str | None = None) -> str:
+    """sha256 over what identifies the batch at the landing address (see the module doc).
+
+    :param connection_id: the Databricks connection that reaches a catalog landing table when the
+        landing names none (the gate's execution connection)."""
     if landing.get("kind") != "path":
-        raise ValueError(
-            f"landing {landing.get('name')!r} is a catalog table: give the submission id explicitly"
-        )
+        if landing.get("format", "delta") != "delta":
+            raise ValueError(f"landing {landing.get('name')!r} is a catalog table that is not Delta: give the "
+                             "submission id explicitly")
+        version = catalog_version(landing, connection_id=connection_id)
+        if version is None:
+            raise FileNotFoundError(f"nothing has landed: the catalog table {landing['name']} does not exist")
+        return delta_digest(version)
     landing = resolve(landing)
     if is_object_store(landing):
         if landing.get("format") == "delta":
@@ -66,10 +74,9 @@ def batch_digest(landing: dict) -> str:
     folder = Path(path)
     if not folder.exists():
         raise FileNotFoundError(f"nothing has landed at {folder}")
-    digest = hashlib.sha256()
     if landing.get("format") == "delta":
-        digest.update(f"delta-version:{delta_version(folder)}".encode())
-        return digest.hexdigest()
+        return delta_digest(delta_version(folder))
+    digest = hashlib.sha256()
     files = data_files(folder)
     if not files:
         raise FileNotFoundError(f"no data files have landed in {folder}")
@@ -77,6 +84,11 @@ def batch_digest(landing: dict) -> str:
         digest.update(f"{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
         digest.update(file_sha256(path).encode())
     return digest.hexdigest()
+
+
+def delta_digest(version: int) -> str:
+    """The digest of a Delta landing: its version is the batch."""
+    return hashlib.sha256(f"delta-version:{version}".encode()).hexdigest()
 
 
 def file_sha256(path: Path) -> str:
@@ -99,13 +111,14 @@ def delta_version(table: Path) -> int:
     return version
 
 
-def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None = None) -> str:
+def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None = None,
+                         connection_id: str | None = None) -> str:
     """The id of the batch now at ``landing``; a re-run of ``rerun_of`` gets its own id, also deterministic.
 
     A re-run folds the original id in, so re-running unchanged data (after a contract fix, say)
     is a new submission, and triggering the same re-run twice is still one submission.
     """
-    return submission_id_of(contract_id, batch_digest(landing), rerun_of)
+    return submission_id_of(contract_id, batch_digest(landing, connection_id), rerun_of)
 
 
 def submission_id_of(contract_id: str, digest: str, rerun_of: str | None = None) -> str:

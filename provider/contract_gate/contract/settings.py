@@ -28,15 +28,17 @@ class TableRef(_Model):
     format: Literal["delta", "parquet", "csv", "json"] = "delta"
     options: dict[str, str] = {}
     # The Airflow connection of an object-storage path (s3://, abfss://, gs://): its credentials
-    # reach the store through airflow.sdk.ObjectStoragePath. In the table's plan address only.
+    # reach the store through airflow.sdk.ObjectStoragePath; of a catalog table, the Databricks
+    # connection whose SQL warehouse tells its version. In the table's plan address only.
     connection: str | None = pyd.Field(None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
 
     @pyd.model_validator(mode="after")
     def _one_address(self):
         if (self.table is None) == (self.path is None):
             raise ValueError("give exactly one of 'table' or 'path'")
-        if self.connection is not None and "://" not in (self.path or ""):
-            raise ValueError("'connection' applies to an object-storage path (s3://, abfss://, gs://...)")
+        if self.connection is not None and self.table is None and "://" not in self.path:
+            raise ValueError("'connection' applies to an object-storage path (s3://, abfss://, gs://...) or a "
+                             "catalog table")
         return self
 
 
@@ -151,9 +153,6 @@ class GateSettings(_Model):
     # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
     # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
-    # A check the gate cannot run (another engine's, SQL in another dialect): refused, or listed as
-    # not evaluated. Only the compiler reads it: the plan carries its rules, not the setting.
-    unsupported_checks: Literal["refuse", "warn"] = pyd.Field("refuse", exclude=True)
 
     @pyd.field_validator("evolution", mode="before")
     @classmethod
@@ -167,11 +166,12 @@ class GateSettings(_Model):
 
     @pyd.model_validator(mode="after")
     def _watchable_landing(self):
-        """Only a path landing can be watched without Spark; a marker only means something in a folder."""
+        """A path landing or a Delta table can be watched without Spark; a marker only means
+        something in a folder."""
         if isinstance(self.schedule, LandingSchedule):
-            if self.landing.path is None:
-                raise ValueError("schedule onLanding needs a landing given by path (a catalog table cannot be "
-                                 "watched without Spark)")
+            if self.landing.path is None and self.landing.format != "delta":
+                raise ValueError("schedule onLanding needs a landing given by path or a Delta table (a table in "
+                                 "another format cannot be watched without Spark)")
             if self.landing.format == "delta" and self.schedule.on_landing.marker is not None:
                 raise ValueError("schedule onLanding marker applies to file landings; a Delta landing has landed "
                                  "when it has a new version")

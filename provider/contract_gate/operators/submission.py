@@ -75,7 +75,8 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         if self.submission_id:
             submission_id = check_submission_id(str(self.submission_id))
         else:
-            submission_id = derive_submission_id(plan["contract"]["id"], landing, rerun_of)
+            submission_id = derive_submission_id(plan["contract"]["id"], landing, rerun_of,
+                                                 (plan["gate"].get("execution") or {}).get("connectionId"))
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             self.log.info("submission %s was already gated: %s; nothing to do", submission_id, prior.get("outcome"))
