@@ -153,6 +153,9 @@ class GateSettings(_Model):
     # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
     # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
+    # A check the gate cannot run (another engine's, SQL in another dialect): refused, or listed as
+    # not evaluated. Only the compiler reads it: the plan carries its rules, not the setting.
+    unsupported_checks: Literal["refuse", "warn"] = pyd.Field("refuse", exclude=True)
 
     @pyd.field_validator("evolution", mode="before")
     @classmethod
