@@ -85,7 +85,8 @@ def rules_view(plan: dict, report: dict | None, decision: Decision | None) -> li
         entries = [{"id": rule_id, "kind": kinds.get(rule_id, {}).get("kind"),
                     "severity": kinds.get(rule_id, {}).get("severity"), "threshold": None,
                     "failed_rows": failures.get(rule_id), "evaluated_rows": None, "share": None, "measured": None,
-                    "status": "evaluated", "failing": True, "reason": None, "samples": []}
+                    "status": "evaluated", "failing": True, "reason": None, "samples": [],
+                    "physical_columns": physical_columns(plan, kinds.get(rule_id, {}).get("columns") or [])}
                    for rule_id in (decision.failed_rules if decision else [])]
     order = {entry["id"]: index for index, entry in enumerate(entries)}
     return sorted(entries, key=lambda e: (not e["failing"], e["severity"] != "error", order[e["id"]]))
