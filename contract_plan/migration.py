@@ -6,7 +6,11 @@ against a plan and gives the statements that move it: ``ADD COLUMNS`` for new nu
 rule) or dropped and added again (a relaxed rule, by ``contract_plan.predicate_scope``), with
 the text of ``table_ddl.expected_constraints``. Anything else (a column removed or retyped, a
 column made required, a rule tightened or new on published data) is breaking: listed, and
-never migrated. The publish step applies the statements, ``contract-gate plan --migrate``
+never migrated, unless the migration is told to allow breaking changes (``allow_breaking``: the
+gate's ``evolution.breaking: allow`` on a new major version): then what Delta can change in
+place is changed too (a column dropped, under column mapping; a column made NOT NULL; a rule
+tightened or added), Delta checking the rows already published as it adds each constraint,
+and only the rest (a retyped column, a new required one) is refused. The publish step applies the statements, ``contract-gate plan --migrate``
 prints them, and the ``evolution: manual`` gate setting refuses with them.
 
 Kill-safe: Delta commits each statement on its own, so the first one records the migration's
@@ -18,6 +22,7 @@ goes on where it stopped, checking the table's state before each statement
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from contract_plan.model import Plan, load_plan
@@ -30,13 +35,17 @@ SCHEMA_VERSION_PROPERTY = "contract_gate.schema_version"
 """The contract version whose plan last set the table's schema (at creation or by a migration)."""
 INTENT_PROPERTY = "contract_gate.migration"
 _CONSTRAINT_PREFIX = "delta.constraints."
+_MAJOR = re.compile(r"v?(0|[1-9]\d*)\.\d+\.\d+(?:[-+].*)?")
+_COLUMN_MAPPING = {"delta.columnMapping.mode": "name", "delta.minReaderVersion": "2", "delta.minWriterVersion": "5"}
 
 Fields = list[tuple[str, str, bool]]  # (name, Spark simpleString type, nullable), as the table has them
 
 
 @dataclass(frozen=True)
 class Step:
-    action: str  # begin | drop_constraint | drop_not_null | add_column | add_constraint | finish | forget
+    # begin | drop_constraint | drop_not_null | map_columns | drop_column | add_column | set_not_null
+    # | add_constraint | finish | forget
+    action: str
     name: str  # the column, constraint or property it changes
     value: str | None  # the constraint text, the column type or the property value it leaves
     statement: str
@@ -49,6 +58,9 @@ class Step:
             "begin": lambda: properties.get(INTENT_PROPERTY) == self.value,
             "drop_constraint": lambda: constraint is None,
             "drop_not_null": lambda: columns.get(self.name) is True,
+            "map_columns": lambda: properties.get("delta.columnMapping.mode") == "name",
+            "drop_column": lambda: self.name not in columns,
+            "set_not_null": lambda: columns.get(self.name) is False,
             "add_column": lambda: self.name in columns,
             "add_constraint": lambda: constraint is not None and same_check(constraint, self.value),
             "finish": lambda: properties.get(SCHEMA_VERSION_PROPERTY) == self.value,
@@ -64,25 +76,41 @@ class Migration:
     steps: tuple[Step, ...]
     breaking: tuple[str, ...]
     """Differences no migration makes, one readable line each: the table is refused."""
+    fingerprint: str = ""
+    """The plan's fingerprint: with the table version it leaves, it names the migration."""
+    allowed: tuple[str, ...] = ()
+    """Breaking differences the steps make, because the migration was told to allow them."""
 
     @property
     def statements(self) -> list[str]:
         return [step.statement for step in self.steps]
 
     def as_json(self) -> dict:
-        return {"from_version": self.from_version, "to_version": self.to_version,
-                "statements": self.statements, "breaking": list(self.breaking)}
+        return {"from_version": self.from_version, "to_version": self.to_version, "fingerprint": self.fingerprint,
+                "statements": self.statements, "breaking": list(self.breaking),
+                "breaking_applied": list(self.allowed)}
 
 
-def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str], address: dict | None = None) -> Migration:
+def major_version(version: str | None) -> int | None:
+    """The major number of a semantic version (``2`` of ``2.1.0`` or ``v2.1.0-rc.1``), or None."""
+    match = _MAJOR.fullmatch(str(version or ""))
+    return int(match.group(1)) if match else None
+
+
+def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str], address: dict | None = None,
+                   allow_breaking: bool = False) -> Migration:
     """The migration from the deployed table (``fields``, ``properties``) to ``plan``; no steps
-    when the table already matches, ``breaking`` lines when it cannot be migrated."""
+    when the table already matches, ``breaking`` lines when it cannot be migrated. With
+    ``allow_breaking``, the breaking differences Delta can make in place are steps too, listed
+    in ``allowed``."""
     plan = load_plan(plan)
     table = table_reference(address or plan.document["tables"]["target"])
     intent = _intent(properties, plan)
     deployed = {name: (type_, nullable) for name, type_, nullable in fields}
     breaking: list[str] = []
+    allowed: list[str] = []
     columns: list[Step] = []
+    tightened: list[Step] = []  # the allowed breaking steps on columns, after the rest
     for column in plan.columns:
         name = quote_identifier(column.name)
         if column.name not in deployed:
@@ -98,21 +126,39 @@ def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str]
             breaking.append(f"column {column.name!r} has type {type_} in the table, the plan says {column.type} "
                             f"({type_change(type_, column.type)}): the gate does not retype a column")
         if nullable and not column.nullable:
-            breaking.append(f"column {column.name!r} is nullable in the table, the plan says NOT NULL")
+            line = f"column {column.name!r} is nullable in the table, the plan says NOT NULL"
+            if allow_breaking:
+                allowed.append(line)
+                tightened.append(Step("set_not_null", column.name, None,
+                                      f"ALTER TABLE {table} ALTER COLUMN {name} SET NOT NULL"))
+            else:
+                breaking.append(line)
         elif column.nullable and not nullable:
             columns.insert(0, Step("drop_not_null", column.name, None,
                                    f"ALTER TABLE {table} ALTER COLUMN {name} DROP NOT NULL"))
     planned = {column.name for column in plan.columns}
-    breaking += [f"column {name!r} is in the table but not in the plan (removed or renamed)"
-                 for name in deployed if name not in planned]
-    if plan.delta_column_mapping and properties.get("delta.columnMapping.mode") != "name":
+    removed = [name for name in deployed if name not in planned]
+    lines = [f"column {name!r} is in the table but not in the plan (removed or renamed)" for name in removed]
+    unmapped = properties.get("delta.columnMapping.mode") != "name"
+    if allow_breaking and removed:
+        allowed += lines
+        mapping = ", ".join(f"{string_literal(k)} = {string_literal(v)}" for k, v in _COLUMN_MAPPING.items())
+        dropped = [Step("drop_column", name, None, f"ALTER TABLE {table} DROP COLUMN {quote_identifier(name)}")
+                   for name in removed]
+        # Delta drops a column only from a table with column mapping
+        columns[:0] = [*([Step("map_columns", "delta.columnMapping.mode", "name",
+                                f"ALTER TABLE {table} SET TBLPROPERTIES ({mapping})")] if unmapped else []), *dropped]
+    else:
+        breaking += lines
+    if plan.delta_column_mapping and unmapped:
         breaking.append("the plan needs Delta column mapping, which the table does not have")
     new_columns = {step.name for step in columns if step.action == "add_column"}
-    drops, adds = _constraint_steps(plan, table, properties, new_columns, intent, breaking)
+    drops, adds = _constraint_steps(plan, table, properties, new_columns, intent, breaking,
+                                    allowed if allow_breaking else None)
     from_version = intent["from"] if intent else properties.get(SCHEMA_VERSION_PROPERTY)
-    structural = [*drops, *columns, *adds]
+    structural = [*drops, *columns, *tightened, *adds]
     if breaking or not (structural or intent):  # an intent with nothing left: killed before it finished
-        return Migration(from_version, plan.contract_version, tuple(structural), tuple(breaking))
+        return Migration(from_version, plan.contract_version, tuple(structural), tuple(breaking), plan.fingerprint)
     begin = json.dumps(intent or {"from": from_version, "to": plan.contract_version, "fingerprint": plan.fingerprint,
                                   "add": sorted(step.name for step in adds)}, sort_keys=True)
     steps = [Step("begin", INTENT_PROPERTY, begin, _set_property(table, INTENT_PROPERTY, begin)), *structural,
@@ -120,11 +166,14 @@ def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str]
                   _set_property(table, SCHEMA_VERSION_PROPERTY, plan.contract_version)),
              Step("forget", INTENT_PROPERTY, None,
                   f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ({string_literal(INTENT_PROPERTY)})")]
-    return Migration(from_version, plan.contract_version, tuple(steps), ())
+    return Migration(from_version, plan.contract_version, tuple(steps), (), plan.fingerprint, tuple(allowed))
 
 
 def _constraint_steps(plan: Plan, table: str, properties: dict[str, str], new_columns: set[str],
-                      intent: dict | None, breaking: list[str]) -> tuple[list[Step], list[Step]]:
+                      intent: dict | None, breaking: list[str], allowed: list[str] | None
+                      ) -> tuple[list[Step], list[Step]]:
+    """The constraint drops and adds; a breaking difference goes to ``allowed`` (and is made)
+    when that is a list, else to ``breaking``."""
     expected = expected_constraints(plan)
     actual = {key[len(_CONSTRAINT_PREFIX):]: value for key, value in properties.items()
               if key.startswith(_CONSTRAINT_PREFIX)}
@@ -139,13 +188,19 @@ def _constraint_steps(plan: Plan, table: str, properties: dict[str, str], new_co
             if same_check(actual[name], check):
                 continue
             comparison = compare_predicates(actual[name], check)
-            if comparison.scope in (Scope.WIDER, Scope.SAME):
+            line = f"constraint {name!r} is {comparison.scope.value} in the plan: {comparison.reason}"
+            if comparison.scope in (Scope.WIDER, Scope.SAME) or allowed is not None:
                 drops.append(_drop(table, name))
                 adds.append(add)
+                if comparison.scope not in (Scope.WIDER, Scope.SAME):
+                    allowed.append(line)
             else:
-                breaking.append(f"constraint {name!r} is {comparison.scope.value} in the plan: {comparison.reason}")
+                breaking.append(line)
         elif name in approved or (columns_of[name] and columns_of[name] <= new_columns):
             adds.append(add)  # on new columns only, or the rest of a migration a kill stopped
+        elif allowed is not None:
+            allowed.append(f"constraint {name!r} is new: a new error rule on data already published")
+            adds.append(add)
         else:
             breaking.append(f"constraint {name!r} is new: a new error rule on data already published")
     drops += [_drop(table, name) for name in actual if name not in expected]

@@ -27,7 +27,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from contract_plan.addresses import location, resolve, sql_name
-from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, plan_migration
+from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, major_version, plan_migration
 from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import current_version, exists
@@ -98,20 +98,26 @@ def migrate_target(
 
     Each statement runs only when the table's state, read again just before it, says it has
     not run yet, so a run after a kill at any point, or a twin run, finishes the same migration.
-    Raises ``TargetDriftError`` for breaking differences (the table is not touched) and
-    ``MigrationNeedsReview`` when the gate's evolution setting is ``manual``."""
+    Breaking differences are migrated only when the contract's major version went up since the
+    table's schema version and the evolution setting is ``breaking: allow`` (then the result
+    names its ``consumers``). Raises ``TargetDriftError`` for the others (the table is not
+    touched) and ``MigrationNeedsReview`` when the gate's evolution setting is ``manual``."""
     plan = load_plan(plan)
     address = resolve(address) if address else plan.require_tables().target
     if not exists(spark, address):
         return None
+    evolution = plan.gate.get("evolution") or {}
     fields, properties = deployed_state(spark, plan, address)
     migration = plan_migration(plan, fields, properties, address)
+    allowed = bool(migration.breaking) and _breaking_allowed(evolution, migration.from_version, plan.contract_version)
+    if allowed:
+        migration = plan_migration(plan, fields, properties, address, allow_breaking=True)
     if migration.breaking:
         raise TargetDriftError(address, [*compatibility_differences(plan, fields, properties),
-                                         *(f"breaking: {line}" for line in migration.breaking)])
+                                         *(f"breaking: {line}" for line in migration.breaking), BREAKING_HINT])
     if not migration.steps:
         return None
-    if (plan.gate.get("evolution") or {}).get("apply") == "manual":
+    if evolution.get("apply") == "manual":
         raise MigrationNeedsReview(address, migration)
     before = current_version(spark, address)
     for step in migration.steps:
@@ -122,8 +128,20 @@ def migrate_target(
         except Exception:
             if not step.done(*deployed_state(spark, plan, address)):  # a twin run applied it meanwhile
                 raise
-    return {**migration.as_json(), "target_version_before": before,
-            "target_version_after": current_version(spark, address)}
+    return {**migration.as_json(), "consumers": list(evolution.get("consumers") or []) if allowed else [],
+            "target_version_before": before, "target_version_after": current_version(spark, address)}
+
+
+BREAKING_HINT = ("to publish a breaking change: give the contract a new major version and set the gate's "
+                 "evolution.breaking to newTarget (a new table <target>_v<major>, the old one kept) or allow "
+                 "(changed in place, evolution.consumers naming who it breaks); `contract-gate diff OLD NEW` "
+                 "lists the changes")
+
+
+def _breaking_allowed(evolution: dict[str, Any], from_version: str | None, to_version: str) -> bool:
+    """``breaking: allow``, and the major version went up from the table's schema version."""
+    before, after = major_version(from_version), major_version(to_version)
+    return evolution.get("breaking") == "allow" and None not in (before, after) and after > before
 
 
 def ensure_target(

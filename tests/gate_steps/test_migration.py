@@ -31,7 +31,7 @@ ORDERS = yaml.safe_load((ROOT / "contracts" / "orders.yaml").read_text(encoding=
 
 
 def orders_text(version: str = "1.0.0", coupon: bool = False, yen: bool = False,
-                drop: str | None = None, **gate) -> str:
+                drop: str | None = None, no_gbp: bool = False, **gate) -> str:
     """The orders contract at ``version``, with a nullable ``coupon`` column and/or JPY added."""
     data = copy.deepcopy(ORDERS)
     data["version"] = version
@@ -42,6 +42,9 @@ def orders_text(version: str = "1.0.0", coupon: bool = False, yen: bool = False,
     if yen:
         check = next(p for p in properties if p["name"] == "currency")["quality"][0]["implementation"]["check"]
         check["arguments"]["allowed"].append("'JPY'")
+    if no_gbp:
+        check = next(p for p in properties if p["name"] == "currency")["quality"][0]["implementation"]["check"]
+        check["arguments"]["allowed"].remove("'GBP'")
     if drop:
         properties[:] = [p for p in properties if p["name"] != drop]
     next(c for c in data["customProperties"] if c["property"] == "contractGate")["value"].update(gate)
@@ -190,3 +193,65 @@ def test_a_migration_killed_after_any_statement_finishes_the_same_on_the_next_ru
 def _v1_state(spark, root: Path):
     plan = deployed_v1(spark, root)
     return deployed_state(spark, load_plan(plan), plan["tables"]["target"])
+
+
+def test_a_breaking_change_is_refused_unless_a_new_major_version_allows_it(spark, tmp_path):
+    deployed_v1(spark, tmp_path)
+    consumers = ["finance-dashboard", "churn-model"]
+    same_major = orders_plan(tmp_path, "1.2.0", drop="customer_id", evolution={"breaking": "allow", "consumers": consumers})
+    target = same_major["tables"]["target"]
+    before, rows_before = version_of(spark, target), sorted(tuple(r) for r in table_rows(spark, target))
+
+    with pytest.raises(TargetDriftError) as refused:
+        migrate_target(spark, same_major)
+    assert "give the contract a new major version" in str(refused.value)
+    assert version_of(spark, target) == before
+
+    allowed = orders_plan(tmp_path, "2.0.0", drop="customer_id", evolution={"breaking": "allow", "consumers": consumers})
+    migration = migrate_target(spark, allowed)
+
+    assert migration["breaking_applied"] == [
+        "column 'customer_id' is in the table but not in the plan (removed or renamed)"]
+    assert migration["consumers"] == consumers
+    assert (migration["from_version"], migration["to_version"]) == ("1.0.0", "2.0.0")
+    fields, properties = state(spark, allowed)
+    assert "customer_id" not in [name for name, _, _ in fields]
+    assert properties[SCHEMA_VERSION_PROPERTY] == "2.0.0"
+    assert sorted(tuple(r) for r in table_rows(spark, target)) == [(r[0], *r[2:]) for r in rows_before]
+    assert ensure_target(spark, allowed) is False and migrate_target(spark, allowed) is None
+
+
+def test_allowing_a_tightened_rule_checks_the_rows_already_published(spark, tmp_path):
+    deployed_v1(spark, tmp_path)  # holds a GBP order
+    gbp_gone = orders_plan(tmp_path, "2.0.0", no_gbp=True, evolution={"breaking": "allow", "consumers": ["billing"]})
+    target = gbp_gone["tables"]["target"]
+    before = version_of(spark, target)
+
+    with pytest.raises(Exception, match="(?i)check|constraint"):  # Delta refuses: a published row breaks it
+        migrate_target(spark, gbp_gone)
+
+    assert sorted(tuple(r)[3] for r in table_rows(spark, target)) == ["EUR", "GBP"]
+    assert version_of(spark, target) > before  # the intent and the drop went in; a re-run goes on from there
+
+
+def test_a_new_target_per_major_version_keeps_the_old_table(spark, tmp_path):
+    v1 = deployed_v1(spark, tmp_path)
+    new_target = orders_plan(tmp_path, "2.0.0", drop="customer_id", evolution={"breaking": "newTarget"})
+    old = v1["tables"]["target"]
+    before = version_of(spark, old)
+
+    assert new_target["tables"]["target"]["path"] == old["path"] + "_v2"
+    assert new_target["tables"]["quarantine"]["path"] == f"{tmp_path}/lakehouse/orders_v2_quarantine"
+    assert orders_plan(tmp_path, "1.3.0", evolution={"breaking": "newTarget"})["tables"]["target"] == old
+    assert migrate_target(spark, new_target) is None  # a table of its own, created from the plan
+    assert ensure_target(spark, new_target) is True
+    assert version_of(spark, old) == before
+    assert "customer_id" not in [n for n, _, _ in state(spark, new_target)[0]]
+
+
+def test_breaking_allow_needs_the_consumers_it_breaks():
+    with pytest.raises(Exception, match="consumers"):
+        compile_plan(load_contract_text(orders_text("2.0.0", evolution={"breaking": "allow"}), "orders.yaml"))
+    with pytest.raises(Exception, match="consumers"):
+        compile_plan(load_contract_text(orders_text("2.0.0", evolution={"breaking": "newTarget",
+                                                                         "consumers": ["x"]}), "orders.yaml"))

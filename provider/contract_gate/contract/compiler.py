@@ -897,7 +897,7 @@ class _Compiler:
         (``table_locations``: identifiers, under the server's root, no overlaps). The object's
         ``physicalName``, where given, is its table: the target's default name (and its quarantine's)."""
         table_name = self.loaded.model.schema_[self.index].physicalName or object_name
-        tables = resolve_tables(settings, server, table_name)
+        tables = resolve_tables(settings, server, table_name, self.loaded.model.version)
         index = next((i for i, s in enumerate(self.loaded.model.servers or []) if s is server), None)
         for path, message in location_problems(self.loaded.raw, settings, server, index, object_name, tables):
             self.error(path, message)

@@ -11,6 +11,7 @@ import posixpath
 
 from contract_gate.contract.rules import RuleError
 from contract_gate.contract.settings import GateSettings, TableRef
+from contract_plan.migration import major_version
 from contract_plan.reserved import DECISIONS_TABLE
 
 DEFAULT_ROOT = "lakehouse"
@@ -62,15 +63,24 @@ def _root(server) -> str:
     return (server.path or DEFAULT_ROOT) if server is not None else DEFAULT_ROOT
 
 
-def resolve_tables(settings: GateSettings, server, object_name: str) -> dict:
+def resolve_tables(settings: GateSettings, server, object_name: str, version: str | None = None) -> dict:
+    """The plan's table addresses. With ``evolution.breaking: newTarget``, contract ``version``
+    2.x and later publishes to ``<target>_v<major>`` (quarantine likewise), so a breaking major
+    version gets a table of its own and the old one stays for its consumers."""
+    major = major_version(version) if settings.evolution.breaking == "newTarget" else None
+    suffix = f"_v{major}" if major is not None and major >= 2 else ""
+
     def table(ref: TableRef | None, default: str) -> dict:
+        if ref is not None and suffix:
+            ref = ref.model_copy(update={"table": ref.table and ref.table + suffix,
+                                         "path": ref.path and ref.path.rstrip("/") + suffix})
         return _address(ref or TableRef(table=default), server)
 
     return {
         "landing": _address(settings.landing, server),
         "candidate_schema": _address(TableRef(table=settings.candidate.schema_), server),
-        "target": table(settings.target, object_name),
-        "quarantine": table(settings.quarantine, f"{object_name}_quarantine"),
+        "target": table(settings.target, object_name + suffix),
+        "quarantine": table(settings.quarantine, f"{object_name}{suffix}_quarantine"),
         "decisions": table(settings.decisions, DECISIONS_TABLE),
         **({"references": {alias: _address(ref, server) for alias, ref in sorted(settings.references.items())}}
            if settings.references else {}),

@@ -129,9 +129,26 @@ class RetentionSettings(_Model):
 class EvolutionSettings(_Model):
     """How the target follows a new contract version (``contract_plan.migration``): ``auto``
     migrates a target whose differences from the plan are non-breaking in the publish step,
-    ``manual`` refuses to publish and prints the statements for someone to review and run."""
+    ``manual`` refuses to publish and prints the statements for someone to review and run.
+
+    A breaking difference is refused unless the contract's major version went up and
+    ``breaking`` says what to do: ``newTarget`` publishes every major version from 2 on to a table
+    of its own (``<target>_v<major>``, quarantine likewise; the old one stays for its consumers),
+    ``allow`` changes the table in place where Delta can, naming ``consumers`` it breaks in the
+    migration's decision."""
 
     apply: Literal["auto", "manual"] = "auto"
+    breaking: Literal["refuse", "newTarget", "allow"] = "refuse"
+    consumers: list[Annotated[str, pyd.StringConstraints(min_length=1, max_length=200)]] = \
+        pyd.Field(default_factory=list, max_length=100)
+
+    @pyd.model_validator(mode="after")
+    def _consumers_named(self):
+        if self.breaking == "allow" and not self.consumers:
+            raise ValueError("breaking: allow needs the consumers it breaks, by name (consumers: [...])")
+        if self.consumers and self.breaking != "allow":
+            raise ValueError("consumers are named for breaking: allow only")
+        return self
 
 
 class GateSettings(_Model):

@@ -12,10 +12,18 @@ value.
 A record names the schema object it gates (``object``): a contract of several objects keeps one
 decision per object and submission. Records written before the column existed read back with
 ``object`` NULL; they are the decisions of the contract's only object (``ObjectScope``).
+
+The publish step may first migrate the target to the plan's contract version
+(``contract_plan.migration``): that is recorded as a decision of its own, outcome ``migrated``
+(kind migration, never final: it is no submission's verdict), one per migration, whose
+``submission_id`` names the migration (``migration_id``) and whose ``migration`` holds
+``from_version``, the statements, and the consumers a breaking migration was allowed to break;
+``contract_version`` is the version migrated to, the target versions those around it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -23,7 +31,8 @@ from typing import Any
 
 FINAL_OUTCOMES = frozenset({"published", "split", "quarantined"})
 PUBLISHED_OUTCOMES = frozenset({"published", "split"})
-OUTCOMES = FINAL_OUTCOMES | {"failed"}
+MIGRATED = "migrated"
+OUTCOMES = FINAL_OUTCOMES | {"failed", MIGRATED}
 SOURCES = ("gate", "recovery")
 
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
@@ -56,6 +65,8 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("decided_at", "TIMESTAMP", False),
     # added later: a store adds it to an older table on its first write (so it comes last there too)
     ("object", "STRING", True),
+    # a migration record's from_version, statements and broken consumers, as JSON text
+    ("migration", "STRING", True),
 )
 
 
@@ -115,6 +126,7 @@ class Decision:
     source: str = "gate"
     decided_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     object: str | None = None  # the schema object; None on records older than the column
+    migration: dict[str, Any] | None = None  # outcome ``migrated`` only: see the module docs
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -123,6 +135,8 @@ class Decision:
             raise ValueError(f"source {self.source!r} is not one of {', '.join(SOURCES)}")
         if not self.submission_id:
             raise ValueError("a decision needs a submission_id")
+        if (self.outcome == MIGRATED) != (self.migration is not None):
+            raise ValueError("a migration record, and only one, carries its migration")
         if self.decided_at.tzinfo is None:
             raise ValueError("decided_at must be timezone-aware")
         bad = {rule: n for rule, n in self.rule_failures.items() if not isinstance(n, int) or n < 0}
@@ -162,6 +176,7 @@ class Decision:
         """The table row: every column of ``COLUMNS``, ``final`` included."""
         row = asdict(self)
         row["final"] = self.final
+        row["migration"] = None if self.migration is None else json.dumps(self.migration, sort_keys=True)
         return row
 
     @classmethod
@@ -170,6 +185,8 @@ class Decision:
         values = {f.name: row.get(f.name) for f in fields(cls)}
         values["rule_failures"] = {k: int(v) for k, v in dict(values["rule_failures"] or {}).items()}
         values["failed_rules"] = list(values["failed_rules"] or [])
+        if isinstance(values["migration"], str):
+            values["migration"] = json.loads(values["migration"])
         decided = values["decided_at"]
         if isinstance(decided, str):
             decided = datetime.fromisoformat(decided)
@@ -180,4 +197,5 @@ class Decision:
         """JSON-safe (XCom, CLI): the row with ``decided_at`` as ISO text."""
         row = self.as_row()
         row["decided_at"] = self.decided_at.isoformat()
+        row["migration"] = self.migration
         return row

@@ -9,6 +9,8 @@ the ``deltalake`` engine (DataFusion) and Databricks SQL run unchanged:
   by recovery (from the target's commit history, so without rule counts or run ids) is
   replaced by the gate's own final record when that arrives, so the full story wins and
   there is still one record;
+* a ``migrated`` record (the target's migration, ``record.MIGRATED``) is inserted unless its
+  migration was recorded already;
 * a ``failed`` record is inserted unless the submission already has a final record or a
   failed record of the same Airflow run (a cleared record task writes nothing twice).
 
@@ -34,7 +36,7 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from datetime import timezone
 
-from contract_gate.decisions.record import Decision, ObjectScope
+from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
 from contract_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
@@ -63,6 +65,8 @@ class DecisionStore(ABC):
         nothing replaces a gate's record."""
         if decision.final:
             written = self._merge(decision, self.match(FINAL_MATCH, decision, scope), SUPERSEDE)
+        elif decision.outcome == MIGRATED:  # its id names the migration: recorded once
+            written = self._merge(decision, self.match(SCOPE, decision, scope), None)
         else:
             written = self._merge(decision, self.match(FAILED_MATCH, decision, scope), None)
         if written and decision.final and decision.source == "gate":  # as it reads back: times in UTC

@@ -70,6 +70,29 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
     }
 
 
+def migration_record(results: dict[str, dict | None], submission_id: str) -> dict[str, Any] | None:
+    """The decision fields of the target's migration that the publish step ran before writing
+    ``submission_id`` (``spark_jobs.steps.target.migrate_target``), or None. Its id is the
+    plan and the table version the migration left, so recording it again changes nothing."""
+    migration = next((found for step in ("split", "publish")
+                      if (found := (((results.get(step) or {}).get("publish") or {}).get("migration")))), None)
+    if not migration:
+        return None
+    statements = migration["statements"]
+    return {
+        "submission_id": f"migration-{migration['fingerprint'][:16]}-{migration['target_version_after']}",
+        "outcome": "migrated",
+        "contract_version": migration["to_version"],
+        "reason": f"target migrated from contract version {migration['from_version'] or 'unknown'} to "
+                  f"{migration['to_version']} ({len(statements)} statements) before publishing {submission_id}",
+        "target_version_before": migration["target_version_before"],
+        "target_version_after": migration["target_version_after"],
+        "migration": {"from_version": migration["from_version"], "statements": statements,
+                      "breaking": migration.get("breaking_applied", []),
+                      "consumers": migration.get("consumers", []), "submission_id": submission_id},
+    }
+
+
 class GateRecordDecisionOperator(ContractGateBaseOperator):
     """Append the submission's decision record; returns the record (or the existing final one).
 
@@ -104,15 +127,14 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(self.task_ids.values()),
                                     run_ids=[ti.run_id]).get(ti.run_id, {})
         record = verdict(submission, summary, results, states)
-        record.update(
-            contract_id=plan["contract"]["id"],
-            contract_version=plan["contract"]["version"],
-            object=plan["object"],
-            plan_fingerprint=(summary or {}).get("plan_fingerprint") or plan["fingerprint"],
-            dag_id=ti.dag_id,
-            run_id=ti.run_id,
-            try_number=ti.try_number,
-        )
+        context_fields = {"contract_id": plan["contract"]["id"], "object": plan["object"],
+                          "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan["fingerprint"],
+                          "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}
+        migrated = migration_record(results, record["submission_id"])
+        if migrated:  # before the verdict, so the log reads in the order things happened
+            decisions.record_decision(plan, {**migrated, **context_fields})
+            self.log.info("%s", migrated["reason"])
+        record.update(contract_version=plan["contract"]["version"], **context_fields)
         stored = decisions.record_decision(plan, record)
         if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
             from contract_gate.metrics import decision_recorded

@@ -8,6 +8,7 @@ column is classified, as the status record does.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -20,7 +21,8 @@ from contract_gate.pages.data import ContractEntry
 
 NO_SLA = "no SLA"
 NOT_CHECKED = "not checked yet"  # a catalog target the freshness DAG has not checked
-OUTCOME_ORDER = ("published", "split", "quarantined", "failed")  # every outcome of decisions.record
+# every outcome of a submission's decision; a migration record (``migrated``) is listed, not counted
+OUTCOME_ORDER = ("published", "split", "quarantined", "failed")
 SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart use all of the last N
 
 
@@ -111,7 +113,19 @@ def _decision_row(decision: dict) -> dict:
     return {"submission_id": decision["submission_id"], "outcome": decision["outcome"],
             "decided_at": _utc(decision["decided_at"]).isoformat(timespec="seconds"),
             "rows_published": decision["rows_published"], "rows_quarantined": decision["rows_quarantined"],
-            "failed_rules": len(decision["failed_rules"]), "rerun_of": decision["rerun_of"]}
+            "failed_rules": len(decision["failed_rules"]), "rerun_of": decision["rerun_of"],
+            "version": decision.get("contract_version"), "migration": migration_summary(decision)}
+
+
+def migration_summary(decision: dict) -> str | None:
+    """``1.0.0 → 1.1.0, 4 statements`` for a migration record (the target migrated), else None."""
+    migration = decision.get("migration")
+    if isinstance(migration, str):  # as the table holds it
+        migration = json.loads(migration)
+    if not migration:
+        return None
+    return (f"{migration['from_version'] or 'unknown'} → {decision['contract_version']}, "
+            f"{len(migration['statements'])} statements")
 
 
 def _utc(moment: datetime) -> datetime:

@@ -22,7 +22,7 @@ from contract_gate.submission import check_submission_id
 
 DECISION_COLUMNS = tuple(name for name, _, _ in COLUMNS)
 LISTED_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rows_published", "rows_quarantined",
-                  "failed_rules", "rule_failures", "rerun_of")  # what the contracts page shows of a decision
+                  "failed_rules", "rule_failures", "rerun_of", "contract_version", "migration")  # what the contracts page shows of a decision
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,10 @@ def report_view(plan: dict, contract_file: Path, submission_id: str, records: li
         "quarantine": _quarantine(plan, submission_id),
         "chain": _chain(plan, contract_file, submission_id, decision, reruns),
         "runs": [{"outcome": r.outcome, "decided_at": r.decided_at.isoformat(timespec="seconds"), "dag_id": r.dag_id,
-                  "run_id": r.run_id, "try_number": r.try_number, "reason": r.reason, "source": r.source}
+                  "run_id": r.run_id, "try_number": r.try_number, "reason": r.reason, "source": r.source,
+                  "contract_version": r.contract_version,
+                  "statements": (r.migration or {}).get("statements", []),
+                  "breaks_consumers": (r.migration or {}).get("consumers", [])}
                  for r in records],
         "report_available": report is not None,
     }
