@@ -229,6 +229,10 @@ def _substitute_placeholders(text: str, placeholders: Iterable[str], synonyms: M
     tokens = _tokens(text)
     out, last = [], 0
     for i, token in enumerate(tokens):
+        if token.token_type == TokenType.IDENTIFIER and _qualified_batch(token.text, known, synonyms):
+            out += [text[last:token.start], f"`{_SENTINEL}object`"]
+            last = token.end + 1
+            continue
         if token.token_type != TokenType.L_BRACE:
             continue
         name = tokens[i + 1].text if i + 1 < len(tokens) else ""
@@ -243,6 +247,20 @@ def _substitute_placeholders(text: str, placeholders: Iterable[str], synonyms: M
         out += [text[last:start], f"`{_SENTINEL}{synonyms.get(name, name)}`"]
         last = tokens[i + 2].end + 1
     return "".join(out) + text[last:]
+
+
+_TEMPLATED_PART = re.compile(r"\$?\{([A-Za-z_]+)\}")
+
+
+def _qualified_batch(name: str, known: set[str], synonyms: Mapping[str, str]) -> bool:
+    """Whether a back-quoted name is the batch's table, qualified by another tool's variables as
+    datacontract-cli writes a BigQuery table (`${project}.${dataset}.${model}`): every part is a
+    variable and the last one means {object}; the qualifiers only say where that table lives."""
+    parts = [_TEMPLATED_PART.fullmatch(part) for part in name.split(".")]
+    if not all(parts):
+        return False
+    last = parts[-1].group(1)
+    return "object" in known and synonyms.get(last, last) == "object"
 
 
 def _parse(text: str) -> exp.Expression:

@@ -171,11 +171,14 @@ def test_a_composite_key_without_positions_takes_declaration_order():
     assert plan["key"] == ["b", "a"] and rule(plan, "key.unique")["columns"] == ["b", "a"]
 
 
-def test_positions_on_some_key_columns_only_stay_an_error():
-    text = contract(column("b", "int", "integer", primaryKey="true", primaryKeyPosition="1")
-                    + column("a", "string", "string", primaryKey="true"))
-    assert ("schema[0].properties[1]", "primaryKeyPosition is required: the key has 2 columns and others give "
-                                       "their position") in issues_of(text)
+def test_key_columns_with_positions_come_first_then_the_others_in_declaration_order():
+    plan = compile_text(contract(column("c", "int", "integer", primaryKey="true")
+                                 + column("b", "int", "integer", primaryKey="true", primaryKeyPosition="2")
+                                 + column("a", "string", "string", primaryKey="true", primaryKeyPosition="1")))
+    assert plan["key"] == ["a", "b", "c"]
+    gap = compile_text(contract(column("b", "int", "integer", primaryKey="true", primaryKeyPosition="7")
+                                + column("a", "string", "string", primaryKey="true", primaryKeyPosition="3")))
+    assert gap["key"] == ["a", "b"]  # a gap only orders the key
 
 
 # -- checks the gate cannot run ---------------------------------------------------------------
@@ -219,3 +222,18 @@ def test_a_plan_reason_belongs_to_unsupported_rules_only():
     plan["rules"][0]["reason"] = None
     with pytest.raises(PlanError, match="reason"):
         check_document(plan)
+
+
+@pytest.mark.parametrize("query", ["SELECT count(*) FROM `${project}.${dataset}.${model}` WHERE amount < 0",
+                                   "SELECT count(*) FROM `{catalog}.{schema}.{table}` WHERE amount < 0"])
+def test_the_batch_qualified_by_another_tools_variables_is_the_batch(query):
+    assert query_of(sql_plan(query)) == "SELECT count(*) FROM {object} WHERE `amount` < 0"
+
+
+@pytest.mark.parametrize("query", ["SELECT count(*) FROM `${project}.secret.${model}`",
+                                   "SELECT count(*) FROM `${project}.${dataset}.${customers}`"])
+def test_a_templated_name_with_a_real_part_or_another_table_stays_refused(query):
+    for gate in (GATE, WARN):
+        [(_, message)] = issues_of(contract(column("id", "string", "string"),
+                                            f"- type: sql\n  query: \"{query}\"\n  mustBe: 0\n", extra=gate))
+        assert "is not allowed" in message
