@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff")
+SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "preview")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

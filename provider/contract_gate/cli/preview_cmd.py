@@ -1,0 +1,114 @@
+"""``contract-gate preview NEW --last N``: what a new contract version would have decided about the
+last N batches the gate accepted, before it is deployed.
+
+The accepted batches are the newest ``published`` and ``split`` decisions of NEW's contract and
+object in the decision log (read without Spark); each is re-validated against NEW on Spark,
+read from its retained candidate or by time travel on the target (``spark_jobs.steps.preview``).
+Nothing is written to any table. ``--deployed`` names the deployed contract file when its tables
+are not NEW's (NEW publishes to a new versioned target). Prints per batch NEW's verdict and
+failing rules, and per rule the rows and batches it would have rejected (counts, no values);
+``--json`` the same as one document. Exit 0 when NEW would have rejected none, 1 when it would
+have rejected any, 2 when it could not preview.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from contract_gate.cli.options import add_json, add_verbose, print_json, report_error
+from contract_gate.cli.progress import progress
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("preview", help="re-validate the last N accepted batches against a new contract version")
+    parser.add_argument("contract", help="the new contract version (YAML)")
+    parser.add_argument("--last", type=int, default=5, metavar="N", help="how many accepted batches (default 5)")
+    parser.add_argument("--deployed", help="the deployed contract, when its target and decision log are not NEW's")
+    parser.add_argument("--env", help="servers entry of the contract to compile for")
+    parser.add_argument("--remote", metavar="sc://HOST:PORT",
+                        help="run on this Spark Connect server (default: $SPARK_REMOTE; without either, local Spark)")
+    add_json(parser)
+    add_verbose(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.contract.errors import ContractError
+
+    if args.last < 1:
+        report_error(args, "error: --last must be 1 or more")
+        return 2
+    try:
+        plan = compile_plan(args.contract, env=args.env)
+        deployed = compile_plan(args.deployed, env=args.env) if args.deployed else plan
+    except (ContractError, OSError) as exc:
+        report_error(args, f"error: {exc}")
+        return 2
+    if deployed["tables"] is None:
+        report_error(args, "error: the contract has no contractGate settings, so no target and no decision log")
+        return 2
+    batches = accepted_batches(deployed, args.last)
+    if not batches:
+        result = {"contract": plan["contract"], "batches": [], "rules": [], "rejected_batches": 0}
+    else:
+        try:
+            with progress("starting Spark", args.verbose) as shown:
+                result = _preview(plan, batches, deployed["tables"]["target"], args, shown)
+        except Exception as exc:  # unreadable history or a crashed engine: no verdict
+            report_error(args, f"error: could not preview: {str(exc).splitlines()[0]}")
+            return 2
+    if args.json:
+        print_json(result)
+    else:
+        print(render(result))
+    return 1 if result["rejected_batches"] else 0
+
+
+def accepted_batches(plan: dict[str, Any], last: int) -> list[dict[str, Any]]:
+    """The ``last`` newest accepted decisions of ``plan``'s contract and object, newest first."""
+    from contract_gate import decisions
+
+    records = decisions.store_for(plan).records(contract_id=plan["contract"]["id"],
+                                               scope=decisions.ObjectScope.of(plan))
+    return [record.as_dict() for record in records if record.outcome in decisions.PUBLISHED_OUTCOMES][:last]
+
+
+def _preview(plan: dict[str, Any], batches: list[dict], target: dict, args: argparse.Namespace, shown: Any) -> dict:
+    from spark_jobs.runtime import job_start
+    from spark_jobs.runtime.session import active_session, is_connect
+
+    if not (args.remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
+        job_start.prepare()  # as `contract-gate validate` starts local Spark
+    from contract_gate.dataframe import spark_session
+    from spark_jobs.steps.preview import preview
+
+    spark = spark_session(args.remote)
+    shown.step("validating")
+    try:
+        return preview(spark, plan, batches, target)
+    finally:
+        if is_connect(spark):
+            spark.stop()
+
+
+def render(result: dict[str, Any]) -> str:
+    contract = result["contract"]
+    lines = [f"contract {contract['id']} {contract['version']} over the last {len(result['batches'])} accepted batch(es)"]
+    for batch in result["batches"]:
+        lines.append(f"  {batch['submission_id']} (accepted under {batch['accepted_under']}, {batch['source']}): "
+                     f"{batch['rows']} rows -> {batch['outcome'].upper()}")
+        schema = batch["schema"]
+        for kind in ("missing", "unexpected", "type_mismatches"):
+            if schema[kind]:
+                lines.append(f"    schema {kind.replace('_', ' ')}: {', '.join(schema[kind])}")
+        lines += [f"    {rule['id']} ({rule['severity']}): "
+                  f"{'-' if rule['failed_rows'] is None else rule['failed_rows']} rows" for rule in batch["failing_rules"]]
+    if result["rules"]:
+        lines.append("per rule: batches, rows it would have failed")
+        lines += [f"  {rule['id']} ({rule['severity']}): {rule['batches']} batch(es), {rule['failed_rows']} rows"
+                  for rule in result["rules"]]
+    lines.append(f"would have rejected {result['rejected_batches']} of {len(result['batches'])} batch(es)")
+    return "\n".join(lines)
