@@ -7,6 +7,7 @@ manager import it in every Airflow process.
 from __future__ import annotations
 
 from contract_gate import __version__
+from contract_gate.config import provider_config
 
 INTEGRATION = "Contract Gate"
 
@@ -61,4 +62,5 @@ def get_provider_info() -> dict:
             }
         ],
         "notifications": ["contract_gate.notifications.file.FileNotifier"],
+        "config": provider_config(),
     }

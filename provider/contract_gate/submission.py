@@ -17,23 +17,18 @@ or a special file in a file landing refuses the batch (:mod:`contract_plan.landi
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
+from contract_gate.config import gate_home
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
-from contract_plan.addresses import HOME_ENV, resolve
+from contract_plan.addresses import resolve
 from contract_plan.landing_files import data_files
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 ID_LENGTH = 16
 _CHUNK = 1 << 20
-
-
-def gate_home() -> Path:
-    """Where relative table addresses live: ``CONTRACT_GATE_HOME``, else the working directory."""
-    return Path(os.environ.get(HOME_ENV) or os.getcwd()).resolve()
 
 
 def check_submission_id(submission_id: str) -> str:

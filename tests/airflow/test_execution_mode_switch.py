@@ -1,4 +1,4 @@
-"""``CONTRACT_GATE_EXECUTION_MODE``: the deployment's one switch for where every gate's Spark runs.
+"""``[contract_gate] execution_mode``: the deployment's one switch for where every gate's Spark runs.
 
 The compose stack sets it to point every generated gate at its Spark Connect server or its
 standalone cluster without editing a contract. A task's own ``execution_mode`` still wins; the
@@ -8,16 +8,20 @@ connection only travels with the contract's own mode. The runners built here are
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from _airflow_gate import REPO
 
+from contract_gate import config
 from contract_gate.contract.compiler import compile_plan
-from contract_gate.operators.base import EXECUTION_MODE_ENV, pick_execution
+from contract_gate.operators.base import pick_execution
 from contract_gate.operators.validate import GateValidateOperator
 from contract_gate.runners.local import LocalRunner
 from contract_gate.runners.spark_submit import SparkSubmitRunner
 
 CONTRACT = str(REPO / "contracts" / "regional_daily_cases.yaml")  # execution.mode: local
+EXECUTION_MODE_ENV = config.environment_variable("execution_mode")
 
 
 def plan_with(execution: dict) -> dict:
@@ -63,7 +67,8 @@ def test_the_contract_connection_travels_only_with_the_contract_mode(monkeypatch
 @pytest.mark.parametrize("value", ["sparkconnect", "local; rm -rf /", "LOCAL"])
 def test_an_unknown_switch_value_is_an_error_naming_the_variable(monkeypatch, value):
     monkeypatch.setenv(EXECUTION_MODE_ENV, value)
-    with pytest.raises(ValueError, match=rf"^{EXECUTION_MODE_ENV}=.* is not an execution mode; use one of .*local"):
+    with pytest.raises(ValueError, match=rf"^{re.escape(config.describe('execution_mode'))}=.* is not an execution mode; "
+                                         r"use one of .*local"):
         operator().make_runner(compile_plan(CONTRACT))
 
 

@@ -206,13 +206,13 @@ def test_the_dockerfile_installs_the_provider_and_fetches_delta_once():
 def test_one_switch_points_every_gate_at_connect_or_the_cluster(airflow_facts):
     from typing import get_args
 
+    from contract_gate.config import environment_variable
     from contract_gate.contract.settings import ExecutionSettings
-    from contract_gate.operators.base import EXECUTION_MODE_ENV
 
     modes = get_args(ExecutionSettings.model_fields["mode"].annotation)
     for service in AIRFLOW:
-        switch = env(service)[EXECUTION_MODE_ENV]
-        default = re.fullmatch(rf"\$\{{{EXECUTION_MODE_ENV}:-(\w+)\}}", switch)
+        switch = env(service)[environment_variable("execution_mode")]
+        default = re.fullmatch(r"\$\{CONTRACT_GATE_EXECUTION_MODE:-(\w+)\}", switch)
         assert default and default.group(1) in modes
     connect = SERVICES["spark-connect"]["command"]
     grpc_port = int(confs(connect)["spark.connect.grpc.binding.port"])
@@ -269,7 +269,7 @@ def test_volumes_share_one_lakehouse_and_mount_contracts_and_dags():
     for service in AIRFLOW:
         settings, volumes = env(service), SERVICES[service]["volumes"]
         assert settings["CONTRACT_GATE_HOME"] == LAKEHOUSE
-        assert f"./contracts:{settings['CONTRACT_GATE_CONTRACTS_DIR']}:ro" in volumes
+        assert f"./contracts:{settings['AIRFLOW__CONTRACT_GATE__CONTRACTS_DIR']}:ro" in volumes
         assert "./dags:/opt/airflow/dags" in volumes  # the official image's DAG folder
         assert "AIRFLOW__CORE__DAGS_FOLDER" not in settings
 

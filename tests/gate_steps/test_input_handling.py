@@ -182,7 +182,8 @@ def test_candidate_quarantine_work_folders_and_decisions_are_owner_only_the_targ
         spark, tmp_path, umask, monkeypatch):
     from contract_gate.decisions.delta_path import DeltaPathDecisionStore
     from contract_gate.decisions.record import Decision
-    from contract_gate.operators.base import WORK_DIR_ENV, SparkGateOperator
+    from contract_gate.config import environment_variable
+    from contract_gate.operators.base import SparkGateOperator
 
     plan = orders_plan(tmp_path)
     write_json(tmp_path / "lakehouse/landing/orders", [order("o1"), order("o2"), order("o3", -1.0)])
@@ -190,7 +191,7 @@ def test_candidate_quarantine_work_folders_and_decisions_are_owner_only_the_targ
     assert result["branch"] == SPLIT
     DeltaPathDecisionStore(plan["tables"]["decisions"]).record(
         Decision(submission_id="modes", contract_id="orders", contract_version="1.0.0", outcome="split"))
-    monkeypatch.setenv(WORK_DIR_ENV, str(tmp_path / "lakehouse/_runs"))
+    monkeypatch.setenv(environment_variable("work_dir"), str(tmp_path / "lakehouse/_runs"))
     operator = SparkGateOperator(task_id="modes", contract="orders.yaml", submission_id="modes")
     operator.write_plan(plan, operator.workdir(plan))
 
@@ -239,13 +240,14 @@ def test_candidate_and_quarantine_logs_keep_no_statistics_of_classified_columns(
 def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tmp_path, monkeypatch):
     """The real local runner (spark-submit, a JVM of its own): its work folder (plan, Spark's log
     settings, the step's result) and the candidate it stages are owner-only."""
-    from contract_gate.operators.base import WORK_DIR_ENV, SparkGateOperator
+    from contract_gate.config import environment_variable
+    from contract_gate.operators.base import SparkGateOperator
     from contract_gate.runners.base import GateJob
     from contract_gate.runners.local import LocalRunner
 
     plan = orders_plan(tmp_path)
     write_json(tmp_path / "lakehouse/landing/orders", [order("o1"), order("o2")])
-    monkeypatch.setenv(WORK_DIR_ENV, str(tmp_path / "lakehouse/_runs"))
+    monkeypatch.setenv(environment_variable("work_dir"), str(tmp_path / "lakehouse/_runs"))
     previous = os.umask(0o000)
     try:
         operator = SparkGateOperator(task_id="stage", contract="orders.yaml", submission_id="job")

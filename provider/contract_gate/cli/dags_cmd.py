@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from contract_gate.dag_factory import CONTRACTS_DIR_ENV, STUB_FOLDER, sync_dag_files, unsynced_dag_files
+from contract_gate import config
+from contract_gate.dag_factory import STUB_FOLDER, sync_dag_files, unsynced_dag_files
 
 DAG_FILE = "contract_gates.py"
 
@@ -23,7 +24,7 @@ def register(subparsers) -> None:
     sync = actions.add_parser("sync", help=f"write one DAG file per contract into <dags>/{STUB_FOLDER}/")
     sync.add_argument("--dags", type=Path, default=Path("dags"), help="the DAG folder (default: ./dags)")
     sync.add_argument("--contracts", type=Path, default=None,
-                      help=f"the contracts folder (default: ${CONTRACTS_DIR_ENV}, else $AIRFLOW_HOME/contracts "
+                      help=f"the contracts folder (default: {config.describe('contracts_dir')}, else $AIRFLOW_HOME/contracts "
                            "when it exists, else contracts/ next to the DAG folder)")
     sync.add_argument("--check", action="store_true", help="change nothing; exit 1 when out of sync")
     sync.set_defaults(func=run)

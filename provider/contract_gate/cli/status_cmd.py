@@ -14,11 +14,11 @@ Exit 0 when every contract with an SLA is fresh, 1 when one is stale, 2 when one
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from contract_gate import config
 from contract_gate.contract.compiler import CompiledContract, compile_plans
 from contract_gate.contract.errors import ContractError
 from contract_gate.freshness.business_time import render, render_duration
@@ -27,15 +27,16 @@ from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir, table_location
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
 
-CONTRACTS_DIR_ENV = "CONTRACT_GATE_CONTRACTS"
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("status", help="freshness and latest decisions per gated object (no Spark)")
     parser.add_argument("contract", nargs="?", help="a contract file or id (default: every contract in --contracts-dir)")
-    parser.add_argument("--contracts-dir", type=Path, default=Path(os.environ.get(CONTRACTS_DIR_ENV, "contracts")),
-                        help=f"folder of contract files (default: ${CONTRACTS_DIR_ENV} or ./contracts)")
-    parser.add_argument("--env", help="server name or environment to resolve addresses for")
+    # the DAG factory's folder and environment: status reads the contracts the gates run
+    parser.add_argument("--contracts-dir", type=Path, default=None,
+                        help=f"folder of contract files (default: {config.describe('contracts_dir')}, else "
+                             "$AIRFLOW_HOME/contracts when it exists, else ./contracts)")
+    parser.add_argument("--env", help=f"server name or environment to resolve addresses for "
+                                      f"(default: {config.describe('env')}, else the first server)")
     parser.add_argument("--decisions", type=int, default=5, metavar="N",
                         help="decisions to show per gated object (default 5)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -45,6 +46,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    args.contracts_dir = args.contracts_dir or config.contracts_dir()
+    args.env = args.env or config.get("env")
     try:
         files = _select(args.contract, args.contracts_dir, args.env)
     except LookupError as exc:

@@ -6,7 +6,7 @@ under a path server's root. So:
 
 * names that become paths or table names are plain identifiers (:data:`IDENTIFIER_FORM`);
 * the server's root (``servers[].path``) is relative to ``CONTRACT_GATE_HOME``, or an absolute
-  folder or URI the deployment lists in ``CONTRACT_GATE_ROOTS``: a contract cannot make ``/`` its
+  folder or URI the deployment lists in ``[contract_gate] roots``: a contract cannot make ``/`` its
   lakehouse;
 * every table the gate **writes** (target, quarantine, decisions, the candidate folder) stays
   under the server's root: a relative ``path:`` without ``..``, an absolute one under an absolute
@@ -15,7 +15,7 @@ under a path server's root. So:
 * the **landing** is only read, but what it reads is frozen into a candidate and quarantined
   rows that the contract owner may read, so it must not be a way to read someone else's data:
   it stays under the server's root or under a folder the deployment lists in
-  ``CONTRACT_GATE_LANDING_ROOTS`` (comma-separated paths or URIs), without ``..``;
+  ``[contract_gate] landing_roots`` (comma-separated paths or URIs), without ``..``;
 * no path holds a glob character (``* ? [ ] { } \\``): Spark expands globs when it reads, so
   ``landing/{orders,billing}`` would read another team's folder as this contract's batch;
 * a contract's own tables never overlap: the landing, the target, the quarantine, the decision
@@ -34,14 +34,13 @@ import posixpath
 import re
 from typing import Any
 
+from contract_gate import config
 from contract_gate.contract.environments import DEFAULT_ROOT
 from contract_plan.addresses import GLOB_SPECIALS, candidate_schema, resolve
 from contract_plan.reserved import reserved_problems
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"
-LANDING_ROOTS_ENV = "CONTRACT_GATE_LANDING_ROOTS"
-ROOTS_ENV = "CONTRACT_GATE_ROOTS"
 WRITTEN = ("target", "quarantine", "decisions", "candidate_schema")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _GLOB = re.compile(f"[{re.escape(GLOB_SPECIALS)}]")
@@ -111,7 +110,7 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
 
 def _root_problem(root: str) -> str | None:
     """The server's root is where the gate writes: relative (to ``CONTRACT_GATE_HOME``), or a
-    folder or URI the deployment lists in ``CONTRACT_GATE_ROOTS`` (or one below it)."""
+    folder or URI the deployment lists in ``[contract_gate] roots`` (or one below it)."""
     if ".." in _segments(root):
         return f"server path {root!r} must not contain '..'"
     if _GLOB.search(root):
@@ -119,18 +118,14 @@ def _root_problem(root: str) -> str | None:
     if not (posixpath.isabs(root) or _URI.match(root)):
         return None
     if any(_under(root, listed) or canonical({"kind": "path", "path": root}) == canonical({"kind": "path", "path": listed})
-           for listed in _listed(ROOTS_ENV)):
+           for listed in config.get_list("roots")):
         return None
     return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
-            f"CONTRACT_GATE_HOME) or under a root the deployment lists in {ROOTS_ENV}")
+            f"CONTRACT_GATE_HOME) or under a root the deployment lists in {config.describe('roots')}")
 
 
 _GLOB_REASON = ("must not contain a glob character (* ? [ ] { } or a backslash): Spark would read every "
                 "folder the pattern matches")
-
-
-def _listed(variable: str) -> list[str]:
-    return [entry.strip() for entry in os.environ.get(variable, "").split(",") if entry.strip()]
 
 
 def _given_path(ref) -> str | None:
@@ -176,12 +171,12 @@ def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
         return f"the landing path {given!r} must not contain '..'"
     if given is not None and _GLOB.search(given):
         return f"the landing path {given!r} {_GLOB_REASON}"
-    roots = [root, *_listed(LANDING_ROOTS_ENV)]
+    roots = [root, *config.get_list("landing_roots")]
     # a link from one allowed root into another (lakehouse/landing -> /mnt/drops, listed) is fine
     if not any(_under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
         allowed = " or ".join(repr(root) for root in roots)
         return (f"the landing path {given or path!r} is outside {allowed}: the gate only reads batches under the "
-                f"server's root or a folder the deployment lists in {LANDING_ROOTS_ENV}")
+                f"server's root or a folder the deployment lists in {config.describe('landing_roots')}")
     return None
 
 

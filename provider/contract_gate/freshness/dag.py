@@ -18,7 +18,6 @@ from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.freshness import FreshnessCheckOperator
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
-ENV_ENV = "CONTRACT_GATE_ENV"  # the same default environment the gate DAGs use (contract_gate.dag_factory)
 
 
 def freshness_dag_id(contract_id: str) -> str:

@@ -7,14 +7,13 @@ publish step wrote. After resolution a path is either absolute (local) or a URI.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from pathlib import Path
 
+from contract_gate import config
 from contract_plan.addresses import resolve
 from contract_plan.reserved import STATUS_FOLDER
 
-STATUS_DIR_ENV = "CONTRACT_GATE_STATUS_DIR"
 DEFAULT_STATUS_DIR = "lakehouse/" + STATUS_FOLDER
 
 
@@ -26,10 +25,10 @@ def table_location(address: dict) -> str:
 def status_dir(plan: dict) -> Path:
     """The folder of freshness status files for this plan.
 
-    ``CONTRACT_GATE_STATUS_DIR`` wins; otherwise ``_contract_gate_status`` beside a local
+    ``[contract_gate] status_dir`` wins; otherwise ``_contract_gate_status`` beside a local
     path-based target (the lakehouse folder consumers already read), and for a catalog or
     remote target ``<home>/lakehouse/_contract_gate_status`` on the worker."""
-    configured = os.environ.get(STATUS_DIR_ENV)
+    configured = config.get("status_dir")
     if configured:
         return Path(configured)
     target = plan["tables"]["target"]

@@ -12,13 +12,14 @@ in ``execute_complete`` with the same result handling.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from contract_gate.submission import check_submission_id, gate_home
+from contract_gate import config
+from contract_gate.config import gate_home, work_root
+from contract_gate.submission import check_submission_id
 from contract_plan.restricted import make_private_folder, write_private_text
 
 if TYPE_CHECKING:
@@ -26,16 +27,6 @@ if TYPE_CHECKING:
 
     from contract_gate.runners import GateJob, GateRunner
 
-WORK_DIR_ENV = "CONTRACT_GATE_WORK_DIR"
-EXECUTION_MODE_ENV = "CONTRACT_GATE_EXECUTION_MODE"
-
-
-def work_root() -> Path:
-    """Plans, reports and job results per submission: ``CONTRACT_GATE_WORK_DIR``, else
-    ``lakehouse/_runs`` under the gate home. Owner-only, like everything below it
-    (``contract_plan.restricted``): consumers read the target, never a run's files."""
-    configured = os.environ.get(WORK_DIR_ENV)
-    return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
 
 
 def as_correction(plan: dict) -> dict:
@@ -114,16 +105,16 @@ class ContractGateBaseOperator(BaseOperator):
 
 def pick_execution(mode: str | None, conn_id: str | None, plan: dict) -> tuple[str | None, str | None]:
     """The execution mode and connection of a gate job: the task's own ``execution_mode``, else
-    the deployment's ``CONTRACT_GATE_EXECUTION_MODE`` (one switch that points every gate at a
+    the deployment's ``[contract_gate] execution_mode`` (one switch that points every gate at a
     Spark Connect server or a cluster, as the compose stack does), else the contract's
     ``execution.mode``. The contract's ``connectionId`` belongs to the contract's mode, so it is
     used only when that mode is the one chosen; otherwise the runner takes its default connection."""
     from contract_gate.runners import RUNNERS
 
     execution = (plan.get("gate") or {}).get("execution") or {}
-    deployment = os.environ.get(EXECUTION_MODE_ENV, "").strip() or None
+    deployment = config.get("execution_mode")
     if deployment is not None and deployment not in RUNNERS:
-        raise ValueError(f"{EXECUTION_MODE_ENV}={deployment!r} is not an execution mode; "
+        raise ValueError(f"{config.describe('execution_mode')}={deployment!r} is not an execution mode; "
                          f"use one of {', '.join(sorted(RUNNERS))}")
     mode = mode or deployment or execution.get("mode")
     contract_conn_id = execution.get("connectionId") if mode == execution.get("mode") else None
@@ -134,7 +125,7 @@ class SparkGateOperator(ContractGateBaseOperator):
     """A gate operator whose work is a Spark job, run by the execution mode's runner.
 
     :param execution_mode: ``local`` (default), ``spark_submit`` or ``databricks``; default
-        ``CONTRACT_GATE_EXECUTION_MODE``, else the contract's ``execution.mode``.
+        ``[contract_gate] execution_mode``, else the contract's ``execution.mode``.
     :param conn_id: the mode's Airflow connection; default the contract's
         ``execution.connectionId`` (when the contract's mode is the one used), else the mode's
         default connection.

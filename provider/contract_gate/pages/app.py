@@ -16,19 +16,19 @@ from the contract's id, the plan's ``names.dag_id``). A report also needs read a
 even read. Airflow is imported when a request arrives, not when the plugin is loaded, so loading
 plugins in a worker or the scheduler costs nothing.
 
-The contracts are the DAG factory's folder (``CONTRACT_GATE_CONTRACTS_DIR``) compiled for
-``CONTRACT_GATE_ENV``; tables resolve against ``CONTRACT_GATE_HOME``: the api-server needs the
+The contracts are the DAG factory's folder (``[contract_gate] contracts_dir``) compiled for
+``[contract_gate] env``; tables resolve against ``CONTRACT_GATE_HOME``: the api-server needs the
 same settings as the DAG processor.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from contract_gate import config
 from contract_gate.pages import build, data
 from contract_gate.pages.render import served_links
 from contract_gate.pages.urls import URL_PREFIX
@@ -69,9 +69,7 @@ def may_read_dag(user: Any, dag_id: str) -> bool:
 
 
 def contract_entries() -> list[data.ContractEntry]:
-    from contract_gate.dag_factory import ENV_ENV, contracts_dir
-
-    return data.load_contracts(contracts_dir(), os.environ.get(ENV_ENV) or None)
+    return data.load_contracts(config.contracts_dir(), config.get("env"))
 
 
 def html(text: str, status_code: int = 200) -> HTMLResponse:

@@ -2,7 +2,7 @@
 per schema object: ``contract`` + ``object``), their decision records and the report JSON a gate
 wrote for a submission.
 
-Everything here is read-only. Contracts are compiled through the DAG factory's cache (one
+Everything here is read-only. Contracts are compiled through the contract folder's cache (one
 compilation per version of a file), decision tables are read through ``deltalake`` the way
 ``contract-gate status`` reads them (each table once for every contract shown, only their
 partitions opened), and a report is read only from inside the gate's work folder.
@@ -10,10 +10,13 @@ partitions opened), and a report is read only from inside the gate's work folder
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract_gate.config import work_root
 from contract_gate.contract.errors import ContractError
+from contract_gate.contract_folder import compiled, contract_files
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.decision_log import of_object, read_decisions
@@ -63,8 +66,6 @@ def load_contracts(folder: Path, env: str | None = None) -> list[ContractEntry]:
     """An entry per schema object of every ``*.yaml``/``*.yml`` of ``folder``, compiled (a
     contract that does not compile is one entry with its error: one broken file must not hide
     the others)."""
-    from contract_gate.dag_factory import compiled, contract_files
-
     entries = []
     for file in contract_files(Path(folder)):
         try:
@@ -139,13 +140,9 @@ def stored_report(plan: dict, decision: Decision | None, submission_id: str) -> 
     """The report JSON the gate wrote for the submission, or None when it is not readable here.
 
     The decision names the file; it is read only when it lies inside the gate's work folder
-    (``CONTRACT_GATE_WORK_DIR``), else the file of the work folder's layout is tried
+    (``[contract_gate] work_dir``), else the file of the work folder's layout is tried
     (``<work dir>/<gate>/<submission id>/report.json``, the gate named as in the plan's ``names``),
     so a page never reads a file because a table row named it."""
-    import json
-
-    from contract_gate.operators.base import work_root
-
     root = work_root().resolve()
     expected = root / plan["names"]["gate"] / check_submission_id(submission_id) / "report.json"
     candidates = [Path(decision.report_path)] if decision is not None and decision.report_path else []
