@@ -24,7 +24,6 @@ EXPECTED = [
     ('03_unknown_gate_key.yaml', 'customProperties[0].value.retries', 21, "unknown gate setting 'retries'"),
     ('04_unknown_physical_type.yaml', 'schema[0].properties[1].physicalType', 17, "physicalType 'hstore' has no Spark type in the Spark dialect (no server type): unknown type 'hstore' (the type tables: docs/contracts.md#types)"),
     ('05_minimum_above_maximum.yaml', 'schema[0].properties[1].logicalTypeOptions.minimum', 20, 'minimum 100 and maximum 10 admit no value'),
-    ('06_primary_key_position_gap.yaml', 'schema[0].properties[1].primaryKeyPosition', 20, 'primaryKeyPosition 3 is out of place: the 2 key columns need positions 1..2 without gaps or repeats; found [1, 3]'),
     ('07_duplicate_property_name.yaml', 'schema[0].properties[2].name', 19, "duplicate property name 'amount'"),
     ('08_duplicate_yaml_key.yaml', 'schema[0].properties[1].logicalTypeOptions.minimum', 21, 'duplicate key'),
     ('09_unknown_dqx_function.yaml', 'schema[0].properties[1].quality[0].implementation.check.function', 25, "a DQX check (unknown DQX function 'is_positive'; supported: is_in_list, is_in_range, is_not_empty, is_not_greater_than, is_not_in_range, is_not_less_than, is_not_null, is_not_null_and_is_in_list, is_not_null_and_not_empty, is_unique, is_valid_date, is_valid_timestamp, regex_match, sql_expression) cannot be run by the gate; set unsupportedChecks: warn in the contractGate settings to list it as not evaluated instead"),

@@ -396,37 +396,13 @@ class _Compiler:
         return options
 
     def compile_key(self, obj) -> list[str]:
-        """The business key (its columns) in primaryKeyPosition order. Without any position it is
-        in declaration order; with positions, every key column needs one, exactly 1..n."""
-        keyed = []
-        for i, prop in enumerate(obj.properties or []):
-            position = prop.primaryKeyPosition if prop.primaryKeyPosition not in (None, -1) else None
-            if prop.primaryKey:
-                keyed.append((i, prop, position))
-            elif position is not None:
-                self.error(f"{self.base}.properties[{i}].primaryKeyPosition", "primaryKeyPosition without primaryKey: true")
-        positions = [position for _, _, position in keyed]
-        expected = list(range(1, len(keyed) + 1))
-        if all(p is None for p in positions) or (len(keyed) == 1 and positions == [1]):
-            return [_column_name(prop) for _, prop, _ in keyed]
-        if sorted(p for p in positions if p is not None) == expected:
-            return [_column_name(prop) for _, prop, _ in sorted(keyed, key=lambda item: item[2])]
-        self.report_key_positions(keyed)
-        return [_column_name(prop) for _, prop, _ in keyed]
-
-    def report_key_positions(self, keyed) -> None:
-        found = [position for _, _, position in keyed]
-        seen: set[int] = set()
-        for i, _, position in keyed:
-            path = f"{self.base}.properties[{i}].primaryKeyPosition"
-            if position is None:
-                self.error(f"{self.base}.properties[{i}]", f"primaryKeyPosition is required: the key has {len(keyed)} "
-                                                           "columns and others give their position")
-            elif not 1 <= position <= len(keyed) or position in seen:
-                self.error(path, f"primaryKeyPosition {position} is out of place: the {len(keyed)} key columns need "
-                                 f"positions 1..{len(keyed)} without gaps or repeats; found {found}")
-            else:
-                seen.add(position)
+        """The business key (its columns): the columns with a ``primaryKeyPosition`` in that order,
+        then those without one in declaration order. Gaps and repeats in the positions only order
+        the key; a position without ``primaryKey: true`` says nothing."""
+        keyed = [(prop.primaryKeyPosition if prop.primaryKeyPosition not in (None, -1) else None, i, prop)
+                 for i, prop in enumerate(obj.properties or []) if prop.primaryKey]
+        keyed.sort(key=lambda item: (item[0] is None, item[0] or 0, item[1]))
+        return [_column_name(prop) for _, _, prop in keyed]
 
     # -- property rules ------------------------------------------------------------------
     def compile_property_rules(self, obj) -> None:
@@ -572,8 +548,9 @@ class _Compiler:
             if option not in options:
                 continue
             path = f"{base}.{option}"
-            if not (is_numeric(column_type) or column_type in rules.TEMPORAL):
-                self.error(path, f"{option} applies to numeric, date and timestamp columns, not {column_type}")
+            # a string bound compares as text: right for times of day (HH:MM:SS) and codes of one length
+            if not (is_numeric(column_type) or column_type in rules.TEMPORAL or column_type == "string"):
+                self.error(path, f"{option} applies to numeric, date, timestamp and string columns, not {column_type}")
                 continue
             try:
                 literal = rules.literal_for(options[option], column_type)
@@ -630,15 +607,17 @@ class _Compiler:
                 continue
             path = source or f"{base}.{option}"
             value = options[option]
-            if column_type != "string":
-                self.error(path, f"{option} applies to string columns, not {column_type}")
+            if column_type not in ("string", "binary"):
+                self.error(path, f"{option} applies to string and binary columns, not {column_type}")
             elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 self.error(path, f"{option} must be a whole number >= 0, got {value!r}")
             else:
                 lengths[option] = value
-                shortcut = {"passes_when": rules.max_length_shortcut(name, value)} if kind == "max_length" else {}
+                text = column_type == "string"  # characters of a string, bytes of a binary value
+                shortcut = {"passes_when": rules.max_length_shortcut(name, value)} if kind == "max_length" and text else {}
+                measure = "char_length" if text else "length"
                 self.add_rule(path, f"{self.label(name)}.{kind}", kind=kind, scope="row", columns=[name],
-                              predicate=rules.nullable_check(name, f"char_length({quote_identifier(name)}) {operator} {value}"),
+                              predicate=rules.nullable_check(name, f"{measure}({quote_identifier(name)}) {operator} {value}"),
                               **shortcut)
         if lengths.get("minLength", 0) > lengths.get("maxLength", float("inf")):
             self.error(f"{base}.minLength", f"minLength {lengths['minLength']} is above maxLength {lengths['maxLength']}")

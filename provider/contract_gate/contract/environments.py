@@ -92,35 +92,49 @@ def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str
     """The freshness/latency SLA as max age in seconds on a date or timestamp column.
 
     ``element`` is ``table.column`` or just ``column`` (``slaDefaultElement`` when absent); an
-    SLA whose element names another of the contract's ``other_objects`` is that object's.
-    RuleError keys are ``[index, key]`` into ``slaProperties``."""
+    SLA whose element names another of the contract's ``other_objects`` is that object's, and one
+    without an element checks nothing. Of several, the strictest holds. RuleError keys are
+    ``[index, key]`` into ``slaProperties``."""
     found = None
     for index, sla in enumerate(sla_properties):
         if sla.property not in ("freshness", "latency"):
             continue
         element = sla.element or default_element or ""
+        if not element:  # an SLA that names no element names no column the gate could check
+            continue
         if not element.startswith(object_name + ".") and any(element.startswith(o + ".") for o in other_objects):
             continue
-        if found is not None:
-            raise RuleError("only one freshness/latency SLA is supported", [index, "property"])
-        column = _sla_column(sla.element or default_element, object_name, columns, index)
+        if other_objects and _resolved_column(element, object_name, columns) is None:
+            continue  # in a contract of several objects, an element none of ours is another object's
+        column = _sla_column(element, object_name, columns, index)
         value = sla.value
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise RuleError(f"SLA value must be a positive number, got {value!r}", [index, "value"])
         unit = (sla.unit or "").lower()
         if unit not in _UNIT_SECONDS:
             raise RuleError(f"unknown SLA unit {sla.unit!r}; use one of {', '.join(sorted(_UNIT_SECONDS))}", [index, "unit"])
-        found = {"column": column, "column_type": columns[column], "property": sla.property, "value": value,
-                 "unit": sla.unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
+        sla_found = {"column": column, "column_type": columns[column], "property": sla.property, "value": value,
+                     "unit": sla.unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
+        if found is None or sla_found["max_age_seconds"] < found["max_age_seconds"]:
+            found = sla_found  # several SLAs (freshness and latency): the strictest is the one checked
     return found
 
 
-def _sla_column(element: str | None, object_name: str, columns: dict[str, str], index: int) -> str:
-    if not element:
-        raise RuleError("a freshness/latency SLA needs element: table.column", [index, "property"])
-    # A column name may itself contain dots, so match whole names rather than splitting.
+def _resolved_column(element: str, object_name: str, columns: dict[str, str]) -> str | None:
+    """The column of ours ``element`` names, or None. A column name may itself contain dots, so
+    whole names are matched rather than split; the table part may be the object's physical name
+    (``tab1.txn_ref_dt`` for object ``tbl``), so a column of ours after the last dot counts."""
     column = element[len(object_name) + 1:] if element.startswith(object_name + ".") else element
-    if column not in columns:
+    if column in columns:
+        return column
+    if "." in element and element.rsplit(".", 1)[1] in columns:
+        return element.rsplit(".", 1)[1]
+    return None
+
+
+def _sla_column(element: str, object_name: str, columns: dict[str, str], index: int) -> str:
+    column = _resolved_column(element, object_name, columns)
+    if column is None:
         raise RuleError(f"element {element!r} is not a column of {object_name!r}", [index, "element"])
     if columns[column] not in ("date", "timestamp", "timestamp_ntz"):
         raise RuleError(f"freshness needs a date or timestamp column; {column!r} is {columns[column]}", [index, "element"])

@@ -180,7 +180,9 @@ def _with(base: dict, **entries) -> dict[str, _Spec]:
 
 
 _TEXT, _JSON, _TIME = _Text(), _Json(), _Time()
-_NO_INTERVAL = _Refused("Delta stores no interval type; give the interval as text or a number of units")
+# Delta stores no interval or range type: the batch carries them as text (BigQuery's and Postgres'
+# exports write '1 day 02:00:00' and '[start, end)'), and the gate checks that text.
+_NO_INTERVAL = _Plain("string")
 _INTEGERS = _table(smallint="smallint", int2="smallint", integer="int", int="int", int4="int",
                    bigint="bigint", int8="bigint")
 
@@ -216,7 +218,7 @@ BIGQUERY = _table(
     bignumeric=_Decimal(38, 9), bigdecimal=_Decimal(38, 9), string=_TEXT, bytes="binary", bool="boolean",
     boolean="boolean", date="date", datetime="timestamp_ntz", timestamp="timestamp", time=_TIME, json=_JSON,
     geography="string", interval=_NO_INTERVAL,
-    range=_Refused("Delta stores no range type; give its start and end as two columns"),
+    range=_Plain("string"),
 )
 SQLSERVER = _table(
     bit="boolean", tinyint="smallint", smallint="smallint", int="int", integer="int", bigint="bigint",
@@ -306,7 +308,11 @@ COMMON = {
              timestamp_without_time_zone="timestamp_ntz", time_without_time_zone=_TIME,
              time_with_time_zone=_TIME, interval=_NO_INTERVAL, tinyint_unsigned="smallint",
              smallint_unsigned="int", mediumint_unsigned="int", int_unsigned="bigint", integer_unsigned="bigint",
-             bigint_unsigned="decimal(20,0)"),
+             bigint_unsigned="decimal(20,0)",
+             # a container word without nested items or map types: strings inside, as the gate reads
+             # JSON or CSV text; give items/map to check the element type
+             list="array<string>", set="array<string>", array="array<string>", map="map<string,string>",
+             enum="string"),
     **{code: _Plain(spark) for code, spark in _PROTOBUF_CODES.items()},
 }
 
@@ -364,7 +370,7 @@ def is_container(physical_type) -> bool:
 
 _TOKEN = re.compile(r"\s*([A-Za-z_$][A-Za-z0-9_$-]*|\d+|`(?:[^`]|``)*`|\"(?:[^\"]|\"\")*\"|[<>(),:\[\]*])")
 _NESTED_OPEN = {"array": ("<", "("), "list": ("<",), "struct": ("<", "("), "row": ("(",), "record": ("<",),
-                "map": ("<", "(")}
+                "map": ("<", "("), "range": ("<",)}
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 
 
@@ -424,6 +430,10 @@ class _Reader:
             element = self.type().type
             self.take(closer)
             return Mapped(f"array<{element}>")
+        if head == "range":  # BigQuery's RANGE<T>: its text, '[start, end)', as exports write it
+            self.type()
+            self.take(closer)
+            return Mapped("string")
         if head == "map":
             key = self.type().type
             self.take(",")
@@ -537,7 +547,11 @@ def map_logical(logical_type, options: dict | None) -> Mapped:
         if element not in _VECTOR_ELEMENTS:
             raise UnmappedType(f"vector elementType {element!r} has no Spark type; give a physicalType")
         return Mapped(f"array<{_VECTOR_ELEMENTS[element]}>")
-    if logical_type in ("object", "array", "map"):
+    if logical_type == "array":  # no items: elements read as text (docs/contracts.md#types)
+        return Mapped("array<string>")
+    if logical_type == "map":
+        return Mapped("map<string,string>")
+    if logical_type in ("object",):
         raise UnmappedType(f"a logicalType {logical_type} without its nested "
                            f"{'properties' if logical_type == 'object' else 'items' if logical_type == 'array' else 'map'}"
                            " has no Spark type")

@@ -100,6 +100,8 @@ def bound_value(value, column_type: str):
     """A Python value that orders like the column's values (for minimum <= maximum checks)."""
     if is_numeric(column_type):
         return decimal.Decimal(repr(value) if isinstance(value, float) else value)
+    if column_type == "string":  # Spark orders strings by their UTF-8 bytes: Python's code point order
+        return value
     return parse_temporal(value, column_type)
 
 
