@@ -6,8 +6,8 @@
 #   spark    apache/spark + the same Delta jars, copied from the airflow stage (not fetched again),
 #            for the master, the worker and the Spark Connect server
 #
-# Versions match pyproject.toml (apache-airflow, pyspark, delta-spark); tests/deploy/test_compose_stack.py
-# checks that they do. Both images run as uid 50000, group 0 (the Airflow image's user): the gate
+# Versions match the tested set in constraints/ (apache-airflow, pyspark, delta-spark), which the
+# provider is installed with; tests/deploy/test_compose_stack.py checks that they do. Both images run as uid 50000, group 0 (the Airflow image's user): the gate
 # keeps candidates, quarantine, decisions and work files owner-only, and Airflow and Spark share
 # them on the lakehouse volume.
 ARG AIRFLOW_IMAGE=apache/airflow:3.3.2-python3.11
@@ -24,11 +24,13 @@ RUN apt-get update -qq \
     && mkdir -p /opt/lakehouse && chown 50000:0 /opt/lakehouse
 USER airflow
 COPY --chown=airflow:root pyproject.toml README.md /opt/contract-gate/
+COPY --chown=airflow:root constraints/constraints-3.11.txt /opt/contract-gate/constraints/
 COPY --chown=airflow:root provider /opt/contract-gate/provider
 COPY --chown=airflow:root contract_plan /opt/contract-gate/contract_plan
 COPY --chown=airflow:root spark_jobs /opt/contract-gate/spark_jobs
 # apache-airflow pinned again so pip keeps the image's Airflow (the official image's advice)
-RUN pip install --no-cache-dir "apache-airflow==${AIRFLOW_VERSION}" "/opt/contract-gate[spark,airflow]"
+RUN pip install --no-cache-dir -c /opt/contract-gate/constraints/constraints-3.11.txt \
+    "apache-airflow==${AIRFLOW_VERSION}" "/opt/contract-gate[spark,airflow]"
 WORKDIR /tmp
 RUN python -m spark_jobs.runtime.jars
 WORKDIR /opt/airflow

@@ -31,9 +31,17 @@ if [ -n "${PIP_CERT:-}" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
   export SSL_CERT_FILE="$PIP_CERT"
 fi
 .venv/bin/python -m pip install --quiet "uv==0.13.9"
-if ! .venv/bin/uv pip install --quiet --python .venv/bin/python -e ".[all]"; then
+# pyproject.toml holds ranges; the exact versions tested live in constraints/ (one file per Python).
+python_version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+constraints=()
+if [ -f "constraints/constraints-$python_version.txt" ]; then
+  constraints=(-c "constraints/constraints-$python_version.txt")
+else
+  echo "install: no constraints/constraints-$python_version.txt; installing the newest versions in range" >&2
+fi
+if ! .venv/bin/uv pip install --quiet --python .venv/bin/python "${constraints[@]}" -e ".[all]"; then
   echo "install: uv pip install failed; installing with pip instead" >&2
-  .venv/bin/python -m pip install --quiet -e ".[all]"
+  .venv/bin/python -m pip install --quiet "${constraints[@]}" -e ".[all]"
 fi
 
 export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"

@@ -1,6 +1,6 @@
 """The compose stack, checked without a Docker engine: docker-compose.yaml and the Dockerfile are
 parsed (PyYAML, plain text) and every service's image, command, ports, volumes, health checks and
-dependencies are cross-checked against each other, pyproject.toml's pins, the code the stack runs
+dependencies are cross-checked against each other, the tested versions (constraints/), the code the stack runs
 (Airflow's own CLI parser and config, the apache-spark provider's hooks, the gate's Spark session
 settings) and the README's "Run it on a cluster" section.
 
@@ -28,6 +28,7 @@ COMPOSE = yaml.safe_load((REPO / "docker-compose.yaml").read_text())
 SERVICES = COMPOSE["services"]
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+CONSTRAINTS = "constraints/constraints-3.11.txt"  # the image's Python is 3.11
 README = (REPO / "README.md").read_text()
 
 AIRFLOW_COMMANDS = {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler",
@@ -37,13 +38,12 @@ SPARK = ["spark-master", "spark-worker", "spark-connect"]
 LAKEHOUSE = "/opt/lakehouse"
 
 
-def pin(extra: str, name: str) -> str:
-    """The ``==`` version of ``name`` in pyproject.toml's optional dependencies ``extra``."""
-    for requirement in PYPROJECT["project"]["optional-dependencies"][extra]:
-        match = re.fullmatch(rf"{re.escape(name)}==([\w.]+)", requirement)
-        if match:
-            return match.group(1)
-    raise AssertionError(f"pyproject.toml pins no {name} in [{extra}]")
+def pin(name: str) -> str:
+    """The version of ``name`` the constraints file pins (pyproject.toml holds ranges)."""
+    match = re.search(rf"^{re.escape(name)}==([\w.]+)", (REPO / CONSTRAINTS).read_text(), re.M)
+    if match is None:
+        raise AssertionError(f"{CONSTRAINTS} pins no {name}")
+    return match.group(1)
 
 
 def env(service: str) -> dict:
@@ -173,7 +173,7 @@ def test_airflow_runs_on_the_postgres_service():
 
 
 def test_image_versions_match_pyproject():
-    airflow, pyspark, delta = pin("airflow", "apache-airflow"), pin("spark", "pyspark"), pin("spark", "delta-spark")
+    airflow, pyspark, delta = pin("apache-airflow"), pin("pyspark"), pin("delta-spark")
     assert stage_base("airflow").startswith(f"apache/airflow:{airflow}-python")
     assert dockerfile_args()["AIRFLOW_VERSION"] == airflow
     spark_image = stage_base("spark")
@@ -190,7 +190,7 @@ def test_the_dockerfile_installs_the_provider_and_fetches_delta_once():
     extras = re.search(r'"/opt/contract-gate\[([\w,]+)\]"', airflow_stage).group(1).split(",")
     assert set(extras) <= set(PYPROJECT["project"]["optional-dependencies"]) and {"spark", "airflow"} <= set(extras)
     copied = set(re.findall(r"^COPY --chown=\S+ (.+) /opt/contract-gate/\S*$", airflow_stage, re.M))
-    packages = {"pyproject.toml", PYPROJECT["project"]["readme"], "provider", "contract_plan", "spark_jobs"}
+    packages = {"pyproject.toml", PYPROJECT["project"]["readme"], CONSTRAINTS, "provider", "contract_plan", "spark_jobs"}
     assert {part for line in copied for part in line.split()} == packages
     assert all((REPO / name).exists() for name in packages)
     assert "RUN python -m spark_jobs.runtime.jars" in airflow_stage
