@@ -36,6 +36,9 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
+from contract_gate import decisions
+from contract_gate.decisions.record import ObjectScope
+
 REJECTIONS = "contract_gate.rejections"
 RECEIPT_TO_PUBLICATION = "contract_gate.receipt_to_publication"
 ACCEPTED_DATA_AGE = "contract_gate.accepted_data_age"
@@ -56,14 +59,12 @@ def tag(text: str) -> str:
 
 def gate_tags(plan: dict) -> dict[str, str]:
     """The tags naming a plan's gate: ``contract``, plus ``object`` when the contract has several."""
-    from contract_gate.decisions.record import ObjectScope
-
     scope = ObjectScope.of(plan)
     return {"contract": tag(plan["contract"]["id"]), **({"object": tag(scope.name)} if scope and not scope.sole else {})}
 
 
 def _stats():
-    from airflow.sdk.observability.stats import Stats
+    from airflow.sdk.observability.stats import Stats  # Airflow: the freshness check also runs without it
 
     return Stats
 
@@ -85,8 +86,6 @@ def rejected_rules(record: dict[str, Any], summary: dict | None) -> list[str]:
 def first_rejection(plan: dict, rerun_of: str | None) -> dict | None:
     """The earliest rejected decision of the re-run chain ending in ``rerun_of``, or None when
     ``rerun_of`` was not rejected (a correction of a published submission resolves nothing)."""
-    from contract_gate import decisions
-
     first, seen = None, set()
     while rerun_of and rerun_of not in seen and len(seen) < MAX_RERUN_CHAIN:
         seen.add(rerun_of)
@@ -97,43 +96,38 @@ def first_rejection(plan: dict, rerun_of: str | None) -> dict | None:
     return first
 
 
-def accepted_data_age(plan: dict, status: dict) -> None:
-    """Send the age of a freshness status record (``freshness.status.evaluate``); never raises."""
-    if status.get("age_seconds") is None or status.get("latest_accepted_date_withheld"):
+def accepted_data_age(plan: dict, age_seconds: float | None) -> None:
+    """Send the age of the latest accepted business date (None: nothing that may be sent); never raises."""
+    if age_seconds is None:
         return
     try:
-        _stats().gauge(ACCEPTED_DATA_AGE, status["age_seconds"], tags=gate_tags(plan))
+        _stats().gauge(ACCEPTED_DATA_AGE, age_seconds, tags=gate_tags(plan))
     except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
         log.warning("contract-gate metric %s not sent", ACCEPTED_DATA_AGE, exc_info=True)
 
 
 def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any], submission: dict,
-                      summary: dict | None) -> None:
-    """Send what a newly recorded final decision tells; never raises."""
+                      summary: dict | None, accepted_age: float | None = None) -> None:
+    """Send what a newly recorded final decision tells, with the accepted data's age after a
+    publication (``freshness.check.age_after_publication``); never raises."""
     try:
-        _send_decision(plan, stored, record, submission, summary)
+        _send_decision(plan, stored, record, submission, summary, accepted_age)
     except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
         log.warning("contract-gate metrics for submission %s not sent", stored.get("submission_id"), exc_info=True)
 
 
-def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None) -> None:
-    from contract_gate.decisions import PUBLISHED_OUTCOMES
-
+def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None,
+                   accepted_age: float | None) -> None:
     stats, gate = _stats(), gate_tags(plan)
     outcome, decided = stored["outcome"], _when(stored["decided_at"])
     if outcome in REJECTED_OUTCOMES:
         for rule in rejected_rules(record, summary):
             stats.incr(REJECTIONS, tags={**gate, "rule": tag(rule)})
-    if outcome not in PUBLISHED_OUTCOMES:
+    if outcome not in decisions.PUBLISHED_OUTCOMES:
         return
     if submission.get("received_at"):
         stats.timing(RECEIPT_TO_PUBLICATION, decided - _when(submission["received_at"]), tags=gate)
     rejected = first_rejection(plan, stored.get("rerun_of"))
     if rejected is not None:
         stats.timing(TIME_TO_RESOLVE, decided - _when(rejected["decided_at"]), tags=gate)
-    if plan.get("freshness") and plan["tables"]["target"]["kind"] == "path":
-        # a catalog target would cost a SQL warehouse query per publication: its freshness DAG sends the age
-        from contract_gate.freshness.latest import latest_accepted
-        from contract_gate.freshness.status import evaluate
-
-        accepted_data_age(plan, evaluate(plan, latest_accepted(plan), datetime.now(timezone.utc)))
+    accepted_data_age(plan, accepted_age)

@@ -7,15 +7,18 @@ deliveries pending for the next check (or task retry) instead of losing or repea
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 
 from contract_gate.freshness.episodes import owed_notice, settle
 from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir
 from contract_gate.freshness.messages import freshness_payload
-from contract_gate.freshness.status import STALE, StatusStore, evaluate
+from contract_gate.freshness.status import STALE, StatusStore, evaluate, sendable_age
 from contract_gate.metrics import accepted_data_age
 from contract_gate.notifications import notifier_keys
+
+log = logging.getLogger(__name__)
 
 
 def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusStore | None = None,
@@ -33,7 +36,7 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
     store = store or StatusStore(status_dir(plan))
     record = evaluate(plan, latest_accepted(plan, hook), now)
-    accepted_data_age(plan, record)
+    accepted_data_age(plan, sendable_age(record))
     previous = store.read(record["gate"])
     same_episode = previous is not None and previous["state"] == record["state"]
     record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]
@@ -56,3 +59,16 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
         raise AlertDeliveryError(f"freshness {notice['kind']} notice not delivered to: "
                                  + "; ".join(f"{key} ({error})" for key, error in failures.items()))
     return record
+
+
+def age_after_publication(plan: dict) -> float | None:
+    """The accepted data's age once a publication is recorded, for the metrics: a path target's
+    only (a catalog target would cost a SQL warehouse query per publication; its freshness DAG
+    sends the age). Never raises: metrics never fail the gate."""
+    if not plan.get("freshness") or plan["tables"]["target"]["kind"] != "path":
+        return None
+    try:
+        return sendable_age(evaluate(plan, latest_accepted(plan), datetime.now(timezone.utc)))
+    except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
+        log.warning("accepted data age of %s not measured", plan["contract"]["id"], exc_info=True)
+        return None

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from contract_plan.sql_text import quote_identifier, quote_qualified
 from contract_gate.freshness.business_time import parse_value
-from contract_gate.freshness.latest import SOURCE_WAREHOUSE, LatestAccepted
+from contract_gate.freshness.latest_value import SOURCE_WAREHOUSE, LatestAccepted
 
 DEFAULT_CONNECTION = "databricks_default"
 HISTORY_LIMIT = 100  # commits searched for the newest submission id

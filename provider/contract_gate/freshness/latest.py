@@ -14,26 +14,12 @@ Only the target and accepted decisions are read, so a quarantined batch never re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime
-
 from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, newest_tag, open_table
 from contract_gate.freshness.business_time import from_statistic, parse_value
+from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
 from contract_gate.freshness.decision_log import accepted_decisions
+from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_LOG, LatestAccepted
 from contract_gate.freshness.locations import table_location
-
-SOURCE_DELTA_LOG = "delta_log"
-SOURCE_DECISIONS = "decisions"
-SOURCE_WAREHOUSE = "databricks_sql"
-
-
-@dataclass(frozen=True)
-class LatestAccepted:
-    value: date | datetime | None  # None: no accepted row has a value yet
-    submission_id: str | None
-    target_version: int | None
-    source: str
-    note: str | None = None  # why a fallback source was used
 
 
 def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
@@ -41,8 +27,6 @@ def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
     (made from the gate's execution connection when not given)."""
     target = plan["tables"]["target"]
     if target["kind"] == "table":
-        from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
-
         return latest_from_warehouse(plan, hook or make_hook(plan))
     try:
         return latest_from_delta_log(plan)

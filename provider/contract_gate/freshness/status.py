@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from contract_gate.freshness.business_time import age_seconds, render
-from contract_gate.freshness.latest import LatestAccepted
+from contract_gate.freshness.latest_value import LatestAccepted
 from contract_plan.names import safe_name
 
 STATUS_VERSION = 1
@@ -51,6 +51,12 @@ def evaluate(plan: dict, latest: LatestAccepted, now: datetime) -> dict:
         "source_note": latest.note,
         "checked_at": render(now),
     }
+
+
+def sendable_age(record: dict) -> float | None:
+    """The age of a status record that a metric may carry: none when the business-date column is
+    classified (an age gives the date away, which the record withholds too)."""
+    return None if record.get("latest_accepted_date_withheld") else record.get("age_seconds")
 
 
 def _classified(plan: dict, column: str) -> bool:

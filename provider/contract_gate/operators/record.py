@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from contract_gate import decisions
+from contract_gate.metrics import decision_recorded
 from contract_gate.operators.base import ContractGateBaseOperator
 from contract_gate.pages.links import GateReportLink
 
@@ -109,8 +111,6 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         self.task_ids = task_ids
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from contract_gate import decisions
-
         ti = context["ti"]
         submission = ti.xcom_pull(task_ids=self.task_ids["submission"])
         if not submission:
@@ -137,9 +137,10 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         record.update(contract_version=plan["contract"]["version"], **context_fields)
         stored = decisions.record_decision(plan, record)
         if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
-            from contract_gate.metrics import decision_recorded
+            from contract_gate.freshness.check import age_after_publication  # deltalake: not at DAG parse time
 
-            decision_recorded(plan, stored, record, submission, summary)
+            age = age_after_publication(plan) if stored["outcome"] in decisions.PUBLISHED_OUTCOMES else None
+            decision_recorded(plan, stored, record, submission, summary, age)
         self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
                       f" ({record['reason']})" if record["reason"] else "",
                       ", ".join(stored["failed_rules"]) or "none")
