@@ -45,8 +45,7 @@ def nullable_check(column: str, check: str) -> str:
 def max_length_shortcut(column: str, length: int) -> str:
     """A ``maxLength`` rule's ``passes_when``: a string of at most ``length`` bytes has at most
     ``length`` characters (a character takes 1 to 4 bytes), and its byte length is a field of
-    the string, where counting its characters reads every byte (benchmarks/RESULTS.md,
-    "Validation engine": 2.6 of 34 CPU s on the 50-column contract)."""
+    the string, where counting its characters reads every byte."""
     return f"octet_length({quote_identifier(column)}) <= {length}"
 
 
@@ -136,9 +135,7 @@ def not_blank_shortcut(column: str) -> str:
     printable ASCII character other than the space, ``!`` to ``~``, starts with a character no
     blank string holds. Strings compare byte by byte (a plan's string columns have no collation:
     the compiler refuses one, and a collated candidate column fails the type check), so this
-    reads one byte, where the predicate decodes the string for its regular expression (at 10M
-    rows, 0.54 task CPU s over a NULL check, and 0.06 with this; benchmarks/RESULTS.md,
-    "Validation engine")."""
+    reads one byte, where the predicate decodes the string for its regular expression."""
     col = quote_identifier(column)
     return f"{col} >= '!' AND {col} <= '~'"
 

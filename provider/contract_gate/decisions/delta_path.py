@@ -1,7 +1,7 @@
 """The decision store for path-based Delta tables, written and read with ``deltalake``
 (delta-rs): no JVM, so recording a decision costs milliseconds and works after Spark died.
 
-Layout (issue 18): the table is partitioned by ``contract_id`` and keeps statistics on
+Layout: the table is partitioned by ``contract_id`` and keeps statistics on
 ``submission_id`` only. A record is one MERGE whose condition names its contract and submission
 as literals (``store.SCOPE``); delta-rs (1.6) turns it into the commit's read predicate
 (``contract_id = 'c' AND submission_id = 's' AND final``) and uses it twice: the MERGE skips
@@ -200,7 +200,7 @@ class DeltaPathDecisionStore(DecisionStore):
         """deltalake writes files with the process umask: make them owner-only again. With
         ``since``, what the commits after that version wrote (see ``_restrict_commits``): a
         record then costs a few ``chmod`` calls instead of a walk over every file of the table,
-        which grows with every decision (issue 18); without, the whole tree."""
+        which grows with every decision; without, the whole tree."""
         if not self.local_folder:
             return
         if since is None:

@@ -14,7 +14,7 @@ the ``deltalake`` engine (DataFusion) and Databricks SQL run unchanged:
 * a ``failed`` record is inserted unless the submission already has a final record or a
   failed record of the same Airflow run (a cleared record task writes nothing twice).
 
-Conflicts are scoped to one submission (issue 18). Every condition starts with the record's
+Conflicts are scoped to one submission. Every condition starts with the record's
 contract and submission as *literals* (``SCOPE``), rendered by the store's own literal quoting.
 The table is laid out by ``contract_id`` (a partition of the path table, a clustering key of a
 catalog table), so the literal contract selects one partition, and the literal submission
@@ -49,7 +49,7 @@ MAX_ATTEMPTS = 10
 # How long the decision table's log and removed files are kept: time travel works over this
 # window; older log entries and files are deleted by the retention DAG's upkeep. The log holds
 # every commit of the window plus its checkpoints, so its size grows with the window times the
-# decision rate: about 150 MB at 4,800 decisions a day (benchmarks/RESULTS.md, "Decision log").
+# decision rate; a shorter window is the lever when the log grows too large.
 RETENTION_WINDOW = "interval 2 days"
 
 

@@ -6,7 +6,7 @@ HISTORY`` for reading, ``OPTIMIZE`` for the retention DAG's upkeep. Values are r
 escaped literals (``contract_plan.sql_text``), so a submission id or rule id cannot change a
 statement.
 
-Layout (issue 18): ``CLUSTER BY (contract_id)`` with deletion vectors, and every MERGE names its
+Layout: ``CLUSTER BY (contract_id)`` with deletion vectors, and every MERGE names its
 contract and submission as literals. On Databricks that gives row-level concurrency: two MERGEs
 conflict only when they touch the same rows, i.e. the same submission (a partitioned table
 would still conflict on two submissions of one contract). A ``WHERE contract_id = ...`` read

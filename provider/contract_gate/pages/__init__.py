@@ -1,4 +1,4 @@
-"""The gate's pages (issue 14): a report page per submission and a contracts page.
+"""The gate's pages: a report page per submission and a contracts page.
 
 * :mod:`~contract_gate.pages.data`: what the pages read (contracts, decisions, report JSON);
 * :mod:`~contract_gate.pages.report_view`, :mod:`~contract_gate.pages.contracts_view`,

@@ -6,7 +6,7 @@ into an archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive at t
 (``-XX:SharedArchiveFile``). ``python -m contract_gate.runners.class_archive`` builds it once,
 at install time, by running a miniature gate (``spark_jobs/runtime/class_archive_workload.py``)
 through the local runner's own ``spark-submit`` command line; from then on the local runner
-passes the archive to every job (measured in benchmarks/RESULTS.md, "Gate DAGs").
+passes the archive to every job.
 
 The archive is only an accelerator: a JVM of another build, or a class path that changed
 since (another pyspark or Delta jar), makes the JVM ignore it and load classes as usual.
