@@ -1,19 +1,19 @@
 """What a script run by ``spark-submit`` does first, so that a short gate job starts fast.
 
 A gate job on the local default is a fresh Python next to a fresh JVM, twice per submission, so
-fixed start-up costs count (benchmarks/RESULTS.md, "Gate DAGs"). Two of them are pyspark's, not
+fixed start-up costs count. Two of them are pyspark's, not
 Spark's, and :func:`prepare` removes them:
 
 * ``spark-submit`` puts ``$SPARK_HOME/python/lib/pyspark.zip`` (and py4j's zip) first on the
   driver's ``PYTHONPATH``. Python caches no bytecode for modules imported from a zip, so every
-  job compiled pyspark from source again (0.45 s). When ``SPARK_HOME`` is the pip-installed
+  job compiled pyspark from source again. When ``SPARK_HOME`` is the pip-installed
   pyspark package itself (the local runner's case), the zip holds the same release as the
   package next to it, so the zips are moved behind the package's folder. On a cluster, whose
   ``SPARK_HOME`` is a Spark distribution of its own, nothing moves: there the zip is the code
   that matches the JVM.
 * pyspark registers py4j converters for NumPy values, and the first call into the JVM asks them
   whether they apply; to answer, they import ``pyspark.testing``, which imports pandas and
-  pyarrow (0.45 s). A gate job never hands NumPy values to the JVM, so they are unregistered.
+  pyarrow. A gate job never hands NumPy values to the JVM, so they are unregistered.
 """
 
 from __future__ import annotations

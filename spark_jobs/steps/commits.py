@@ -85,7 +85,7 @@ def tagged_session(
 def own_commit_version(session: SparkSession) -> int | None:
     """The version that the last commit made in ``session`` (a :func:`tagged_session`) created, None
     when it made none (Delta skipped its write as already applied). A conf read, where the
-    target's history is a Spark job (0.3-0.4 s over Spark Connect)."""
+    target's history is a Spark job."""
     value = session.conf.get(LAST_COMMIT, None)
     return None if value is None else int(value)
 

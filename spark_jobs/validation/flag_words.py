@@ -44,7 +44,7 @@ class FlagWords:
     word and in the broken bit. Spark's subexpression elimination then evaluates each chunk
     once, and in whole-stage generated code as a function of its own: without that, the
     predicates of a wide contract make one method longer than HotSpot compiles (8,000 bytes),
-    and the JVM interprets the scan (benchmarks/RESULTS.md, "Validation engine").
+    and the JVM interprets the scan.
 
     :param flags: each flag's name and its per-row boolean column, in bit order.
     :param errors: the flags that make a row broken (error-level row rules).
