@@ -7,7 +7,7 @@ the decision table.
 By default every gate runs in the ``spark_connect`` mode against one Spark Connect server that
 the demo starts on 127.0.0.1 (local Spark with Delta) and stops at the end: one warm JVM for all
 six gates, which takes a fraction of the time of the ``local`` mode's two cold spark-submit JVMs
-per gate (``--mode local``; measured in benchmarks/RESULTS.md, "Quick start").
+per gate (``--mode local``).
 
 Tables land under ``lakehouse/`` in ``CONTRACT_GATE_HOME`` (default: the repository root):
 ``lakehouse/landing/<object>`` (the batches), ``lakehouse/<object>`` (targets),

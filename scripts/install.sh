@@ -23,8 +23,8 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-# uv resolves and downloads in parallel: the same packages as pip (same index, same pins) in 37-52 s
-# where pip took about 90 s on a fresh 2-vCPU machine (benchmarks/RESULTS.md, "Quick start").
+# uv resolves and downloads in parallel: the same packages as pip (same index, same pins) in about
+# half pip's time on a fresh machine.
 # uv does not read pip's settings: the CA bundle pip is told to trust is handed over, and should uv
 # fail all the same, pip installs the same pins.
 if [ -n "${PIP_CERT:-}" ] && [ -z "${SSL_CERT_FILE:-}" ]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test suite: real local Spark, real Delta tables, real Airflow on SQLite.
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/contracts -q; -n 0 runs in one process).
-# Two pytest-xdist workers share the two cores (1640 s -> 1262-1336 s for the full suite; three
-# were slower): grouping and order in tests/conftest.py.
+# Two pytest-xdist workers share the two cores: most of a multi-process test is spent waiting on
+# the processes it started (three workers were slower). Grouping and order in tests/conftest.py.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
