@@ -1,4 +1,4 @@
-"""Benchmark: the decision log at 100,000 decisions over 200 contracts (issue 18).
+"""Benchmark: the decision log at 100,000 decisions over 200 contracts.
 
     .venv/bin/python benchmarks/decisions/run.py [--decisions 100000] [--contracts 200]
         [--old-decisions 1000] [--writers 16] [--per-writer 10]
@@ -14,9 +14,9 @@
    ``_delta_log``, and ``--writers`` spawned OS processes recording ``--per-writer`` decisions
    each at the same moment (failed records are counted, never retried by the benchmark).
 4. The same figures for the earlier layout (one unpartitioned table, the code of the commit
-   before issue 18) at ``--old-decisions``, grown one file per decision as that code wrote it,
-   in a subprocess that imports that code (``git archive``). Its status of all contracts is
-   projected from 10 contracts, as in the issue. ``--old-decisions 0`` skips it.
+   before the partitioned layout) at ``--old-decisions``, grown one file per decision as that
+   code wrote it, in a subprocess that imports that code (``git archive``). Its status of all
+   contracts is projected from 10 contracts. ``--old-decisions 0`` skips it.
 
 Prints a JSON document (figures in ms and bytes) and a summary table.
 """
@@ -38,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "benchmarks" / "out" / "decisions"
-OLD_COMMIT = "2d18d7a^"  # the parent of the issue-18 change: the earlier layout and code
+OLD_COMMIT = "2d18d7a^"  # the parent of the partitioned layout's commit: the earlier layout and code
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 TARGETS = {"record_ms": 100, "status_all_ms": 2000, "failed_records": 0, "delta_log_bytes": 50 * 2**20}
 
