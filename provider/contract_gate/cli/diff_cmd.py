@@ -22,6 +22,7 @@ def register(subparsers) -> None:
     parser.add_argument("new", help="the new version: a file or path@gitref")
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
     parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--json", action="store_const", dest="format", const="json", help="the same as --format json")
     parser.set_defaults(func=run)
 
 

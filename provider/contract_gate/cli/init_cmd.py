@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from contract_gate.cli.options import add_verbose
+from contract_gate.cli.progress import progress
 from contract_gate.contract.environments import DEFAULT_ROOT
 from contract_plan.addresses import looks_like_path
 
@@ -34,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--with-examples", action="store_true",
                         help="write the sample's ranges and values into the suggested rules (comments)")
     parser.add_argument("--remote", metavar="sc://HOST:PORT", help="read the sample on this Spark Connect server")
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
@@ -47,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output and args.output.exists():
         print(f"contract-gate init: {args.output} exists; not overwritten", file=sys.stderr)
         return 2
-    print(f"contract-gate init: reading {args.sample} ({input_format}) on Spark", file=sys.stderr)
     try:
-        profile = profile_of(args.sample, input_format, args.remote)
+        with progress(f"reading {args.sample} ({input_format}) on Spark", args.verbose):
+            profile = profile_of(args.sample, input_format, args.remote)
     except Exception as exc:  # unreadable sample or a crashed engine: nothing to draft from
         print(f"contract-gate init: could not read {args.sample}: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2

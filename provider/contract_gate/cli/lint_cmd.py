@@ -4,7 +4,9 @@ Each file is checked on its own, so one broken contract never hides the errors o
 Every schema object is compiled; an object without a landing is documentation only and is
 listed as "not gated" with the reason, which is no error. Then the contracts that compiled are
 checked against each other (``contract.claims``): two contracts that claim the same table, id or
-derived DAG id both fail, each error naming the other file.
+derived DAG id both fail, each error naming the other file. ``--junit FILE`` writes JUnit XML:
+one test case per gated object (an object that is not gated is skipped), or one failing test
+case for a contract with errors.
 Exit code: 0 all ok, 1 some contract has errors, 2 usage error or a crash of the checker itself.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from contract_gate.cli.junit import Case, Suite, write_junit
+from contract_gate.cli.options import add_json
 from contract_gate.contract.claims import conflicts
 from contract_gate.contract.compiler import compile_plans
 from contract_gate.contract.errors import ContractError
@@ -28,7 +32,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("lint", help="check contract files (a file or a folder of *.yaml)")
     parser.add_argument("target", type=Path)
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(parser)
+    parser.add_argument("--junit", type=Path, metavar="FILE",
+                        help="write JUnit XML here: one test case per gated object, or per failing contract")
     parser.set_defaults(func=run)
 
 
@@ -69,6 +75,8 @@ def run(args) -> int:
     for result in results:
         result.pop("plans", None)
         result.pop("loaded", None)
+    if args.junit:
+        write_junit(args.junit, [junit_suite(result) for result in results])
     if args.json:
         print(json.dumps({"contracts": results}, indent=2))
     else:
@@ -76,6 +84,16 @@ def run(args) -> int:
     if any(r.get("crashed") for r in results):
         return 2
     return 1 if any(not r["ok"] for r in results) else 0
+
+
+def junit_suite(result: dict) -> Suite:
+    if not result["ok"]:
+        lines = [f"line {issue['line'] or '-'}: {issue['path'] or '<document>'}: {issue['message']}"
+                 for issue in result["errors"]]
+        return Suite(result["file"], [Case("contract", failure="\n".join(lines))])
+    cases = [Case(name) for name in result["gated"]]
+    cases += [Case(name, skipped=f"not gated: {reason}") for name, reason in result["not_gated"].items()]
+    return Suite(result["file"], cases)
 
 
 def print_human(results: list[dict]) -> None:

@@ -9,14 +9,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
-SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "preview")
+from contract_gate.cli.options import configure_logging
+
+SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every sub-command, or with ``only`` that one: a sub-command module may
     import Airflow or pyspark, and ``lint``/``plan`` must not pay for them."""
     parser = argparse.ArgumentParser(prog="contract-gate", description=__doc__)
+    parser.add_argument("--version", action="version", version=version_line())
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in (only,) if only else SUBCOMMANDS:
         importlib.import_module(f"contract_gate.cli.{name}_cmd").register(subparsers)
@@ -25,13 +29,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:  # answered without importing every sub-command
+        print(version_line())
+        return 0
     chosen = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(chosen)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    configure_logging(getattr(args, "verbose", False))
     return int(args.func(args))
+
+
+def version_line() -> str:
+    try:
+        installed = version("airflow-provider-contract-gate")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from contract_gate import __version__ as installed
+    return f"contract-gate {installed}"
 
 
 if __name__ == "__main__":

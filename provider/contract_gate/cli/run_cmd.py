@@ -8,7 +8,7 @@ gates each of them (one decision each), or only ``--object``: the other objects'
 marked done without running.
 
 Exit codes: 0 published (fully or split), 1 rejected (quarantined), 2 error; with several
-objects, the worst of their decisions.
+objects, the worst of their decisions. ``--json`` prints ``{"decisions": [...]}``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
+
+from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
+from contract_gate.cli.progress import progress
 
 from contract_gate import config
 from contract_gate.contract_folder import compiled
@@ -37,11 +39,12 @@ def register(subparsers) -> None:
 def add_common_arguments(parser) -> None:
     parser.add_argument("contract", type=Path)
     parser.add_argument("--landing", help="read the batch from this path instead of the contract's landing")
-    parser.add_argument("--format", choices=("csv", "json", "parquet", "delta"), help="format of --landing")
+    add_input_format(parser, ("csv", "json", "parquet", "delta"), None, "format of --landing")
     parser.add_argument("--env", help="the contract server/environment (default: [contract_gate] env, else the first)")
     parser.add_argument("--object", dest="object_name", metavar="NAME",
                         help="the schema object to gate (default: every gated object of the contract)")
-    parser.add_argument("--verbose", action="store_true", help="show Airflow's and Spark's logs")
+    add_json(parser)
+    add_verbose(parser)
 
 
 def run(args) -> int:
@@ -55,22 +58,26 @@ def gate(args, conf: dict, check=None) -> int:
     ``check(args)`` may return a reason to refuse before anything runs (exit 2)."""
     contract = args.contract.resolve()
     if not contract.is_file():
-        print(f"contract-gate: no such contract file: {args.contract}", file=sys.stderr)
+        report_error(args, f"contract-gate: no such contract file: {args.contract}")
         return 2
     if args.landing:
         conf["landing"] = str(Path(args.landing).resolve())
-        conf["landing_format"] = args.format
+        conf["landing_format"] = args.input_format
     prepare_environment(contract, args.env, args.verbose)
     try:
         refused = check(args) if check else None
         if refused:
-            print(f"contract-gate: refused: {refused}", file=sys.stderr)
+            report_error(args, f"contract-gate: refused: {refused}")
             return 2
-        decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
+        with progress("running the gate DAG", args.verbose):
+            decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
     except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
-        print(f"contract-gate: {type(exc).__name__}: {exc}", file=sys.stderr)
+        report_error(args, f"contract-gate: {type(exc).__name__}: {exc}")
         return 2
-    print("\n".join(format_decision(decision) for decision in decisions))
+    if args.json:
+        print_json({"decisions": decisions})
+    else:
+        print("\n".join(format_decision(decision) for decision in decisions))
     outcomes = [decision.get("outcome") for decision in decisions]
     if all(outcome in PUBLISHED for outcome in outcomes):
         return 0

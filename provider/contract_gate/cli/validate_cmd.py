@@ -1,7 +1,8 @@
 """``contract-gate validate <contract> --data <path|table>``: run a contract on Spark.
 
-Prints one line per rule with its failed-row count and writes the report. Exit 0 pass or
-warn, 1 fail, 2 when it could not validate (bad contract, unreadable data, crashed engine).
+Prints one line per rule with its failed-row count (``--json``: the report), and writes the
+report (``--report``) and JUnit XML, one test case per rule (``--junit``). Exit 0 pass or warn,
+1 fail, 2 when it could not validate (bad contract, unreadable data, crashed engine).
 Spark is imported only when the command runs, so ``lint``/``plan`` never pay for it.
 
 ``--remote sc://host:port`` (else ``SPARK_REMOTE``) makes the command a thin Spark Connect
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from contract_gate.cli.junit import Case, Suite, write_junit
+from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
+from contract_gate.cli.progress import progress
 from contract_plan.model import load_plan
 
 FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
@@ -29,10 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("contract", help="ODCS contract YAML")
     parser.add_argument("--data", required=True, help="path or catalog table to validate")
-    parser.add_argument("--format", default="delta", choices=FORMATS)
+    add_input_format(parser, FORMATS, "delta", "format of --data (default: delta)")
     parser.add_argument("--version", type=int, help="Delta version (default: latest, pinned)")
     parser.add_argument("--env", help="servers entry of the contract to compile for")
     parser.add_argument("--report", type=Path, help="write the report JSON here")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here: one test case per rule")
+    add_json(parser)
+    add_verbose(parser)
     parser.add_argument("--sample", type=int, default=0, help="failing values to show per rule")
     parser.add_argument("--remote", metavar="sc://HOST:PORT",
                         help="validate on this Spark Connect server, which reads --data (default: $SPARK_REMOTE;"
@@ -47,23 +53,31 @@ def run(args: argparse.Namespace) -> int:
     try:
         plan = compile_plan(args.contract, env=args.env)
     except (ContractError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        report_error(args, f"error: {exc}")
         return 2
     try:
-        report = _validate(plan, args)
+        with progress("starting Spark", args.verbose) as shown:
+            report = _validate(plan, args, shown)
     except Exception as exc:  # unreadable data or a crashed engine: not a verdict on the data
-        print(f"error: could not validate {args.data}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        report_error(args, f"error: could not validate {args.data}: {str(exc).splitlines()[0]}")
         return 2
-    print(render(report))
     if args.report:
         from spark_jobs.validation.report import write_report
 
         write_report(report, args.report)
-        print(f"report written to {args.report}")
+    if args.junit:
+        write_junit(args.junit, [junit_suite(report)])
+    if args.json:
+        print_json(report)
+        return EXIT[report["outcome"]]
+    print(render(report))
+    for kind, path in (("report", args.report), ("JUnit XML", args.junit)):
+        if path:
+            print(f"{kind} written to {path}")
     return EXIT[report["outcome"]]
 
 
-def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def _validate(plan: dict[str, Any], args: argparse.Namespace, shown: Any) -> dict[str, Any]:
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 
@@ -78,9 +92,10 @@ def _validate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
     plan = load_plan(plan)
     spark = spark_session(args.remote)
+    shown.step("validating")
     try:
         candidate = read_candidate(
-            spark, args.data, format=args.format, version=args.version, columns=plan.columns
+            spark, args.data, format=args.input_format, version=args.version, columns=plan.columns
         )
         report = run_validation(spark, plan, candidate, sample_size=args.sample)
     finally:
@@ -127,6 +142,29 @@ def render(report: dict[str, Any]) -> str:
         f"outcome: {report['outcome'].upper()}"
     )
     return "\n".join(lines)
+
+
+def junit_suite(report: dict[str, Any]) -> Suite:
+    """One test case for the schema check and one per rule: a failing error rule fails, a failing
+    warning passes with a note, a rule that could not run is skipped. Counts only, no values."""
+    schema = report["schema"]
+    problems = [f"missing column {name}" for name in schema["missing"]]
+    problems += [f"unexpected column {name}" for name in schema["unexpected"]]
+    problems += [f"{m['column']}: {m['actual']}, expected {m['expected']}" for m in schema["type_mismatches"]]
+    cases = [Case("schema", failure=None if schema["ok"] else f"schema ({schema['policy']}): " + "; ".join(problems))]
+    for rule in report["rules"]:
+        if rule["status"] != "evaluated":
+            cases.append(Case(rule["id"], skipped=f"{rule['status']}: {rule['reason']}"))
+            continue
+        detail = _result(rule) if rule["failed_rows"] is None else f"{rule['failed_rows']} failed rows; {_result(rule)}"
+        if rule["passed"]:
+            cases.append(Case(rule["id"]))
+        elif rule["severity"] == "warning":
+            cases.append(Case(rule["id"], output=f"warning: {detail}"))
+        else:
+            cases.append(Case(rule["id"], failure=f"{rule['id']}: {detail}"))
+    candidate = report["candidate"]
+    return Suite(f"{report['contract']['id']} {report['contract']['version']}: {candidate['table']}", cases)
 
 
 def _threshold(rule: dict[str, Any]) -> str:
