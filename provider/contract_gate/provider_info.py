@@ -61,6 +61,12 @@ def get_provider_info() -> dict:
                 ],
             }
         ],
+        "hooks": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["contract_gate.hooks.spark_standalone"],
+            }
+        ],
         "notifications": ["contract_gate.notifications.file.FileNotifier"],
         "config": provider_config(),
     }

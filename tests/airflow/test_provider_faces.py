@@ -1,5 +1,5 @@
-"""The provider's faces are where a reader looks: ``provider_info`` lists every operator, sensor
-and trigger module and every notifier, valid against Airflow's own schema, and
+"""The provider's faces are where a reader looks: ``provider_info`` lists every operator, sensor,
+trigger and hook module and every notifier, valid against Airflow's own schema, and
 ``contract_gate.operators`` exports every operator."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_provider_info_is_valid_and_lists_every_operator_sensor_and_trigger_modu
     info = get_provider_info()
     schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
     jsonschema.validate(info, schema)
-    for kind in ("operators", "sensors", "triggers"):
+    for kind in ("operators", "sensors", "triggers", "hooks"):
         assert listed(info, kind) == modules_of(f"contract_gate.{kind}"), kind
         for module in listed(info, kind):
             importlib.import_module(module)

@@ -22,7 +22,6 @@ from _standalone_cluster import StandaloneCluster, spark_home
 from waiting import wait_until
 
 from contract_gate.runners import Deferral, GateJob, GateJobError, get_runner
-from contract_gate.runners.spark_submit import first_event
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 
 VENV_BIN = os.path.dirname(sys.executable)
@@ -32,6 +31,13 @@ APP_CONF = {"spark.cores.max": "1", "spark.executor.memory": "1g", "spark.sql.sh
 # What the connection gives every job of the generated DAGs: a few-row batch needs no 200 shuffle
 # partitions, nor a Delta snapshot cached in 50 (117 s -> 96 s for a gate run's two applications).
 SMALL_BATCH_CONF = {"spark.sql.shuffle.partitions": 2, "spark.databricks.delta.snapshotPartitions": 2}
+
+
+async def first_event(trigger) -> dict:
+    """Run a trigger to its first event in this process, as the triggerer would."""
+    async for event in trigger.run():
+        return event.payload
+    raise AssertionError(f"{trigger!r} ended without an event")
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
   cluster. The result JSON is written by the driver, so here.
 - ``cluster`` on a standalone master (``spark://``): ``spark-submit`` refuses Python
   applications there, even in Spark 4.2, so the driver is launched through the master's REST
-  submission server (:mod:`contract_gate.runners.standalone_rest`; the connection's
+  submission server (:mod:`contract_gate.hooks.spark_standalone`; the connection's
   ``rest-port``/``rest-scheme`` extras, default ``http`` and 6066). The task then defers on
   :class:`~contract_gate.triggers.spark_driver.SparkDriverStatusTrigger` (no worker slot held)
   and reads the result file when the driver has ended. The plan, report, result, script and
@@ -25,15 +25,24 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
 import zipfile
 from pathlib import Path
 
+import sqlglot
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowNotFoundException
+
+import contract_plan
+from contract_gate.config import gate_home
+from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_gate.runners.local import gate_job_script
+from contract_gate.runners.local import delta_jars_on_disk, gate_job_script
+from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
+from contract_plan.addresses import HOME_ENV
 
 DEFAULT_CONN_ID = "spark_default"
 
@@ -42,9 +51,6 @@ def package_spark_jobs(folder: Path) -> Path:
     """A zip of the ``spark_jobs`` and ``contract_plan`` packages for ``--py-files`` (sources
     only), with sqlglot, their one dependency beyond pyspark and delta-spark (pure Python: the
     allow-list of contract SQL)."""
-    import contract_plan
-    import sqlglot
-
     archive = folder / "spark_jobs.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in (gate_job_script().parents[1], Path(contract_plan.__file__).parent, Path(sqlglot.__file__).parent):
@@ -85,14 +91,11 @@ class SparkSubmitRunner(GateRunner):
         self.deferrable = bool(options.get("deferrable", True))
         self.spark_conf = {**self.connection_spark_conf(connection), **self.spark_conf}
         self._hook = None
-        self._driver: tuple[str, str] | None = None  # (REST endpoint, driver id) in standalone cluster mode
+        self._driver: tuple[SparkStandaloneRestHook, str] | None = None  # (REST server, driver id) in standalone cluster mode
 
     def connection_options(self) -> dict:
         """The ``contract_gate`` settings in the connection's extra; none without the connection
         (``SparkSubmitHook`` then falls back to its default master, as it always has)."""
-        from airflow.sdk import BaseHook
-        from airflow.sdk.exceptions import AirflowNotFoundException
-
         try:
             extra = BaseHook.get_connection(self.conn_id).extra_dejson
         except AirflowNotFoundException:
@@ -112,14 +115,12 @@ class SparkSubmitRunner(GateRunner):
     def job_conf(self) -> tuple[str | None, dict[str, str]]:
         """The Maven packages and Spark settings of every job: Delta's unless told otherwise."""
         if self.packages == "default":
-            from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE
+            from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE  # pyspark: the job runs elsewhere
 
             return DELTA_PACKAGE, {**DELTA_CONF, **self.spark_conf}
         return self.packages, dict(self.spark_conf)
 
     def start(self, job: GateJob) -> dict | Deferral:
-        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
         packages, conf = self.job_conf()
         self._hook = SparkSubmitHook(
             conn_id=self.conn_id,
@@ -150,11 +151,6 @@ class SparkSubmitRunner(GateRunner):
     def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,
                             conf: dict[str, str]) -> dict | Deferral:
         """Cluster deploy mode on a standalone master: a driver launched through its REST server."""
-        from contract_gate.runners import standalone_rest
-        from contract_gate.submission import gate_home
-        from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
-        from contract_plan.addresses import HOME_ENV
-
         # The driver reads its script and zip from the work folder (shared storage), not from
         # this worker's installation.
         script = job.workdir / "gate_job.py"
@@ -166,15 +162,18 @@ class SparkSubmitRunner(GateRunner):
         # The plan's relative addresses resolve against the gate home, not the driver's folder on
         # the worker: the shared storage is mounted at the same path on both sides.
         environment = {HOME_ENV: str(gate_home())}
-        driver_id = standalone_rest.submit_python(rest_endpoint, script, [job.workdir / "spark_jobs.zip"],
-                                                  job.argv(), properties, environment)
-        self._driver = (rest_endpoint, driver_id)
+        hook = SparkStandaloneRestHook(rest_endpoint)
+        try:
+            driver_id = hook.create_python_driver(script, [job.workdir / "spark_jobs.zip"], job.argv(), properties,
+                                                  environment)
+        except SparkStandaloneError as exc:
+            raise GateJobError(str(exc)) from exc
+        self._driver = (hook, driver_id)
         self.log.info("gate job %s: driver %s launched on %s through its REST server %s", job.steps, driver_id,
                       master, rest_endpoint)
-        trigger = SparkDriverStatusTrigger(rest_endpoint, driver_id, self.polling_period_seconds)
         if self.deferrable:
-            return Deferral(trigger=trigger)
-        return self.finish(job, asyncio.run(first_event(trigger)))
+            return Deferral(trigger=SparkDriverStatusTrigger(rest_endpoint, driver_id, self.polling_period_seconds))
+        return self.finish(job, hook.wait_for_driver(driver_id, self.polling_period_seconds))
 
     def cluster_jars(self, job: GateJob) -> list[Path]:
         """Delta's jars for a standalone cluster-mode driver, shipped like the script: through the
@@ -190,8 +189,6 @@ class SparkSubmitRunner(GateRunner):
                 f"packages={self.packages!r} cannot be used in cluster deploy mode on a standalone master: Spark "
                 "resolves them for the driver only, not its executors. Install the jars in the cluster's "
                 "configuration (spark.jars) and pass packages=None")
-        from contract_gate.runners.local import delta_jars_on_disk
-
         found = [Path(jar) for jar in delta_jars_on_disk()]
         if not found:
             raise GateJobError(
@@ -221,16 +218,7 @@ class SparkSubmitRunner(GateRunner):
 
     def on_kill(self) -> None:
         if self._driver is not None:
-            from contract_gate.runners import standalone_rest
-
-            rest_endpoint, driver_id = self._driver
-            self.log.info("killing Spark driver %s: %s", driver_id, standalone_rest.kill(rest_endpoint, driver_id))
+            hook, driver_id = self._driver
+            self.log.info("killing Spark driver %s: %s", driver_id, hook.kill(driver_id))
         elif self._hook is not None:
             self._hook.on_kill()
-
-
-async def first_event(trigger) -> dict:
-    """Run a trigger to its first event in this process (the blocking wait uses the same polling)."""
-    async for event in trigger.run():
-        return event.payload
-    raise GateJobError(f"{trigger!r} ended without an event")

@@ -1,0 +1,6 @@
+"""Hooks: the external APIs the gate talks to itself.
+
+* :class:`~contract_gate.hooks.spark_standalone.SparkStandaloneRestHook`: a Spark standalone
+  master's REST submission server (create a driver, read its status, kill it), used by the
+  ``spark_submit`` runner and by ``SparkDriverStatusTrigger``.
+"""
