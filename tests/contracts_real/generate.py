@@ -4,6 +4,7 @@
 Spark type (``name``, ``type``, ``nullable`` as in a plan) as Parquet or JSON lines. Values are
 never NULL, row ``i`` gives each string and integral column a value unique to ``i`` (so key columns
 hold no duplicates), and ``values`` pins a column to a cycle of given values (enums, patterns).
+``start`` numbers the rows from there, so a later batch holds keys no earlier one had.
 """
 
 from __future__ import annotations
@@ -41,19 +42,20 @@ def arrow_type(spark_type: str) -> pa.DataType:
     return pa.struct([(field.split(":", 1)[0].strip("`"), arrow_type(field.split(":", 1)[1])) for field in items])
 
 
-def rows(columns: list[dict], count: int, seed: int = 7, values: dict[str, list] | None = None) -> list[dict]:
-    """``count`` rows as Python values (the same rows for the same arguments)."""
+def rows(columns: list[dict], count: int, seed: int = 7, values: dict[str, list] | None = None,
+         start: int = 0) -> list[dict]:
+    """``count`` rows as Python values (the same rows for the same arguments), numbered from ``start``."""
     rng = random.Random(seed)
     values = values or {}
-    return [{c["name"]: values[c["name"]][i % len(values[c["name"]])] if c["name"] in values
-             else _value(c["type"], c["name"], i, rng) for c in columns} for i in range(count)]
+    return [{c["name"]: values[c["name"]][(i - start) % len(values[c["name"]])] if c["name"] in values
+             else _value(c["type"], c["name"], i, rng) for c in columns} for i in range(start, start + count)]
 
 
 def write_landing(path: Path, columns: list[dict], count: int = 10, fmt: str = "parquet", seed: int = 7,
-                  values: dict[str, list] | None = None) -> Path:
+                  values: dict[str, list] | None = None, start: int = 0) -> Path:
     """Write ``count`` valid rows to ``path/part-00000.<fmt>`` (``parquet`` or ``json``); return the file."""
     path.mkdir(parents=True, exist_ok=True)
-    generated = rows(columns, count, seed, values)
+    generated = rows(columns, count, seed, values, start)
     if fmt == "parquet":
         schema = pa.schema([pa.field(c["name"], arrow_type(c["type"]), nullable=c.get("nullable", True))
                             for c in columns])
