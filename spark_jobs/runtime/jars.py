@@ -12,6 +12,10 @@ miniature gate on Delta tables).
 
 Only delta-spark and delta-storage are copied: every other class Delta needs for path-based
 and catalog tables (antlr4-runtime, Hadoop, Jackson, Parquet) ships inside pyspark's own jars.
+
+``--s3a`` fetches Hadoop's S3A connector instead (``spark_jobs.runtime.s3a_jars``: hadoop-aws and
+the AWS SDK bundle, about 690 MB), for gates whose tables are in S3; the Maven fallback copies it
+into ``.jars/s3a/``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from spark_jobs.runtime import s3a_jars
 from spark_jobs.runtime.session import DELTA_PACKAGE, get_session, jars_dir, local_jars
 
 MAVEN_ARTIFACTS = (DELTA_PACKAGE, "io.delta:delta-storage:4.4.0")
@@ -54,10 +59,10 @@ def smoke_in_subprocess() -> bool:
     return done.returncode == 0
 
 
-def resolve_in_subprocess() -> bool:
-    """Fetch Delta's jars into the Ivy cache without starting Spark: ``spark-submit --packages``
-    resolves them, then runs a script that only exits (seconds, where ``smoke`` takes a minute
-    on a small machine). Whether they load is then for the caller to prove."""
+def resolve_in_subprocess(package: str = DELTA_PACKAGE) -> bool:
+    """Fetch ``package`` (default Delta's jars) into the Ivy cache without starting Spark:
+    ``spark-submit --packages`` resolves it, then runs a script that only exits (seconds, where
+    ``smoke`` takes a minute on a small machine). Whether they load is then for the caller to prove."""
     import pyspark
 
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
@@ -65,7 +70,7 @@ def resolve_in_subprocess() -> bool:
         script = Path(folder) / "resolved.py"
         script.write_text("")
         try:
-            done = subprocess.run([str(spark_submit), "--packages", DELTA_PACKAGE, str(script)],
+            done = subprocess.run([str(spark_submit), "--packages", package, str(script)],
                                   env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=folder,
                                   timeout=SMOKE_TIMEOUT_SECONDS, check=False)
         except subprocess.TimeoutExpired:
@@ -73,14 +78,15 @@ def resolve_in_subprocess() -> bool:
     return done.returncode == 0
 
 
-def copy_with_maven() -> None:
-    """Copy the Delta jars from Maven Central into ``jars_dir()`` with ``mvn``."""
+def copy_with_maven(artifacts: tuple[str, ...] = MAVEN_ARTIFACTS, target: Path | None = None) -> None:
+    """Copy ``artifacts`` (default the Delta jars) from Maven Central into ``target`` (default
+    ``jars_dir()``) with ``mvn``."""
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise RuntimeError("Ivy could not resolve Delta Lake and `mvn` is not installed")
-    target = jars_dir()
+        raise RuntimeError(f"Ivy could not resolve {artifacts[0]} and `mvn` is not installed")
+    target = target or jars_dir()
     target.mkdir(parents=True, exist_ok=True)
-    for artifact in MAVEN_ARTIFACTS:
+    for artifact in artifacts:
         subprocess.run(
             [
                 mvn,
@@ -103,7 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         "--resolve-only", action="store_true",
         help="fetch the jars through Ivy without the Delta round trip (when the next step proves they load)",
     )
+    parser.add_argument(
+        "--s3a", action="store_true",
+        help="fetch Hadoop's S3A connector (hadoop-aws and the AWS SDK bundle) instead of Delta's jars",
+    )
     args = parser.parse_args(argv)
+    if args.s3a:
+        return fetch_s3a(maven=args.maven)
     if not args.maven:
         if local_jars():
             print(f"Delta Lake jars ready ({jars_dir()})")
@@ -120,6 +132,25 @@ def main(argv: list[str] | None = None) -> int:
         print("Delta Lake jars copied but a local session still cannot use them", file=sys.stderr)
         return 1
     print(f"Delta Lake jars ready ({jars_dir()})")
+    return 0
+
+
+def fetch_s3a(*, maven: bool) -> int:
+    """The S3A connector into the Ivy cache, else (or with ``maven``) into ``.jars/s3a/``. Whether
+    it loads is proved by the first gate that reads S3, so nothing is started here."""
+    if s3a_jars.jars_on_disk(jars_dir()):
+        print(f"S3A connector jars ready ({s3a_jars.HADOOP_AWS_PACKAGE})")
+        return 0
+    if not maven and resolve_in_subprocess(s3a_jars.HADOOP_AWS_PACKAGE) and s3a_jars.jars_on_disk(jars_dir()):
+        print(f"S3A connector jars fetched (Ivy cache {s3a_jars.ivy_jars_dir()})")
+        return 0
+    target = s3a_jars.maven_dir(jars_dir())
+    print(f"copying {', '.join(s3a_jars.ARTIFACTS)} with mvn into {target}", file=sys.stderr)
+    copy_with_maven(s3a_jars.ARTIFACTS, target)
+    if not s3a_jars.jars_on_disk(jars_dir()):
+        print(f"the S3A connector jars are still missing from {target}", file=sys.stderr)
+        return 1
+    print(f"S3A connector jars ready ({target})")
     return 0
 
 

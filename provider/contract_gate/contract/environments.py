@@ -8,13 +8,16 @@ Rules are the same in every environment; only addresses change. A server with ``
 from __future__ import annotations
 
 import posixpath
+import re
 
 from contract_gate.contract.rules import RuleError
 from contract_gate.contract.settings import GateSettings, TableRef
-from contract_plan.migration import major_version
+from contract_plan.migration import versioned_suffix
 from contract_plan.reserved import DECISIONS_TABLE
 
 DEFAULT_ROOT = "lakehouse"
+_STORE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/]+)")
+_SAME_STORE = {"s3a": "s3", "s3n": "s3"}  # three schemes of one S3 bucket
 
 # "m" is left out on purpose: in ODCS units it could be minutes or months.
 _UNIT_SECONDS = {
@@ -67,8 +70,7 @@ def resolve_tables(settings: GateSettings, server, object_name: str, version: st
     """The plan's table addresses. With ``evolution.breaking: newTarget``, contract ``version``
     2.x and later publishes to ``<target>_v<major>`` (quarantine likewise), so a breaking major
     version gets a table of its own and the old one stays for its consumers."""
-    major = major_version(version) if settings.evolution.breaking == "newTarget" else None
-    suffix = f"_v{major}" if major is not None and major >= 2 else ""
+    suffix = versioned_suffix(settings.evolution.breaking, version)
 
     def table(ref: TableRef | None, default: str) -> dict:
         if ref is not None and suffix:
@@ -76,7 +78,7 @@ def resolve_tables(settings: GateSettings, server, object_name: str, version: st
                                          "path": ref.path and ref.path.rstrip("/") + suffix})
         return _address(ref or TableRef(table=default), server)
 
-    return {
+    return _shared_connections({
         "landing": _address(settings.landing, server),
         "candidate_schema": _address(TableRef(table=settings.candidate.schema_), server),
         "target": table(settings.target, object_name + suffix),
@@ -84,7 +86,30 @@ def resolve_tables(settings: GateSettings, server, object_name: str, version: st
         "decisions": table(settings.decisions, DECISIONS_TABLE),
         **({"references": {alias: _address(ref, server) for alias, ref in sorted(settings.references.items())}}
            if settings.references else {}),
-    }
+    })
+
+
+def _store(address: dict) -> tuple[str, str] | None:
+    """(scheme family, bucket or container) of an object-storage path; None for anything else."""
+    match = _STORE.match(address.get("path") or "") if address.get("kind") == "path" else None
+    if match is None or match.group(1).lower() == "file":
+        return None
+    scheme = match.group(1).lower()
+    return _SAME_STORE.get(scheme, scheme), match.group(2)
+
+
+def _shared_connections(tables: dict) -> dict:
+    """An object-storage path that names no connection (the candidates under an ``s3a://`` root,
+    the decision log) takes the one another of the contract's addresses names for the same bucket:
+    every reader of the plan (a job, the landing watch, the decision log) then finds it there."""
+    named: dict[tuple[str, str], str] = {}
+    for address in tables.values():
+        if "kind" in address and _store(address) and address.get("connection"):
+            named.setdefault(_store(address), address["connection"])
+    for address in tables.values():
+        if "kind" in address and _store(address) in named and not address.get("connection"):
+            address["connection"] = named[_store(address)]
+    return tables
 
 
 def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str],
