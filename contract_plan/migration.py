@@ -97,6 +97,13 @@ def major_version(version: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def versioned_suffix(breaking: str | None, version: str | None) -> str:
+    """``_v<major>``, the suffix of a contract's tables (and target Asset) when its evolution
+    setting is ``breaking: newTarget`` and ``version`` is 2.0.0 or later; else ``""``."""
+    major = major_version(version) if breaking == "newTarget" else None
+    return f"_v{major}" if major is not None and major >= 2 else ""
+
+
 def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str], address: dict | None = None,
                    allow_breaking: bool = False) -> Migration:
     """The migration from the deployed table (``fields``, ``properties``) to ``plan``; no steps

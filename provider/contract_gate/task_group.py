@@ -31,6 +31,7 @@ from contract_gate.operators.split import GateSplitOperator
 from contract_gate.operators.submission import GateSubmissionOperator
 from contract_gate.operators.validate import GateValidateOperator
 from contract_plan.addresses import resolve
+from contract_plan.migration import versioned_suffix
 
 TASK_IDS = ("submission", "stage_validate", "branch", "publish", "quarantine", "split", "record_decision")
 
@@ -44,7 +45,10 @@ def target_asset(plan: dict) -> Asset:
         uri = path if "://" in path else Path(path).as_uri()
     else:
         uri = f"table://{target['name']}"
-    return Asset(name=plan["names"]["asset"], uri=uri, group="contract_gate")
+    # a new versioned target (evolution.breaking: newTarget) is a new Asset; the old one keeps its name
+    gate, at, environment = plan["names"]["asset"].partition("@")
+    suffix = versioned_suffix((plan["gate"] or {}).get("evolution", {}).get("breaking"), plan["contract"]["version"])
+    return Asset(name=gate + suffix + at + environment, uri=uri, group="contract_gate")
 
 
 def contract_gate_task_group(

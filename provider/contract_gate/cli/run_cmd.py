@@ -13,9 +13,11 @@ objects, the worst of their decisions. ``--json`` prints ``{"decisions": [...]}`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
@@ -69,7 +71,8 @@ def gate(args, conf: dict, check=None) -> int:
         if refused:
             report_error(args, f"contract-gate: refused: {refused}")
             return 2
-        with progress("running the gate DAG", args.verbose):
+        # Airflow logs the DAG run on stdout, which carries only the command's result
+        with progress("running the gate DAG", args.verbose), contextlib.redirect_stdout(sys.stderr):
             decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
     except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
         report_error(args, f"contract-gate: {type(exc).__name__}: {exc}")
