@@ -131,7 +131,7 @@ def warm_spark(mode: str):
     if mode == "local":
         yield lambda: None
         return
-    from contract_gate.runners.local_connect_server import LocalConnectServer
+    from contract_gate.local_spark.connect_server import LocalConnectServer
 
     with tempfile.TemporaryDirectory(prefix="contract-gate-demo-connect-") as folder:
         server = LocalConnectServer(Path(folder))

@@ -58,7 +58,7 @@ echo "install: fetching the Delta Lake jars"
 
 if [ "${1:-}" != "--class-archive-later" ]; then
   echo "install: building the class archive for local gate jobs (about a minute)"
-  .venv/bin/python -m contract_gate.runners.class_archive
+  .venv/bin/python -m contract_gate.local_spark.class_archive
 fi
 wait "$migrate"
 echo "install: done (.venv, Delta jars, Airflow home $AIRFLOW_HOME)"

@@ -10,4 +10,4 @@ export AIRFLOW_HOME="${AIRFLOW_HOME:-$PWD/.airflow}"
 .venv/bin/contract-gate lint contracts/
 .venv/bin/python scripts/demo.py
 echo "install: the class archive for local gate jobs (built once, about a minute)"
-.venv/bin/python -m contract_gate.runners.class_archive --if-missing
+.venv/bin/python -m contract_gate.local_spark.class_archive --if-missing

@@ -1,6 +1,6 @@
 """A real Spark Connect server with Delta, from the pip-installed pyspark, for the tests.
 
-The command line is the product's local server (``contract_gate.runners.local_connect_server``:
+The command line is the product's local server (``contract_gate.local_spark.connect_server``:
 ``spark-submit --class ...SparkConnectServer`` in local mode on 127.0.0.1, Delta's jars from the
 install's cache, Delta's SQL extension and catalog). The server is started *detached* (a
 short-lived launcher process starts it in a new session and exits), so its JVM does not descend
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from waiting import wait_until
 
-from contract_gate.runners.local_connect_server import free_port, listening
+from contract_gate.local_spark.connect_server import free_port, listening
 
 START_TIMEOUT = 300  # a cold JVM on two shared cores, Delta's jars on the class path
 
@@ -57,9 +57,9 @@ class ConnectServer:
         return f"sc://127.0.0.1:{self.port}"
 
     def server(self):
-        """The product's local server (``contract_gate.runners.local_connect_server``) on this
+        """The product's local server (``contract_gate.local_spark.connect_server``) on this
         port, on two cores whatever the machine; started here through the detaching launcher."""
-        from contract_gate.runners.local_connect_server import LocalConnectServer
+        from contract_gate.local_spark.connect_server import LocalConnectServer
 
         two_cores = {"spark.sql.shuffle.partitions": "2", "spark.databricks.delta.snapshotPartitions": "2"}
         return LocalConnectServer(self.folder, port=self.port, cores=2, conf=two_cores,

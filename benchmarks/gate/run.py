@@ -14,7 +14,7 @@ Latency is one ``dag.test()`` per fresh batch (CSV, ``rows`` rows) of the region
 gate, copied once per execution mode as a contract of its own (own landing, target and
 quarantine), from the call to the recorded decision. Before anything is timed the benchmark
 starts what the remote modes need, the way the tests do (and reports how long that took): a
-Spark Connect server with Delta (``contract_gate.runners.local_connect_server``, the command
+Spark Connect server with Delta (``contract_gate.local_spark.connect_server``, the command
 line ``tests/connect_server.py`` starts) and a
 standalone master and worker (``tests/airflow/_standalone_cluster.py``) that ``spark_submit``
 reaches in client deploy mode (the driver in the task's process, the executors on the worker).
@@ -120,7 +120,7 @@ class RemoteSpark:
         os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
         try:
             if "spark_connect" in self.modes:
-                from contract_gate.runners.local_connect_server import LocalConnectServer
+                from contract_gate.local_spark.connect_server import LocalConnectServer
 
                 started = time.perf_counter()
                 self.server = LocalConnectServer(self.folder / "connect").start()
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         results = {"cpus": os.cpu_count(), "parse": parse_benchmark(root / "parse", args.contracts)}
         print(json.dumps(results, indent=2), flush=True)
         if not args.skip_latency:
-            from contract_gate.runners.class_archive import java_options
+            from contract_gate.local_spark.class_archive import java_options
 
             results["latency"] = {"class_archive": java_options() or None,
                                   **latency_benchmark(root / "latency", args.rows, args.runs, tuple(args.modes),

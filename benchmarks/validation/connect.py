@@ -11,7 +11,7 @@ contract when told to, in turns (after one warm-up each), so both are timed in t
               driver memory 8g)
   connect     a Spark Connect session (the worker is a thin client, no JVM) to a local Connect
               server started by this benchmark with the same settings
-              (``contract_gate.runners.local_connect_server``)
+              (``contract_gate.local_spark.connect_server``)
 
 Two processes because one Python process cannot be a classic PySpark driver and a Connect
 client at once (PySpark's functions dispatch on a process-wide switch).
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         worker(args.worker, args.shape, args.rows[0], args.url, args.server_pid)
         return 0
 
-    from contract_gate.runners.local_connect_server import LocalConnectServer
+    from contract_gate.local_spark.connect_server import LocalConnectServer
 
     workers: list[Worker] = []
     with tempfile.TemporaryDirectory(prefix="contract-gate-connect-bench-") as folder, \

@@ -30,6 +30,8 @@ from urllib.parse import urlparse
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
+from contract_gate.local_spark import class_archive
+from contract_gate.local_spark.submit import local_start_conf
 from spark_jobs.validation.engine import DEPTHS, run_validation
 from contract_plan.model import Plan, load_plan
 from spark_jobs.validation.report import log_summary
@@ -66,7 +68,7 @@ def spark_session(remote: str | None = None) -> SparkSession:
     (``sc://host:port``, else the ``SPARK_REMOTE`` variable), whose server reads the data and
     runs every query, so this process starts no JVM. Without an address, the session already
     running in this process, else local Spark started as the local runner starts a gate job
-    (``contract_gate.runners.local.local_start_conf``: Delta's jars from the install's cache, no
+    (``contract_gate.local_spark.submit.local_start_conf``: Delta's jars from the install's cache, no
     Ivy resolution, the class archive when built, Spark's log quiet)."""
     from spark_jobs.runtime.session import active_session, connect, get_session
 
@@ -77,11 +79,9 @@ def spark_session(remote: str | None = None) -> SparkSession:
     running = active_session()
     if running is not None:
         return running
-    from contract_gate.runners.local import local_start_conf
-
     scratch = tempfile.mkdtemp(prefix="contract-gate-spark-")  # owner-only: Spark's log settings
     atexit.register(shutil.rmtree, scratch, True)
-    return get_session("contract-gate-validate", local_start_conf(Path(scratch)))
+    return get_session("contract-gate-validate", local_start_conf(Path(scratch), archive_options=class_archive.java_options()))
 
 
 CONNECT_TIMEOUT_SECONDS = 10

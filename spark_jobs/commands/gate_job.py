@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _warm_up(steps: list[argparse.Namespace]) -> None:
-    """Start loading the Delta tables the steps will read (``spark_jobs.runtime.warm_up``): a step
+    """Start loading the Delta tables the steps will read (``spark_jobs.commands.warm_up``): a step
     names them with a ``tables_read(args)`` default, as ``[(address, version or None)]``. Only
     where the runner asks for it (``job_start.LOCAL_START_ENV``). Never fails the job: a step that
     cannot name its tables fails on its own, with its own error."""
@@ -85,7 +85,7 @@ def _warm_up(steps: list[argparse.Namespace]) -> None:
         return
     if tables:
         from spark_jobs.runtime.session import get_session
-        from spark_jobs.runtime.warm_up import load_snapshots
+        from spark_jobs.commands.warm_up import load_snapshots
 
         load_snapshots(get_session(), tables)
 

@@ -26,7 +26,7 @@ _NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
 
 LOCAL_START_ENV = "CONTRACT_GATE_LOCAL_START"
 """Set to ``1`` by the local runner, and only there: its jobs run :func:`prepare` and load the
-Delta snapshots their steps will read on a background thread (``spark_jobs.runtime.warm_up``).
+Delta snapshots their steps will read on a background thread (``spark_jobs.commands.warm_up``).
 Off elsewhere: on a cluster the bundled pyspark zip is the code that matches the JVM, a running
 cluster has warm snapshots of its own, and both aids were measured on the local default only."""
 

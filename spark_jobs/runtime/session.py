@@ -198,7 +198,7 @@ def get_session(
     (``PYSPARK_GATEWAY_PORT`` is set): only Delta's SQL settings are added where the submit
     did not set them. Otherwise a local-mode session with Delta from ``local_defaults`` plus
     ``conf`` is started; unless ``conf`` brings Delta's jars itself (a class path or packages,
-    as the local runner's fast start does: ``contract_gate.runners.local.local_start_conf``),
+    as the local runner's fast start does: ``contract_gate.local_spark.submit.local_start_conf``),
     they come from ``.jars/`` when the Maven fallback filled it, else from Maven Central
     through Ivy (cached after the first start).
     """

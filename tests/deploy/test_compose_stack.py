@@ -196,9 +196,9 @@ def test_the_dockerfile_installs_the_provider_and_fetches_delta_once():
     assert "RUN python -m spark_jobs.runtime.jars" in airflow_stage
     # the Spark image takes the jars Ivy fetched in the airflow stage (Spark's default Ivy folder,
     # the one the local runner reads too), instead of fetching them again
-    from contract_gate.runners import local
+    from contract_gate.local_spark import installation
 
-    ivy = Path(re.search(r"Path\.home\(\) / \"([^\"]+)\" / \"jars\"", Path(local.__file__).read_text()).group(1))
+    ivy = Path(re.search(r"Path\.home\(\) / \"([^\"]+)\" / \"jars\"", Path(installation.__file__).read_text()).group(1))
     assert f"COPY --from=airflow /home/airflow/{ivy}/jars/io.delta_*.jar /opt/spark/jars/" in spark_stage
     assert "--packages" not in json.dumps(SERVICES)  # nothing is fetched when the stack starts
 

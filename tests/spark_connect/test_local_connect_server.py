@@ -1,4 +1,4 @@
-"""The product's local Spark Connect server (``contract_gate.runners.local_connect_server``, what
+"""The product's local Spark Connect server (``contract_gate.local_spark.connect_server``, what
 the quick start's demo gates through): it listens on 127.0.0.1 only, serves Delta to a client,
 and is gone, port and process, after ``stop``; a server that cannot start is an error with its log.
 
@@ -15,7 +15,7 @@ import sys
 import psutil
 import pytest
 
-from contract_gate.runners.local_connect_server import LocalConnectServer, listening
+from contract_gate.local_spark.connect_server import LocalConnectServer, listening
 
 CLIENT = """
 import json, sys

@@ -886,7 +886,7 @@ class _Compiler:
         return tables
 
     def access(self, server) -> dict | None:
-        """Who may read the gate's tables on Databricks (``runners.unity_catalog_grants``), from the
+        """Who may read the gate's tables on Databricks (``unity_catalog.grants``), from the
         ODCS ``roles`` of the chosen server, else of the contract: ``access: read`` roles are
         consumers (the target only), ``access: write`` roles the contract owner (also the
         quarantine and its candidates). Role names are principals, quoted wherever they are used."""

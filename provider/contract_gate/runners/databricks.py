@@ -17,7 +17,7 @@ of the Databricks connection's extra (so generated DAGs need no code: the deploy
 and paths live with the connection), e.g. ``{"host": ..., "token": ..., "contract_gate":
 {"python_file": ..., "existing_cluster_id": ..., "warehouse_id": ..., "principal": ...}}``.
 For catalog tables, every successful run ends with the contract's Unity Catalog GRANTs
-(``runners.unity_catalog_grants``), issued on the SQL warehouse ``warehouse_id``.
+(``unity_catalog.grants``), issued on the SQL warehouse ``warehouse_id``.
 
 Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
 ``tests/airflow/_jobs_api_emulator.py``), not against a Databricks workspace.
@@ -162,9 +162,9 @@ class DatabricksRunner(GateRunner):
 
     def grant_access(self, hook, job: GateJob, result: dict) -> None:
         """After every successful run, the contract's access boundary on its catalog tables
-        (``runners.unity_catalog_grants``): the run may have created a table, and a grant
+        (``unity_catalog.grants``): the run may have created a table, and a grant
         revoked by hand is restored. Path-based tables have no grants to give."""
-        from contract_gate.runners.unity_catalog_grants import apply_access, statement_runner
+        from contract_gate.unity_catalog.grants import apply_access, statement_runner
 
         plan = json.loads(Path(job.arguments["--plan"]).read_text(encoding="utf-8"))
         if not plan.get("tables") or plan["tables"]["target"]["kind"] != "table":

@@ -40,7 +40,7 @@ import contract_plan
 from contract_gate.config import gate_home
 from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_gate.runners.local import delta_jars_on_disk, gate_job_script
+from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 from contract_plan.addresses import HOME_ENV
 

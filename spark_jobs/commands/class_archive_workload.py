@@ -1,6 +1,6 @@
 """A miniature gate, run once at install time so the JVM can record the classes a gate job loads.
 
-``contract_gate.runners.class_archive`` runs this file under ``spark-submit`` with
+``contract_gate.local_spark.class_archive`` runs this file under ``spark-submit`` with
 ``-XX:ArchiveClassesAtExit``: the JVM writes every class it loaded (Spark, Delta, the codegen
 compiler) into a class-data-sharing archive, and later gate jobs map that archive instead of
 loading and verifying the same ~20,000 classes from jars again. What is run here decides what
@@ -9,7 +9,7 @@ pass, key group-by, SQL rule), keys across batches, create the target with its c
 publish by MERGE, split into valid and quarantined rows, read the history — on a few rows in
 a scratch folder that is deleted afterwards.
 
-    spark-submit spark_jobs/runtime/class_archive_workload.py <scratch folder>
+    spark-submit spark_jobs/commands/class_archive_workload.py <scratch folder>
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 A gate job is a short JVM: on a small worker a large share of its run is loading, verifying
 and linking the same ~20,000 Spark and Delta classes. The JVM can write the classes it loaded
 into an archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive at the next start
-(``-XX:SharedArchiveFile``). ``python -m contract_gate.runners.class_archive`` builds it once,
-at install time, by running a miniature gate (``spark_jobs/runtime/class_archive_workload.py``)
-through the local runner's own ``spark-submit`` command line; from then on the local runner
+(``-XX:SharedArchiveFile``). ``python -m contract_gate.local_spark.class_archive`` builds it once,
+at install time, by running a miniature gate (``spark_jobs/commands/class_archive_workload.py``)
+through the local jobs' own ``spark-submit`` command line (:mod:`contract_gate.local_spark.submit`); from then on the local runner
 passes the archive to every job.
 
 The archive is only an accelerator: a JVM of another build, or a class path that changed
@@ -18,12 +18,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata
-import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home, spark_jobs_folder
+from contract_gate.local_spark.submit import local_start_conf, submit_argv, submit_environment
 
 ARCHIVE_ENV = "CONTRACT_GATE_CLASS_ARCHIVE"
 
@@ -35,8 +38,6 @@ def archive_path() -> Path | None:
         return None
     if configured:
         return Path(configured)
-    from contract_gate.runners.local import delta_jars_on_disk, spark_home
-
     # Named after the class path it was built for: another installation (another virtualenv,
     # other jars) gets an archive of its own instead of overwriting this one.
     class_path = hashlib.sha256("\n".join([str(spark_home()), *delta_jars_on_disk()]).encode()).hexdigest()[:12]
@@ -51,17 +52,11 @@ def java_options() -> str:
 
 
 def workload_script() -> Path:
-    spec = importlib.util.find_spec("spark_jobs")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
-    return Path(spec.submodule_search_locations[0]) / "runtime" / "class_archive_workload.py"
+    return spark_jobs_folder() / "commands" / "class_archive_workload.py"
 
 
 def build(path: Path | None = None) -> Path:
     """Run the miniature gate with ``-XX:ArchiveClassesAtExit`` and move the archive to ``path``."""
-    from contract_gate.runners.local import LocalRunner
-    from contract_gate.runners.process import StreamedProcess
-
     path = path or archive_path()
     if path is None:
         raise RuntimeError(f"{ARCHIVE_ENV}=off: no class archive to build")
@@ -69,12 +64,12 @@ def build(path: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="contract-gate-class-archive-") as scratch:
         partial = Path(scratch) / "classes.jsa"
         # -Xlog:cds=off: the dump lists every class it cannot archive (generated, signed-jar), by design
-        runner = LocalRunner(class_archive=False, spark_conf={
+        conf = local_start_conf(Path(scratch), spark_conf={
             "spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"})
-        argv = runner.submit_argv(workload_script(), [str(Path(scratch) / "gate")], Path(scratch),
-                                  "contract-gate class archive")
-        StreamedProcess(argv, env=runner.environment(), cwd=scratch, log=runner.log,
-                        label="class archive workload").run()
+        argv = submit_argv(workload_script(), [str(Path(scratch) / "gate")], conf, "contract-gate class archive")
+        done = subprocess.run(argv, env=submit_environment(), cwd=scratch, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"the class archive workload failed with exit code {done.returncode} (its output is above)")
         if not partial.is_file():
             raise RuntimeError("the JVM wrote no class archive (does this JVM support -XX:ArchiveClassesAtExit?)")
         os.replace(partial, path)  # atomic: a concurrent job maps the old archive or the new one
@@ -82,7 +77,7 @@ def build(path: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m contract_gate.runners.class_archive",
+    parser = argparse.ArgumentParser(prog="python -m contract_gate.local_spark.class_archive",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--path", type=Path, help=f"where to write it (default: ${ARCHIVE_ENV} or ~/.cache)")
     parser.add_argument("--if-missing", action="store_true",

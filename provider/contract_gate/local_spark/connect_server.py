@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home
+from contract_gate.local_spark.submit import submit_argv
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 300  # a cold JVM with Delta's jars, on a small shared machine
 
@@ -67,8 +70,7 @@ class LocalConnectServer:
         return json.dumps({"conn_type": "spark_connect", "host": "127.0.0.1", "port": self.port})
 
     def command(self) -> list[str]:
-        from contract_gate.runners.local import delta_jars_on_disk, spark_home
-        from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults
+        from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
 
         jars = delta_jars_on_disk()
         conf = {
@@ -79,17 +81,12 @@ class LocalConnectServer:
             "spark.default.parallelism": str(self.cores),
             "spark.sql.warehouse.dir": str(self.folder / "warehouse"),
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.folder}",
+            **({"spark.jars": ",".join(jars)} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
             **self.conf,
         }
-        argv = [str(spark_home() / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--name", self.name,
-                *(["--jars", ",".join(jars)] if jars else ["--packages", DELTA_PACKAGE])]
-        for key, value in conf.items():
-            argv += ["--conf", f"{key}={value}"]
-        return [*argv, "spark-internal"]
+        return submit_argv("spark-internal", [], conf, self.name, main_class=SERVER_CLASS)
 
     def environment(self) -> dict[str, str]:
-        from contract_gate.runners.local import spark_home
-
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable}
         for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):  # this process's client settings
             env.pop(name, None)

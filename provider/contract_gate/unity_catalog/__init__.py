@@ -1,0 +1,1 @@
+"""Unity Catalog: the GRANTs that draw a gate's access boundary on Databricks (``grants``)."""
