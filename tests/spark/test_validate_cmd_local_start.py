@@ -35,14 +35,17 @@ def test_validate_starts_local_spark_like_the_local_runner_without_ivy(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     report = tmp_path / "report.json"
 
-    done, java = run_watching_java([sys.executable, "-m", "contract_gate.cli.main", "validate", ORDERS, "--format",
-                                    "parquet", "--data", str(data), "--report", str(report)], env, tmp_path)
+    done, java = run_watching_java([sys.executable, "-m", "contract_gate.cli.main", "validate", ORDERS,
+                                    "--input-format", "parquet", "--data", str(data), "--report", str(report)],
+                                   env, tmp_path)
 
     assert done.returncode == 1, done.stderr[-3000:]
     failed = {rule["id"]: rule["failed_rows"] for rule in json.loads(report.read_text())["rules"]
               if rule["passed"] is False}
     assert failed == {"order_total_not_negative": 1}
     assert not re.search(r"resolving dependencies|ivy", done.stderr, re.IGNORECASE), done.stderr[-3000:]
+    # piped: no progress line, and the failing batch's JSON log line only with --verbose
+    assert "contract-gate: " not in done.stderr and "contract_gate.validation" not in done.stderr, done.stderr[-3000:]
     # spark-submit's launcher (a JVM that only builds the command line), then the driver
     drivers = [" ".join(command) for command in java.values() if "org.apache.spark.launcher.Main" not in command]
     assert len(drivers) == 1, java
