@@ -1,0 +1,100 @@
+"""A contract that changes, end to end through its generated DAG (``dag.test()``, local Spark, Delta):
+the two common harmless edits (a nullable column, a currency added to a list) migrate the target
+once, before the next batch publishes, and the migration is a decision of its own; a removed
+column is refused with the differences; the same change as a new major version with
+``evolution.breaking: newTarget`` publishes to a new table and leaves the old one untouched."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from _airflow_gate import REPO, gate_home, order_rows
+
+CONTRACT = "evolving_orders"
+TARGET = f"lakehouse/{CONTRACT}"
+
+
+def write_contract(gate, version: str, *, coupon: bool = False, yen: bool = False, drop: str | None = None,
+                   **evolution) -> Path:
+    """The orders example as contract ``evolving_orders`` (tables of its own) at ``version``."""
+    document = yaml.safe_load((REPO / "contracts" / "orders.yaml").read_text(encoding="utf-8"))
+    document.update(id=CONTRACT, version=version)
+    document["schema"][0]["name"] = CONTRACT
+    document["slaProperties"][0]["element"] = f"{CONTRACT}.order_timestamp"
+    properties = document["schema"][0]["properties"]
+    if coupon:
+        properties.insert(4, {"name": "coupon", "physicalType": "string", "logicalType": "string"})
+    if yen:
+        check = next(p for p in properties if p["name"] == "currency")["quality"][0]["implementation"]["check"]
+        check["arguments"]["allowed"].append("'JPY'")
+    if drop:
+        properties[:] = [p for p in properties if p["name"] != drop]
+    gate_settings = next(c for c in document["customProperties"] if c["property"] == "contractGate")["value"]
+    gate_settings["landing"]["path"] = f"landing/{CONTRACT}"
+    if evolution:
+        gate_settings["evolution"] = copy.deepcopy(evolution)
+    path = gate.contracts / f"{CONTRACT}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    from contract_gate.dag_factory import sync_dag_files
+
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()  # the next run parses the contract as it is now
+    return path
+
+
+def decision_records(path: Path) -> list:
+    from contract_gate import decisions
+    from contract_gate.contract.compiler import compile_plan
+
+    with gate_home():
+        plan = compile_plan(str(path))
+        return decisions.store_for(plan).records(contract_id=CONTRACT)
+
+
+@pytest.mark.slow  # four DAG runs, each a Spark JVM of its own
+def test_a_contract_that_changes_migrates_refuses_or_moves_to_a_new_target(gate):
+    write_contract(gate, "1.0.0")
+    gate.land(CONTRACT, order_rows(start=0), "json")
+    first = gate.run(CONTRACT).decision
+    assert (first["outcome"], first["contract_version"]) == ("published", "1.0.0")
+
+    # v1.1.0: a nullable column and a currency; the next batch carries both
+    path = write_contract(gate, "1.1.0", coupon=True, yen=True)
+    rows = [{**row, "coupon": "WELCOME" if i == 0 else None, "currency": "JPY" if i == 1 else row["currency"]}
+            for i, row in enumerate(order_rows(start=10))]
+    gate.land(CONTRACT, rows, "json")
+    second = gate.run(CONTRACT)
+    assert (second.decision["outcome"], second.decision["contract_version"]) == ("published", "1.1.0")
+    migrated = [r for r in decision_records(path) if r.outcome == "migrated"]
+    assert len(migrated) == 1 and not migrated[0].final
+    migration = migrated[0]
+    assert (migration.migration["from_version"], migration.contract_version) == ("1.0.0", "1.1.0")
+    assert any("ADD COLUMNS (`coupon` string)" in s for s in migration.migration["statements"])
+    assert migration.migration["submission_id"] == second.decision["submission_id"]
+    assert migration.target_version_after == second.decision["target_version_before"]
+    published = {row["order_id"]: row for row in gate.rows(TARGET)}
+    assert published["O10"]["coupon"] == "WELCOME" and published["O11"]["currency"] == "JPY"
+    assert published["O0"]["coupon"] is None  # the batch before the migration
+
+    # v2.0.0 removes a column: refused with the differences, the target untouched
+    before = (gate.version(TARGET), len(gate.rows(TARGET)))
+    write_contract(gate, "2.0.0", coupon=True, yen=True, drop="customer_id")
+    gate.land(CONTRACT, [{**{k: v for k, v in row.items() if k != "customer_id"}, "coupon": None}
+                         for row in order_rows(start=20)], "json")
+    refused = gate.run(CONTRACT)
+    refused_id = refused.xcoms["submission"]["submission_id"]
+    assert refused.states["publish"] == "failed"
+    assert [r.outcome for r in decision_records(path) if r.submission_id == refused_id] == ["failed"]
+    assert (gate.version(TARGET), len(gate.rows(TARGET))) == before
+
+    # the same v2.0.0 with a versioned target: published to evolving_orders_v2, the old table as it was
+    write_contract(gate, "2.0.0", coupon=True, yen=True, drop="customer_id", breaking="newTarget")
+    moved = gate.run(CONTRACT)  # the same batch, gated again: its failed record is not final
+    assert moved.decision["outcome"] == "published"
+    assert sorted(row["order_id"] for row in gate.rows(f"{TARGET}_v2")) == ["O20", "O21", "O22", "O23"]
+    assert "customer_id" not in gate.rows(f"{TARGET}_v2")[0]
+    assert (gate.version(TARGET), len(gate.rows(TARGET))) == before
+    assert len([r for r in decision_records(path) if r.outcome == "migrated"]) == 1
