@@ -68,7 +68,7 @@ def _count_ahead(args: argparse.Namespace) -> None:
     """``batch_keys``'s early start: once ``stage`` has left the candidate, count its keys that the
     target holds beside ``validate``. Not when the candidate lacks the contract's schema: the
     report will fail the batch on that, and the count would read columns that may be missing."""
-    from spark_jobs.runtime.beside import beside
+    from spark_jobs.runtime.side_by_side import side_by_side
     from spark_jobs.runtime.session import get_session
     from spark_jobs.steps.publish import keys_across_batches, read_pinned
     from spark_jobs.validation.schema_compare import check_schema
@@ -85,7 +85,7 @@ def _count_ahead(args: argparse.Namespace) -> None:
             return None
         return keys_across_batches(spark, plan, df, args.submission_id)
 
-    args.counted_ahead = ((staged["candidate"], staged["version"]), beside(count, "batch-keys"))
+    args.counted_ahead = ((staged["candidate"], staged["version"]), side_by_side(count, "batch-keys"))
 
 
 def _across_batches_rule(plan: Plan) -> Rule | None:

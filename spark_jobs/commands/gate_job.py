@@ -9,7 +9,7 @@ arguments it knows from the same command line, they run in order in one session,
 ``args.context`` (a dict where each step leaves its result under its own name), and the
 chain stops at the first step that does not exit 0. A step may start its work early, beside
 the step before it (an ``ahead(args)`` default, called when that step starts): ``batch_keys``
-counts the target's keys while ``validate`` runs (``spark_jobs.runtime.beside``).
+counts the target's keys while ``validate`` runs (``spark_jobs.runtime.side_by_side``).
 
 Exit codes: 0 the step completed (for ``validate``: whatever the outcome), 1 the step itself
 failed, 2 bad arguments.

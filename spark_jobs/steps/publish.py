@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from contract_plan.addresses import as_address, location, resolve, sql_name
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
-from spark_jobs.runtime.beside import beside
+from spark_jobs.runtime.side_by_side import side_by_side
 from spark_jobs.steps.commits import (
     is_conflict, own_commit_version, retry_conflicts, tagged_session,
 )
@@ -184,7 +184,7 @@ def _attempt(
     df = df.select(*[F.col(quote_identifier(c.name)) for c in plan.columns])
     # The business date is read beside the commit: a second query of the same snapshot, whose
     # fixed costs overlap the MERGE's instead of following them.
-    dated = beside(lambda: latest_business_date(plan, df), "business-date")
+    dated = side_by_side(lambda: latest_business_date(plan, df), "business-date")
 
     def result(outcome: dict[str, Any]) -> dict[str, Any]:
         return {"mode": mode, "attempts": attempt, "latest_business_date": dated.result(), **outcome}

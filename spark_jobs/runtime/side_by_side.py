@@ -18,7 +18,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def beside(work: Callable[[], T], name: str) -> Future[T]:
+def side_by_side(work: Callable[[], T], name: str) -> Future[T]:
     """Start ``work()`` on a daemon thread; its ``Future`` holds the result or the exception.
 
     A daemon thread, not an executor's: a job that fails on its own thread must still end at
