@@ -21,7 +21,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "contracts.md"
 
 
 _SERVER_FIELDS = {"postgres": "host: db, port: 5432, database: d, schema: s",
-                  "snowflake": "account: a, database: d, schema: s", "local": "path: lakehouse, format: delta"}
+                  "snowflake": "account: a, database: d, schema: s", "bigquery": "project: p, dataset: d",
+                  "local": "path: lakehouse, format: delta"}
 
 
 def _server(server_type: str, name: str = "dev") -> str:
@@ -356,6 +357,20 @@ def test_container_words_leave_the_type_to_the_nested_properties():
               - {name: rating, physicalType: '5', logicalType: integer}
         """))
     assert plan["columns"][0]["type"] == "array<struct<rating:int>>"
+
+
+def test_a_bigquery_range_whose_bounds_are_items_is_that_array():
+    """datacontract-cli's BigQuery import writes a RANGE column with its bounds as items."""
+    plan = compile_text(_text("""
+        - name: valid_during
+          physicalType: RANGE
+          logicalType: array
+          items: {physicalType: DATETIME, logicalType: timestamp}
+        - name: as_text
+          physicalType: RANGE<DATE>
+          logicalType: string
+        """, "bigquery"))
+    assert [c["type"] for c in plan["columns"]] == ["array<timestamp_ntz>", "string"]
 
 
 # -- the documentation lists every row -------------------------------------------------------------

@@ -331,9 +331,10 @@ DIALECTS: dict[str, dict[str, _Spec]] = {
 SERVER_ALIASES = {"postgresql": "postgres", "mariadb": "mysql", "mssql": "sqlserver", "synapse": "sqlserver",
                   "motherduck": "duckdb", "presto": "trino", "athena": "trino", "avro": "kafka",
                   "pubsub": "kafka", "kinesis": "kafka"}
-# Container words: with nested properties or items, those decide the type.
+# Container words: with nested properties or items, those decide the type (BigQuery's RANGE, text
+# without them, is a pair of bounds that importers spell out as items).
 CONTAINERS = frozenset({"object", "struct", "record", "array", "list", "map", "message", "repeated message",
-                        "row", "tuple", "group", "repeated", "nested", "variant", "super"})
+                        "row", "tuple", "group", "repeated", "nested", "variant", "super", "range"})
 
 
 def dialect_of(server_type: str | None) -> str | None:
