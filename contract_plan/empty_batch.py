@@ -6,7 +6,7 @@ consumer could not tell a quiet day from a broken producer. The validation of a 
 with a submission id: every gate run) therefore adds a batch rule that fails when the candidate
 has no rows; the engine measures it in the pass that counts the rows anyway, and the report
 lists it with the contract's rules. It is not in the plan: like the type rules of a CSV/JSON
-input (``spark_jobs.validation.unfit``) it is the gate's own, the same for every contract, so a contract
+input (``spark_jobs.validation.unparseable_values``) it is the gate's own, the same for every contract, so a contract
 cannot switch it off. Checking a DataFrame in a notebook (no submission) judges the rows only:
 an empty DataFrame fails only the contract's own ``rowCount`` rules.
 """

@@ -4,7 +4,7 @@ A Delta candidate is always read at one pinned version (``versionAsOf``): the re
 that version and publication later reads the same one, so what was validated is what is
 published. Files without types of their own (CSV, JSON) are read with the contract's types;
 a value that does not fit is neither coerced nor silently NULL: its row is marked
-(``spark_jobs.validation.unfit``) and fails that column's ``<column>.type`` rule. An empty file has the
+(``spark_jobs.validation.unparseable_values``) and fails that column's ``<column>.type`` rule. An empty file has the
 plan's columns and no rows.
 """
 
@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from spark_jobs.runtime.errors import NOTHING_TO_INFER, has_condition
-from spark_jobs.validation.unfit import read_text
+from spark_jobs.validation.unparseable_values import read_text
 from contract_plan.addresses import looks_like_path
 from contract_plan.sql_text import quote_identifier, quote_qualified
 

@@ -19,7 +19,7 @@ from contract_plan.empty_batch import empty_batch_rule
 from contract_plan.model import Plan, Rule
 from contract_plan.sql_text import quote_identifier
 from spark_jobs.validation.schema_compare import SchemaResult
-from spark_jobs.validation.unfit import type_rules
+from spark_jobs.validation.unparseable_values import type_rules
 
 NOT_EVALUATED = "not_evaluated"
 NOT_EXECUTED = "not_executed"
@@ -74,7 +74,7 @@ class Triage:
 def triage(
     plan: Plan, df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False
 ) -> Triage:
-    """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``spark_jobs.validation.unfit``,
+    """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``spark_jobs.validation.unparseable_values``,
     and for a ``submission``, ``submission.not_empty``, ``contract_plan.empty_batch``) into
     runnable ones and skipped ones with a reason.
 

@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from contract_plan.model import Plan
-from spark_jobs.validation.unfit import UNFIT
+from spark_jobs.validation.unparseable_values import UNFIT
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
     frozen = spark.read.format("delta").load(staged["candidate"]["path"])
     assert dict(frozen.dtypes) == {"region_code": "string", "report_date": "date", "reporting_org": "string",
                                    "case_count": "bigint", "status": "string",
-                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.validation.unfit's marker
+                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.validation.unparseable_values's marker
     assert [r._contract_gate_unfit for r in frozen.collect()] == [[], []]
     history = spark.sql(f"DESCRIBE HISTORY delta.`{staged['candidate']['path']}`").collect()
     assert [(h["version"], h["userMetadata"]) for h in history] == [(0, "sub-1")]

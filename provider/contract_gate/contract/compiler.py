@@ -44,7 +44,7 @@ _DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone", "minProperties"
 # Array options: logicalTypeOptions key -> (rule kind, comparison with the array's size).
 _ARRAY_SIZE_OPTIONS = {"minItems": ("min_items", ">="), "maxItems": ("max_items", "<="), "dimensions": ("dimensions", "=")}
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
-# Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unfit, contract_plan.empty_batch),
+# Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unparseable_values, contract_plan.empty_batch),
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
 _KNOWN_OPTIONS = {*rules.RANGE_OPTIONS, "minLength", "maxLength", "pattern", "multipleOf", *_DOCUMENTING_OPTIONS,
@@ -267,7 +267,7 @@ class _Compiler:
             if allow_non_finite is True and column_type not in ("float", "double"):
                 self.error(f"{base}.customProperties[{index}].property",
                            f"allowNonFinite applies to float and double columns, not {column_type}")
-            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.validation.unfit)
+            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.validation.unparseable_values)
                 column["allow_non_finite"] = True
             result.append(column)
         return result
