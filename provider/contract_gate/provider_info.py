@@ -56,7 +56,7 @@ def get_provider_info() -> dict:
                 "integration-name": INTEGRATION,
                 "python-modules": [
                     "contract_gate.triggers.landing",
-                    "contract_gate.triggers.accepted_data",
+                    "contract_gate.triggers.accepted_data_trigger",
                     "contract_gate.triggers.spark_driver",
                 ],
             }

@@ -242,7 +242,7 @@ def accepted_sensor(contract: str, business_date=None):
 
 
 def test_the_accepted_data_sensor_releases_on_a_published_decision_and_waits_after_a_quarantined_one(world, gate):
-    from contract_gate.triggers.accepted_data import look
+    from contract_gate.triggers.accepted_data_trigger import accepted_data_event
 
     good = world.good.decision["submission_id"]
     with gate_home():
@@ -251,7 +251,7 @@ def test_the_accepted_data_sensor_releases_on_a_published_decision_and_waits_aft
         assert accepted_sensor(GATE, (TODAY - timedelta(days=3)).isoformat()).poke({})  # an earlier date is covered
         # the bad batch for tomorrow was quarantined: nothing covers tomorrow
         assert accepted_sensor(GATE, TOMORROW.isoformat()).poke({}) is False
-        assert look(str(CONTRACTS / f"{GATE}.yaml"), None, TOMORROW.isoformat()) is None  # its trigger waits too
+        assert accepted_data_event(str(CONTRACTS / f"{GATE}.yaml"), None, TOMORROW.isoformat()) is None  # its trigger waits too
         assert accepted_sensor(IDLE, TODAY.isoformat()).poke({}) is False  # never gated
         # freshness: today's published data is within the 2-day SLA; nothing accepted is stale
         fresh = accepted_sensor(GATE).poke({}).xcom_value

@@ -28,7 +28,7 @@ class AcceptedDataSensor(BaseSensorOperator):
     :param object_name: the schema object whose accepted data is awaited; default the contract's
         only (gated) object. (templated)
     :param deferrable: wait in the triggerer
-        (:class:`~contract_gate.triggers.accepted_data.AcceptedDataTrigger`) instead of a worker slot.
+        (:class:`~contract_gate.triggers.accepted_data_trigger.AcceptedDataTrigger`) instead of a worker slot.
     """
 
     template_fields: Sequence[str] = ("contract", "business_date", "env", "object_name")
@@ -49,13 +49,13 @@ class AcceptedDataSensor(BaseSensorOperator):
         return str(resolve_contract(self.contract))
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
-        from contract_gate.triggers.accepted_data import look
+        from contract_gate.triggers.accepted_data_trigger import accepted_data_event
 
-        return self.finish(look(self.contract_path(), self.env or None, self.business_date or None,
+        return self.finish(accepted_data_event(self.contract_path(), self.env or None, self.business_date or None,
                                 self.object_name or None))
 
     def finish(self, event: dict[str, Any] | None) -> bool | PokeReturnValue:
-        from contract_gate.triggers.accepted_data import ACCEPTED
+        from contract_gate.triggers.accepted_data_trigger import ACCEPTED
 
         if event is None:
             self.log.info("no accepted data%s yet", f" for {self.business_date}" if self.business_date else
@@ -71,7 +71,7 @@ class AcceptedDataSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        from contract_gate.triggers.accepted_data import AcceptedDataTrigger
+        from contract_gate.triggers.accepted_data_trigger import AcceptedDataTrigger
 
         self.defer(trigger=AcceptedDataTrigger(self.contract_path(), self.env or None, self.business_date or None,
                                                poll_seconds=self.poke_interval, object_name=self.object_name or None),

@@ -17,7 +17,7 @@ ACCEPTED = "accepted"
 ERROR = "error"
 
 
-def look(contract: str, env: str | None, business_date: str | None,
+def accepted_data_event(contract: str, env: str | None, business_date: str | None,
          object_name: str | None = None) -> dict[str, Any] | None:
     """One look at ``object_name``'s target (default the contract's only gated object): the event
     to fire, or None while the consumer waits."""
@@ -59,7 +59,7 @@ class AcceptedDataTrigger(BaseTrigger):
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         while True:
-            event = await asyncio.to_thread(look, self.contract, self.env, self.business_date, self.object_name)
+            event = await asyncio.to_thread(accepted_data_event, self.contract, self.env, self.business_date, self.object_name)
             if event is not None:
                 yield TriggerEvent(event)
                 return
