@@ -1,6 +1,6 @@
 """Has a contract's target accepted data for a business date, or is it fresh within its SLA?
 
-What :class:`~contract_gate.sensors.accepted_data.AcceptedDataSensor` and its trigger wait for,
+What :class:`~contract_gate.sensors.accepted_data_sensor.AcceptedDataSensor` and its trigger wait for,
 answered without a JVM by the freshness package's readers (:mod:`contract_gate.freshness`):
 
 * **a business date**: a published decision (``published`` or ``split``: rows reached the

@@ -47,7 +47,7 @@ def get_provider_info() -> dict:
                 "integration-name": INTEGRATION,
                 "python-modules": [
                     "contract_gate.sensors.landing",
-                    "contract_gate.sensors.accepted_data",
+                    "contract_gate.sensors.accepted_data_sensor",
                 ],
             }
         ],

@@ -1,5 +1,5 @@
 """Wait in the triggerer for a contract's accepted data (:mod:`contract_gate.accepted_data`):
-the deferred half of :class:`~contract_gate.sensors.accepted_data.AcceptedDataSensor`.
+the deferred half of :class:`~contract_gate.sensors.accepted_data_sensor.AcceptedDataSensor`.
 
 The contract is compiled on each look (milliseconds, no Spark), from the same file the workers
 read, so the triggerer needs the contracts folder as they do. Reads run in a thread.
