@@ -1,5 +1,5 @@
 """``AcceptedDataSensor``: a consumer waits for accepted data only (see
-:mod:`contract_gate.accepted_data`), without scheduling on the gate's Asset."""
+:mod:`contract_gate.freshness.readiness`), without scheduling on the gate's Asset."""
 
 from __future__ import annotations
 

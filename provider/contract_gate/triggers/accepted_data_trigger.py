@@ -1,4 +1,4 @@
-"""Wait in the triggerer for a contract's accepted data (:mod:`contract_gate.accepted_data`):
+"""Wait in the triggerer for a contract's accepted data (:mod:`contract_gate.freshness.readiness`):
 the deferred half of :class:`~contract_gate.sensors.accepted_data_sensor.AcceptedDataSensor`.
 
 The contract is compiled on each look (milliseconds, no Spark), from the same file the workers
@@ -21,7 +21,7 @@ def accepted_data_event(contract: str, env: str | None, business_date: str | Non
          object_name: str | None = None) -> dict[str, Any] | None:
     """One look at ``object_name``'s target (default the contract's only gated object): the event
     to fire, or None while the consumer waits."""
-    from contract_gate.accepted_data import accepted_data
+    from contract_gate.freshness.readiness import accepted_data
     from contract_gate.contract.compiler import compile_plan
     from contract_gate.contract.errors import ContractError
 
