@@ -350,6 +350,12 @@ def test_dqx_is_unique_keeps_nulls_distinct():
     assert second["nulls_distinct"] is False
 
 
+def test_dqx_is_unique_under_a_property_is_unique_on_that_property():
+    quality = "- type: custom\n  engine: dqx\n  implementation:\n    check: {function: is_unique}"
+    plan = compile_text(contract(column("a", "string", "string", quality=quality)))
+    assert (rule(plan, "a.is_unique")["kind"], rule(plan, "a.is_unique")["columns"]) == ("unique", ["a"])
+
+
 @pytest.mark.parametrize("check, physical, key, message", [
     ("{function: is_in_range, arguments: {min_limit: 0}}", "int", "",
      "DQX function is_in_range needs argument(s): max_limit; with only a lower limit use is_not_less_than "

@@ -119,15 +119,18 @@ def parse_implementation(implementation) -> dict:
 
 def compile_check(implementation: dict, columns: dict[str, str], default_column: str | None = None) -> dict:
     """Compile a parsed DQX check against ``columns`` (name -> Spark type). A check written under a
-    property may leave out ``column``: it is that property. Returns the rule fields the check
-    decides: function, columns, severity, scope, kind, predicate or nulls_distinct, filter, and
-    the check's name (None if it has none) with ``name_key``, the YAML keys it was written under."""
+    property may leave out ``column`` (``columns`` of ``is_unique``): it is that property. Returns
+    the rule fields the check decides: function, columns, severity, scope, kind, predicate or
+    nulls_distinct, filter, and the check's name (None if it has none) with ``name_key``, the YAML
+    keys it was written under."""
     check = implementation["check"]
     function = check["function"]
     required, optional = FUNCTIONS[function]
     arguments = dict(check.get("arguments") or {})
     if default_column is not None and "column" in required:
         arguments.setdefault("column", default_column)
+    if default_column is not None and function == "is_unique":
+        arguments.setdefault("columns", [default_column])
     where = ["implementation", "check", "arguments"]
     unknown = sorted(set(arguments) - set(required) - set(optional), key=str)
     if unknown:
