@@ -10,7 +10,7 @@ name (after Airflow's ``statsd_prefix``)  type     value and tags
 ``contract_gate.receipt_to_publication``  timer    from the gate run's receipt of the batch (its
                                                    submission task) to the published decision;
                                                    tag ``contract``
-``contract_gate.freshness.readiness_age``       gauge    seconds since the latest accepted business date
+``contract_gate.accepted_data_age``       gauge    seconds since the latest accepted business date
                                                    (the freshness SLA's measure), at every
                                                    publication and every freshness check;
                                                    tag ``contract``
@@ -41,7 +41,7 @@ from contract_gate.decisions.record import ObjectScope
 
 REJECTIONS = "contract_gate.rejections"
 RECEIPT_TO_PUBLICATION = "contract_gate.receipt_to_publication"
-ACCEPTED_DATA_AGE = "contract_gate.freshness.readiness_age"
+ACCEPTED_DATA_AGE = "contract_gate.accepted_data_age"
 TIME_TO_RESOLVE = "contract_gate.time_to_resolve"
 REJECTED_OUTCOMES = ("quarantined", "split")
 MAX_RERUN_CHAIN = 100  # a re-run chain is walked back at most this far (a loop cannot hang the task)

@@ -83,7 +83,7 @@ def test_time_to_resolve_runs_from_the_rejection_to_its_published_rerun(gated):
 
 
 def test_accepted_data_age_is_sent_at_each_publication(gated):
-    ages = metric(gated, "contract_gate.freshness.readiness_age")
+    ages = metric(gated, "contract_gate.accepted_data_age")
     assert [(tags, kind) for tags, _, kind in ages] == [({"contract": REGIONAL}, "g")] * 2
     # regional_rows report 2025-03-01..03; the data is as of the end of its latest day (freshness rules)
     as_of = datetime.fromisoformat("2025-03-04T00:00:00+00:00")
