@@ -89,10 +89,6 @@ class Rule:
     reason: str | None = None
     """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
 
-    @property
-    def is_error(self) -> bool:
-        return self.severity == "error"
-
 
 @dataclass(frozen=True)
 class Tables:
