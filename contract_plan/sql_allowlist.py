@@ -591,6 +591,7 @@ def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str
     def as_query(tree: exp.Expression) -> exp.Expression:
         if batch:
             _bind_batch_names(tree, batch)
+        _drop_dual(tree)
         _check_query_tree(tree, tables)
         return tree
 
@@ -612,6 +613,21 @@ def _bind_batch_names(tree: exp.Expression, names: set[str]) -> None:
         table.set("this", exp.to_identifier(f"{_SENTINEL}object", quoted=True))
         if not table.alias:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+
+
+def _drop_dual(tree: exp.Expression) -> None:
+    """``SELECT ... FROM dual`` (Oracle's one-row table) is a SELECT without FROM, Spark's one row:
+    its FROM goes, so nothing is read. Only a bare ``dual`` alone in its FROM (no join, alias,
+    sample or version) that is no CTE in scope; Spark has no ``dual``, and would read a table of
+    that name."""
+    for select in list(tree.find_all(exp.Select)):
+        source = select.args.get("from_")
+        table = source.this if source is not None else None
+        if (isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier)
+                and table.name.lower() == "dual" and [key for key, value in table.args.items() if value] == ["this"]
+                and not select.args.get("joins") and not select.args.get("laterals")
+                and not _cte_in_scope(table, table.name, fold_case=True)):
+            select.set("from_", None)
 
 
 _SENTINEL_IDENTIFIER = re.compile(f"`{_SENTINEL}([A-Za-z0-9_]+)`")

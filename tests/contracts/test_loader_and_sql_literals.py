@@ -156,6 +156,27 @@ def test_a_cte_hides_no_table():
             check_query(query, {"object"})
 
 
+@pytest.mark.parametrize("query, rendered", [
+    ("SELECT count(*) FROM dual", "SELECT count(*)"),
+    ("select count(*) from DUAL where 1 = 0", "SELECT count(*) WHERE 1 = 0"),
+    ("SELECT (SELECT count(*) FROM {object} WHERE x < 0) FROM dual",
+     "SELECT (SELECT count(*) FROM {object} WHERE `x` < 0)"),
+    ("WITH dual AS (SELECT * FROM {object}) SELECT count(*) FROM dual",  # a CTE of that name is the CTE
+     "WITH `dual` AS (SELECT * FROM {object}) SELECT count(*) FROM `dual`"),
+])
+def test_oracles_dual_is_a_select_without_a_table(query, rendered):
+    assert check_query(query, {"object"}) == rendered
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT count(*) FROM dual JOIN payments p ON p.a = dual.a", "SELECT count(*) FROM dual, payments",
+    "SELECT count(*) FROM dual d", "SELECT count(*) FROM other.dual",
+])
+def test_dual_beside_anything_else_is_a_table(query):
+    with pytest.raises(ValueError, match="is not allowed"):
+        check_query(query, {"object"})
+
+
 def test_accepted_query_is_rendered_with_its_placeholders():
     assert check_query("  WITH x AS (SELECT v FROM {object}) SELECT count(*) FROM x;  ", {"object"}) == \
         "WITH `x` AS (SELECT `v` FROM {object}) SELECT count(*) FROM `x`"

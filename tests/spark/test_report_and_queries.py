@@ -250,6 +250,14 @@ def test_queries_run_as_rendered_with_the_same_results(spark):
         spark.catalog.dropTempView(view)
 
 
+def test_oracles_dual_runs_as_a_select_of_one_row(spark):
+    """Spark has no ``dual``: what runs is the SELECT without a table, one row as in Oracle."""
+    def run(query: str):
+        return spark.sql(bind_query(query, {"object": "no_such_table"})).first()[0]
+
+    assert (run("SELECT count(*) FROM dual"), run("SELECT count(*) FROM DUAL WHERE 1 = 0")) == (1, 0)
+
+
 def _rounded(rows) -> list:
     """Rows with floats to 9 significant digits: the order in which Spark adds partial
     aggregates differs between two runs of one query, and so do the last bits of a double."""
