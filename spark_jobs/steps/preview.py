@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.addresses import from_location, sql_name
+from contract_plan.addresses import from_location, location, sql_name
 from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.history import exists
 from spark_jobs.validation.candidate import Candidate
@@ -44,10 +44,14 @@ def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict
             "rejected_batches": sum(result["outcome"] == "fail" for result in results)}
 
 
-def batch_rows(spark: SparkSession, batch: dict[str, Any], target: dict[str, Any]) -> tuple[DataFrame, str]:
-    """The batch's rows and where they were read from (``candidate ...`` or ``target ...``)."""
+def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: dict[str, Any]
+               ) -> tuple[DataFrame, str]:
+    """The batch's rows and where they were read from (``candidate ...`` or ``target ...``). A
+    candidate is read only where the gate keeps this submission's candidate (or the Delta landing
+    it pinned), never a table because a decision row names it."""
     candidate, version = batch.get("candidate"), batch.get("candidate_version")
-    if candidate and version is not None:
+    kept = {location(plan.candidate(batch["submission_id"])), location(plan.require_tables().landing)}
+    if candidate in kept and version is not None:
         address = from_location(candidate)
         if exists(spark, address):
             return _at(spark, address, version), f"candidate {candidate} @ version {version}"
@@ -61,7 +65,7 @@ def batch_rows(spark: SparkSession, batch: dict[str, Any], target: dict[str, Any
 
 
 def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
-    rows, source = batch_rows(spark, batch, target)
+    rows, source = batch_rows(spark, plan, batch, target)
     report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
     schema = report["schema"]
     return {

@@ -14,7 +14,7 @@ import pytest
 from _gate_plans import order, version_of, write_json
 from contract_gate import decisions
 from contract_gate.cli.main import main
-from spark_jobs.steps.preview import batch_rows, preview
+from spark_jobs.steps.preview import preview
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.stage import stage_candidate
 from spark_jobs.validation.engine import run_validation
@@ -30,9 +30,8 @@ def _accept(spark, plan: dict, root, n: int, rows: list[dict]) -> dict:
     submission_id = f"sub-{n}"
     staged = stage_candidate(spark, plan, submission_id, str(write_json(root / "landings" / str(n), rows)))
     candidate = staged["candidate"]
-    report = run_validation(spark, plan, batch_rows(spark, {"candidate": candidate["path"],
-                                                            "candidate_version": staged["version"],
-                                                            "submission_id": submission_id}, {})[0])
+    report = run_validation(spark, plan, spark.read.format("delta").option("versionAsOf", staged["version"])
+                            .load(candidate["path"]))
     assert report["outcome"] == "pass"
     published = publish(spark, plan, submission_id, candidate, staged["version"])
     return decisions.record_decision(plan, {
@@ -73,6 +72,9 @@ def test_preview_counts_what_validating_each_accepted_batch_against_the_new_vers
     assert expected["sub-3"] == {currency_rule: 2} and not any(expected[f"sub-{n}"] for n in (1, 2, 4, 5))
     assert [by_batch[f"sub-{n}"]["outcome"] for n in range(1, 6)] == ["pass", "pass", "fail", "pass", "pass"]
     assert by_batch["sub-3"]["source"].startswith("target versions") and by_batch["sub-5"]["source"].startswith("candidate")
+    # a decision row naming some other table is not read: the batch comes from the target
+    elsewhere = preview(spark, v2, [{**accepted[0], "candidate": accepted[4]["candidate"]}], target)
+    assert elsewhere["batches"][0]["source"].startswith("target versions")
     assert all(batch["rows"] == 3 for batch in result["batches"])
     assert result["rules"] == [{"id": currency_rule, "severity": "error", "failed_rows": 2, "batches": 1}]
     assert result["rejected_batches"] == 1
