@@ -7,7 +7,8 @@ as a user runs it), so the measure does not depend on the linter's Python API: a
 exit code 0. A refusal is grouped by its first error into a reason (the rows of the table in
 RESULTS.md); an error no reason matches is grouped by its message with quoted names blanked.
 Reasons marked fair are the refusals the gate should keep: nothing to gate, SQL that reads
-other tables or files or uses a function Spark lacks, another engine's check.
+other tables, files or another version of the batch or uses a function Spark lacks, another
+engine's check.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ OWN_TABLE = "SQL names the object's own table"
 REASONS = [
     ("SQL check uses `{model}` / `{table}`", r"placeholder \{(model|table)\}"),
     ("SQL reads another table or a file", r"table '.*' is not allowed|not allowed as a table"),
+    ("SQL reads another version of the batch (time travel)", r"table version options are not allowed"),
     ("SQL uses a function the gate does not allow", r"function \S+ is not allowed"),
     ("physicalType is not a Spark type", r"unknown physicalType|unexpected '.*' in type"),
     ("no physicalType (only logicalType)", r"physicalType is required"),
@@ -47,7 +49,7 @@ REASONS = [
     ("DQX function not supported", r"unknown DQX function"),
 ]
 FAIR = {"no schema object (nothing to gate)", "SQL reads another table or a file", "check for another engine",
-        "SQL uses a function the gate does not allow"}
+        "SQL uses a function the gate does not allow", "SQL reads another version of the batch (time travel)"}
 
 
 def first_error(completed: subprocess.CompletedProcess) -> str:
