@@ -97,6 +97,20 @@ def major_version(version: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def governed_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str],
+                        address=None) -> tuple[Migration, bool]:
+    """:func:`plan_migration` as the gate settings govern it, and whether breaking differences
+    are allowed: they are when ``evolution.breaking`` is ``allow`` and the contract's major
+    version is above the table's schema version (a table of unknown version is refused)."""
+    plan = load_plan(plan)
+    migration = plan_migration(plan, fields, properties, address)
+    evolution = plan.gate.get("evolution") or {}
+    before, after = major_version(migration.from_version), major_version(plan.contract_version)
+    allowed = (bool(migration.breaking) and evolution.get("breaking") == "allow"
+               and None not in (before, after) and after > before)
+    return (plan_migration(plan, fields, properties, address, allow_breaking=True) if allowed else migration), allowed
+
+
 def versioned_suffix(breaking: str | None, version: str | None) -> str:
     """``_v<major>``, the suffix of a contract's tables (and target Asset) when its evolution
     setting is ``breaking: newTarget`` and ``version`` is 2.0.0 or later; else ``""``."""

@@ -27,7 +27,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from contract_plan.addresses import location, resolve, sql_name
-from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, major_version, plan_migration
+from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, governed_migration
 from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import current_version, exists
@@ -108,10 +108,7 @@ def migrate_target(
         return None
     evolution = plan.gate.get("evolution") or {}
     fields, properties = deployed_state(spark, plan, address)
-    migration = plan_migration(plan, fields, properties, address)
-    allowed = bool(migration.breaking) and _breaking_allowed(evolution, migration.from_version, plan.contract_version)
-    if allowed:
-        migration = plan_migration(plan, fields, properties, address, allow_breaking=True)
+    migration, allowed = governed_migration(plan, fields, properties, address)
     if migration.breaking:
         raise TargetDriftError(address, [*compatibility_differences(plan, fields, properties),
                                          *(f"breaking: {line}" for line in migration.breaking), BREAKING_HINT])
@@ -136,12 +133,6 @@ BREAKING_HINT = ("to publish a breaking change: give the contract a new major ve
                  "evolution.breaking to newTarget (a new table <target>_v<major>, the old one kept) or allow "
                  "(changed in place, evolution.consumers naming who it breaks); `contract-gate diff OLD NEW` "
                  "lists the changes")
-
-
-def _breaking_allowed(evolution: dict[str, Any], from_version: str | None, to_version: str) -> bool:
-    """``breaking: allow``, and the major version went up from the table's schema version."""
-    before, after = major_version(from_version), major_version(to_version)
-    return evolution.get("breaking") == "allow" and None not in (before, after) and after > before
 
 
 def ensure_target(

@@ -166,6 +166,12 @@ def test_plan_migrate_prints_the_statements_for_review(spark, tmp_path, monkeypa
         f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ('{INTENT_PROPERTY}');",
     ]
     assert "column 'customer_id' is in the table but not in the plan" in err.getvalue()
+    allowed = tmp_path / "v2_allowed.yaml"
+    allowed.write_text(orders_text("2.0.0", drop="customer_id", evolution={"breaking": "allow", "consumers": ["bi"]}))
+    with contextlib.redirect_stdout(out := io.StringIO()):
+        assert main(["plan", str(allowed), "--migrate"]) == 0
+    assert f"ALTER TABLE {table} DROP COLUMN `customer_id`;" in out.getvalue().splitlines()
+    assert "--   column 'customer_id' is in the table but not in the plan (removed or renamed)" in out.getvalue()
 
 
 @pytest.mark.slow

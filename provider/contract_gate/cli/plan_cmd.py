@@ -11,7 +11,7 @@ from contract_plan.document import render_plan
 from contract_gate.contract.errors import ContractError
 from contract_plan.table_ddl import render_ddl
 from contract_plan.addresses import resolve
-from contract_plan.migration import plan_migration
+from contract_plan.migration import governed_migration
 
 
 def register(subparsers) -> None:
@@ -66,7 +66,7 @@ def print_migration(plan: dict) -> int:
     if deployed is None:
         print(f"-- no table at {target['path']} yet: the publish step creates it (contract-gate plan --ddl)")
         return 0
-    migration = plan_migration(plan, *deployed, target)
+    migration, allowed = governed_migration(plan, *deployed, target)
     if migration.breaking:
         print(f"-- target {target['path']}: breaking differences, not migrated:", file=sys.stderr)
         for line in migration.breaking:
@@ -74,6 +74,10 @@ def print_migration(plan: dict) -> int:
         return 1
     print(f"-- target {target['path']}: contract version {migration.from_version or 'unknown'} -> {migration.to_version}, "
           f"{len(migration.steps)} statement(s)")
+    if allowed:
+        print("-- breaking differences it makes (evolution.breaking: allow, a new major version):")
+        for line in migration.allowed:
+            print(f"--   {line}")
     for statement in migration.statements:
         print(f"{statement};")
     return 0
