@@ -2,7 +2,7 @@
 parsed (PyYAML, plain text) and every service's image, command, ports, volumes, health checks and
 dependencies are cross-checked against each other, the tested versions (constraints/), the code the stack runs
 (Airflow's own CLI parser and config, the apache-spark provider's hooks, the gate's Spark session
-settings) and the README's "Run it on a cluster" section.
+settings) and the "Run it on a cluster" section of docs/execution-modes.md.
 
 `docker compose config` is used where the Docker client has the compose plugin. On the
 development and CI machines it has not (`docker compose version` fails), so that one test skips
@@ -29,7 +29,7 @@ SERVICES = COMPOSE["services"]
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 CONSTRAINTS = "constraints/constraints-3.11.txt"  # the image's Python is 3.11
-README = (REPO / "README.md").read_text()
+CLUSTER_DOC = (REPO / "docs" / "execution-modes.md").read_text()
 
 AIRFLOW_COMMANDS = {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler",
                     "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer"}
@@ -304,8 +304,13 @@ def test_dependencies_wait_for_health_and_the_init():
         depth(service)
 
 
+def cluster_section() -> str:
+    """docs/execution-modes.md, "Run it on a cluster": what a user reads about the stack."""
+    return re.split(r"\n##+ ", CLUSTER_DOC.split("## Run it on a cluster\n", 1)[1], maxsplit=1)[0]
+
+
 def readme_services() -> dict[str, set[int]]:
-    section = README.split("## Run it on a cluster\n", 1)[1].split("\n## ", 1)[0]
+    section = cluster_section()
     rows = re.findall(r"^\| `([\w-]+)` \| [^|]+ \| ([^|]+) \|$", section, re.M)
     return {name: {int(port) for port in re.findall(r"\b(\d{4,5})\b", ports)} for name, ports in rows}
 
@@ -317,7 +322,7 @@ def test_the_readme_names_the_same_services_and_ports():
         assert listed[service] == set(published(service)), service
     hosts = [port for service in SERVICES for port in published(service)]
     assert len(hosts) == len(set(hosts)), "a host port is published twice"
-    section = README.split("## Run it on a cluster\n", 1)[1].split("\n## ", 1)[0]
+    section = cluster_section()
     assert "docker compose up" in section and "CONTRACT_GATE_EXECUTION_MODE" in section
     switches = {name for value in env("airflow-scheduler").values()
                 for name in re.findall(r"\$\{(\w+):-", str(value))} - {"AIRFLOW_JWT_SECRET"}
