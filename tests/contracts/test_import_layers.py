@@ -65,3 +65,10 @@ def test_a_planted_import_breaks_a_contract(copy, module, planted, broken):
         path.write_text(original, encoding="utf-8")
     assert result.returncode == 1, result.stdout[-3000:]
     assert broken in " ".join(result.stdout.split()), result.stdout[-3000:]
+
+
+def test_the_import_map_of_the_architecture_document_is_the_codes():
+    """docs/architecture.md carries the package import map generated from the code."""
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "import_map.py"), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
