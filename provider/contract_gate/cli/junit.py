@@ -40,7 +40,7 @@ def write_junit(path: Path, suites: list[Suite]) -> None:
     for suite in suites:
         counts = {"tests": len(suite.cases), "failures": sum(c.failure is not None for c in suite.cases),
                   "errors": 0, "skipped": sum(c.skipped is not None for c in suite.cases)}
-        element = ET.SubElement(root, "testsuite", name=_xml(suite.name), **{k: str(v) for k, v in counts.items()})
+        element = ET.SubElement(root, "testsuite", {"name": _xml(suite.name), **{k: str(v) for k, v in counts.items()}})
         for case in suite.cases:
             _case(element, suite.name, case)
         totals = {k: totals[k] + counts[k] for k in totals}
