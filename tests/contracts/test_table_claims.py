@@ -68,11 +68,11 @@ def test_a_quarantine_path_outside_the_root_is_refused(tmp_path, given):
 def test_paths_under_the_root_and_uris_under_a_uri_root_are_accepted(tmp_path, monkeypatch):
     monkeypatch.setenv("CONTRACT_GATE_ROOTS", "s3a://lake")
     inside = _contract(tmp_path, "inside", _gate("      quarantine: {path: rejected/orders}"))
-    assert compile_plan(inside)["tables"]["quarantine"]["path"] == "lakehouse/rejected/orders"
+    assert compile_plan(inside).document["tables"]["quarantine"]["path"] == "lakehouse/rejected/orders"
     uri = _contract(tmp_path, "uri", {"    path: lakehouse\n": "    path: s3a://lake/gold\n",
                                       "        path: landing/orders": "        path: s3a://lake/gold/landing/orders",
                                       **_gate("      quarantine: {path: \"s3a://lake/gold/q/orders\"}")})
-    tables = compile_plan(uri)["tables"]
+    tables = compile_plan(uri).document["tables"]
     assert (tables["target"]["path"], tables["quarantine"]["path"]) == ("s3a://lake/gold/orders", "s3a://lake/gold/q/orders")
     prefix = _contract(tmp_path, "prefix", {"    path: lakehouse\n": "    path: s3a://lake/gold\n",
                                             "        path: landing/orders": "        path: landing/orders",
@@ -85,11 +85,11 @@ def test_an_absolute_server_root_must_be_listed_by_the_deployment(tmp_path, monk
                                      "        path: landing/orders": "        path: srv/landing/orders",
                                      **_gate("      target: {path: etc/cron.d/orders}")})
     [(where, message)] = _errors(path)
-    assert where == "servers[0].path" and "CONTRACT_GATE_ROOTS" in message
+    assert where == "servers[0].path" and "[contract_gate] roots" in message
 
     monkeypatch.setenv("CONTRACT_GATE_ROOTS", f"{tmp_path}/lake, s3a://lake")
     listed = _contract(tmp_path, "d", {"    path: lakehouse\n": f"    path: {tmp_path}/lake/gold\n"})
-    assert compile_plan(listed)["tables"]["target"]["path"] == f"{tmp_path}/lake/gold/orders"
+    assert compile_plan(listed).document["tables"]["target"]["path"] == f"{tmp_path}/lake/gold/orders"
     assert [where for where, _ in _errors(path)] == ["servers[0].path"]
 
 
@@ -108,10 +108,10 @@ def test_a_symbolic_link_out_of_the_root_is_refused(tmp_path, monkeypatch):
 def test_the_landing_stays_under_the_root_or_a_listed_landing_root(tmp_path, monkeypatch):
     path = _contract(tmp_path, "c", {"        path: landing/orders": "        path: /srv/drops/orders"})
     [(where, message)] = _errors(path)
-    assert where == "customProperties[0].value.landing.path" and "CONTRACT_GATE_LANDING_ROOTS" in message
+    assert where == "customProperties[0].value.landing.path" and "[contract_gate] landing_roots" in message
 
     monkeypatch.setenv("CONTRACT_GATE_LANDING_ROOTS", "s3a://drops, /srv/drops")
-    assert compile_plan(path)["tables"]["landing"]["path"] == "/srv/drops/orders"
+    assert compile_plan(path).document["tables"]["landing"]["path"] == "/srv/drops/orders"
 
 
 def test_a_landing_linked_out_of_the_root_must_land_in_a_listed_landing_root(tmp_path, monkeypatch):
@@ -124,7 +124,7 @@ def test_a_landing_linked_out_of_the_root_must_land_in_a_listed_landing_root(tmp
 
     assert [where for where, _ in _errors(path)] == ["customProperties[0].value.landing.path"]
     monkeypatch.setenv("CONTRACT_GATE_LANDING_ROOTS", str(drops))
-    assert compile_plan(path)["tables"]["landing"]["path"] == "lakehouse/landing/orders"
+    assert compile_plan(path).document["tables"]["landing"]["path"] == "lakehouse/landing/orders"
 
 
 def test_a_contracts_own_tables_may_not_overlap(tmp_path):
