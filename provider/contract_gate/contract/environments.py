@@ -12,7 +12,7 @@ import re
 
 from contract_gate.contract.rules import RuleError
 from contract_gate.contract.settings import GateSettings, TableRef
-from contract_plan.migration import major_version
+from contract_plan.migration import versioned_suffix
 from contract_plan.reserved import DECISIONS_TABLE
 
 DEFAULT_ROOT = "lakehouse"
@@ -70,8 +70,7 @@ def resolve_tables(settings: GateSettings, server, object_name: str, version: st
     """The plan's table addresses. With ``evolution.breaking: newTarget``, contract ``version``
     2.x and later publishes to ``<target>_v<major>`` (quarantine likewise), so a breaking major
     version gets a table of its own and the old one stays for its consumers."""
-    major = major_version(version) if settings.evolution.breaking == "newTarget" else None
-    suffix = f"_v{major}" if major is not None and major >= 2 else ""
+    suffix = versioned_suffix(settings.evolution.breaking, version)
 
     def table(ref: TableRef | None, default: str) -> dict:
         if ref is not None and suffix:
