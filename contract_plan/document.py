@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_plan import keys_across_batches
+from contract_plan.limits import check_limits
 from contract_plan.reserved import CANDIDATE_SCHEMA, reserved_problems
 from contract_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
 
@@ -139,6 +140,9 @@ def check_document(plan: Any) -> None:
     if duplicates:
         raise PlanError(f"plan.rules has duplicate ids: {', '.join(duplicates)}")
     _check_across_batches(plan)
+    problem = check_limits(plan.get("gate"))
+    if problem:
+        raise PlanError(problem)
     _check_reserved(plan)
 
 
@@ -227,7 +231,7 @@ def _check_reserved(plan: dict[str, Any]) -> None:
     schema = ((plan.get("gate") or {}).get("candidate") or {}).get("schema") or CANDIDATE_SCHEMA
     try:
         problems = reserved_problems(tables, schema)
-    except (KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError, ValueError):
         raise PlanError("plan.tables must map roles to addresses ({kind: path, path} or {kind: table, name}) "
                         "and plan.gate.candidate.schema must be a name") from None
     if problems:

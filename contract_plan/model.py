@@ -17,6 +17,7 @@ from typing import Any, Mapping, TypedDict
 
 from contract_plan.addresses import candidate_address, resolve
 from contract_plan.document import PlanError, read_document
+from contract_plan.limits import Limits, limits_of
 from contract_plan.spark_types import TypeSyntaxError, spark_type
 from contract_plan.thresholds import satisfies
 
@@ -136,6 +137,11 @@ class Plan:
     def column_labels(self) -> dict[str, str]:
         """The property name of each column whose ``physicalName`` differs from it."""
         return {column.name: column.label for column in self.columns if column.label}
+
+    @property
+    def limits(self) -> Limits:
+        """The time budgets of its validation and of each contract query (``contract_plan.limits``)."""
+        return limits_of(self.gate)
 
     @property
     def classified_columns(self) -> frozenset[str]:

@@ -46,8 +46,9 @@ def _alive(pid: int) -> bool:
 class ConnectServer:
     """One detached Spark Connect server; ``url`` is its ``sc://127.0.0.1:<port>`` address."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, conf: dict[str, str] | None = None) -> None:
         self.folder = folder
+        self.conf = conf or {}  # more Spark settings (a test that reads the server's UI turns it on)
         self.port = free_port()
         self.log = folder / "connect-server.log"
         self.pid: int | None = None
@@ -62,7 +63,7 @@ class ConnectServer:
         from contract_gate.local_spark.connect_server import LocalConnectServer
 
         two_cores = {"spark.sql.shuffle.partitions": "2", "spark.databricks.delta.snapshotPartitions": "2"}
-        return LocalConnectServer(self.folder, port=self.port, cores=2, conf=two_cores,
+        return LocalConnectServer(self.folder, port=self.port, cores=2, conf={**two_cores, **self.conf},
                                   name="contract-gate-test-connect")
 
     def command(self) -> list[str]:

@@ -2,7 +2,8 @@
 
 Exit 0 whenever the validation completed, whatever the outcome: the outcome is in the
 report, and the orchestrator must be able to tell bad data (a report saying ``fail``) from a
-crashed job (a non-zero exit).
+crashed job (a non-zero exit). A validation stopped by its time budget writes no report but a
+stop record beside it (``contract_plan.limits``: what was running, which limit) and fails.
 
 In a chain (``stage+validate``) ``--candidate`` may be left out: the candidate is then the
 one the stage step left in ``args.context["stage"]`` (its result JSON, docs/gate-steps.md:
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from contract_plan.limits import clear_stop, write_stop
 from spark_jobs.commands._step_io import plan_of
+from spark_jobs.runtime.budget import TimeBudgetExceeded
 
 from spark_jobs.validation.candidate import FORMATS, read_candidate
 from spark_jobs.validation.engine import DEPTHS, run_validation
@@ -51,14 +54,19 @@ def run(args: argparse.Namespace) -> int:
         options=dict(option.split("=", 1) for option in args.option),
         columns=plan.columns,
     )
-    report = run_validation(
-        spark,
-        plan,
-        candidate,
-        depth=args.depth,
-        submission_id=args.submission_id,
-        sample_size=args.sample,
-    )
+    clear_stop(args.report.parent)
+    try:
+        report = run_validation(
+            spark,
+            plan,
+            candidate,
+            depth=args.depth,
+            submission_id=args.submission_id,
+            sample_size=args.sample,
+        )
+    except TimeBudgetExceeded as exc:
+        write_stop(args.report.parent, exc.stop)
+        raise
     write_report(report, args.report)
     log_summary(report)
     args.context["validate"] = report

@@ -145,14 +145,25 @@ def child_session(spark: SparkSession) -> SparkSession:
     SparkContext). Spark Connect has no ``newSession``: its ``cloneSession`` makes a new session
     on the server, with the caller's conf copied, and a gRPC channel of its own, which is closed
     by :func:`release_children` (else at exit: a channel left to the garbage collector at
-    interpreter shutdown can wait forever for its calls to drain)."""
+    interpreter shutdown can wait forever for its calls to drain). A Connect child carries the
+    caller's tags (this thread's, ``spark_jobs.runtime.tags``), so what stops the caller's queries
+    by tag stops its child's too; a classic one shares the thread's job tags already."""
     if not is_connect(spark):
         return spark.newSession()
     clone = spark.cloneSession()
     if not _CLONES:
         atexit.register(_release_all)
     _CLONES.setdefault(spark.session_id, []).append(clone)
+    for tag in spark.getTags():
+        clone.addTag(tag)
     return clone
+
+
+def interrupt_connect_tag(spark: SparkSession, tag: str) -> None:
+    """Interrupt the queries tagged ``tag`` of the Connect session ``spark`` and of the sessions
+    cloned from it (:func:`child_session`): a session's interrupt reaches its own queries only."""
+    for session in (spark, *_CLONES.get(spark.session_id, [])):
+        session.interruptTag(tag)
 
 
 def release_children(spark: SparkSession) -> None:

@@ -15,6 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
+from spark_jobs.runtime.session import active_session
+from spark_jobs.runtime.tags import add_tag, thread_tags
+
 T = TypeVar("T")
 
 
@@ -22,13 +25,19 @@ def side_by_side(work: Callable[[], T], name: str) -> Future[T]:
     """Start ``work()`` on a daemon thread; its ``Future`` holds the result or the exception.
 
     A daemon thread, not an executor's: a job that fails on its own thread must still end at
-    once, without waiting for the query beside it (its session's end cancels that query)."""
+    once, without waiting for the query beside it (its session's end cancels that query). The
+    thread's queries carry the caller's tags (a session's tags are per thread), so stopping the
+    job by its tag stops them too."""
     future: Future[T] = Future()
+    session = active_session()
+    tags = thread_tags(session) if session is not None else set()
 
     def run() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
+            for tag in tags:
+                add_tag(session, tag)
             future.set_result(work())
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
             future.set_exception(exc)

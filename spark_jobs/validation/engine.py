@@ -86,6 +86,7 @@ from spark_jobs.validation.flag_words import FlagWords
 from spark_jobs.validation import key_hash as key_hashing
 from spark_jobs.validation.key_hash import hashable, key_hash, merged_keys
 from contract_plan.model import Address, Plan, Rule, load_plan
+from spark_jobs.runtime.budget import TimeBudget
 from spark_jobs.runtime.errors import error_condition
 from spark_jobs.validation.report import Measurement, build_report, query_result
 from spark_jobs.validation.rule_columns import (
@@ -145,10 +146,13 @@ def run_validation(
     row_count = invalid = None
     if depth != "schema":
         references = plan.tables.references if plan.tables else {}
+        budget = TimeBudget(spark, plan.limits.validation_seconds, "the rule pass", VALIDATION_SETTING)
         try:
-            row_count, invalid = _measure(spark, df, rules, measurements, timings, references)
-            if sample_size > 0:
-                _sample(df, plan, rules, measurements, sample_size)
+            with budget:  # a TimeBudgetExceeded is no Spark error: it leaves as it is
+                row_count, invalid = _measure(spark, df, rules, measurements, timings, references, plan, budget)
+                if sample_size > 0:
+                    budget.running = "the failing-value samples"
+                    _sample(df, plan, rules, measurements, sample_size)
         except SPARK_ERRORS as exc:  # Spark's message may quote a value: name its condition only
             raise ValidationFailed(f"validation failed in Spark: {error_condition(exc)}") from None
     timings["total_seconds"] = time.perf_counter() - started
@@ -166,6 +170,8 @@ def run_validation(
     )
 
 
+VALIDATION_SETTING = "limits.validationSeconds"
+QUERY_SETTING = "limits.querySeconds"
 FLAG = "__contract_gate_{}"  # reserved names of the columns the passes add
 HASH = FLAG.format("key_hash")
 COMPLETE = FLAG.format("key_complete")
@@ -178,6 +184,12 @@ INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
 KEY_PARTITIONS = 16
 ADVISORY_PARTITION_SIZE = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
 KEY_PARTITION_SIZE = "4m"
+READER_BATCH = "spark.sql.parquet.columnarReaderBatchSize"
+QUERY_READER_BATCH_ROWS = 64
+"""Rows a contract query reads per batch of the candidate. Spark stops a cancelled task only when
+it asks its input for the next batch, and a query can spend hours on one batch (a join on a key
+every row shares pairs each row with all the others), so small batches let a time budget stop it
+at once."""
 
 
 def _measure(
@@ -187,8 +199,11 @@ def _measure(
     measurements: dict[str, Measurement],
     timings: dict[str, float],
     references: Mapping[str, Address],
+    plan: Plan,
+    budget: TimeBudget,
 ) -> tuple[int, int]:
-    """Run the passes, fill ``measurements``; return (row count, invalid rows).
+    """Run the passes, fill ``measurements``; return (row count, invalid rows). ``budget`` is
+    told which pass or query runs, for the stop's message should it run out.
 
     Every row and metric predicate is evaluated once, into a bit of a flag word
     (``flag_words``). Each group of the first key set's group-by carries its words' spans, so
@@ -219,8 +234,10 @@ def _measure(
         clock = time.perf_counter()
         for group_rules in key_sets:
             if group_rules is not first_set:
+                budget.running = f"the key pass of rule {group_rules[0].id!r}"
                 _key_set_pass(df, group_rules, measurements)
         if error_sets and not fold:
+            budget.running = "the invalid-row count"
             marking = error_row_rules + [r for s in error_sets for r in s if r.severity == "error"]
             marked = df.select(any_broken(marking).alias("broken"))  # windows cannot nest in aggregates
             invalid = marked.agg(F.count_if("broken")).collect()[0][0]
@@ -229,7 +246,7 @@ def _measure(
     clock = time.perf_counter()
     queries = rules.by_scope("query")
     if queries:
-        _run_queries(spark, df, queries, measurements, rules, references)
+        _run_queries(spark, df, queries, measurements, rules, references, plan, budget)
     timings["sql_seconds"] = time.perf_counter() - clock
     return result["rows"], invalid
 
@@ -262,6 +279,13 @@ def _pass_settings(spark: SparkSession) -> Iterator[None]:
     if _setting(spark, INITIAL_PARTITIONS, shuffle_partitions) < KEY_PARTITIONS:
         wanted[INITIAL_PARTITIONS] = KEY_PARTITIONS
     wanted[ADVISORY_PARTITION_SIZE] = KEY_PARTITION_SIZE
+    with _settings(spark, wanted):
+        yield
+
+
+@contextmanager
+def _settings(spark: SparkSession, wanted: Mapping[str, Any]) -> Iterator[None]:
+    """``wanted`` set in the session for the block, each setting put back as it was afterwards."""
     previous = {key: spark.conf.get(key, None) for key in wanted}
     for key, value in wanted.items():
         spark.conf.set(key, str(value))
@@ -538,13 +562,17 @@ def _run_queries(
     measurements: dict[str, Measurement],
     rules: Triage,
     references: Mapping[str, Address],
+    plan: Plan,
+    budget: TimeBudget,
 ) -> None:
     """Each ``type: sql`` rule once, against the candidate (and the gate's references) as
     temporary views.
 
     What runs is the query re-checked and rendered by the allow-list (``bind_query``) with
     its placeholders bound to the views, wrapped as a subquery. A query that fails is
-    ``not_evaluated`` with Spark's error condition as the reason, never Spark's message.
+    ``not_evaluated`` with Spark's error condition as the reason, never Spark's message. Each
+    query runs under its own budget (``limits.querySeconds``) inside the validation's: a query
+    stopped by either stops the validation (``TimeBudgetExceeded``), it is not a failed query.
     """
     views = {"object": f"contract_gate_candidate_{uuid.uuid4().hex}"}
     df.createOrReplaceTempView(views["object"])
@@ -557,27 +585,31 @@ def _run_queries(
             except SPARK_ERRORS as exc:
                 failed_references[alias] = error_condition(exc)
     try:
-        for rule in queries:
-            unreadable = [a for a in failed_references if "{" + a + "}" in rule.query]
-            if unreadable:
-                rules.skipped[rule.id] = (
-                    NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
-                continue
-            names = {**views, **({"property": rule.columns[0]} if rule.columns else {})}
-            try:
-                query = bind_query(rule.query, names)
-                result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
-                first = result.first()
-            except SqlRefused as exc:
-                rules.skipped[rule.id] = (NOT_EVALUATED, f"query refused: {exc}")
-                continue
-            except SPARK_ERRORS as exc:
-                rules.skipped[rule.id] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
-                continue
-            measurements[rule.id] = (
-                Measurement(value_type="no row") if first is None
-                else query_result(first[0], result.schema.fields[0].dataType.simpleString())
-            )
+        with _settings(spark, {READER_BATCH: QUERY_READER_BATCH_ROWS}):
+            for rule in queries:
+                unreadable = [a for a in failed_references if "{" + a + "}" in rule.query]
+                if unreadable:
+                    rules.skipped[rule.id] = (
+                        NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
+                    continue
+                names = {**views, **({"property": rule.columns[0]} if rule.columns else {})}
+                budget.running = f"rule {rule.id!r}"
+                try:
+                    query = bind_query(rule.query, names)
+                    with TimeBudget(spark, plan.limits.query_seconds, budget.running, QUERY_SETTING):
+                        result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
+                        first = result.first()
+                except SqlRefused as exc:
+                    rules.skipped[rule.id] = (NOT_EVALUATED, f"query refused: {exc}")
+                    continue
+                except SPARK_ERRORS as exc:
+                    budget.check()  # cancelled by the validation's budget: not a failed query
+                    rules.skipped[rule.id] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
+                    continue
+                measurements[rule.id] = (
+                    Measurement(value_type="no row") if first is None
+                    else query_result(first[0], result.schema.fields[0].dataType.simpleString())
+                )
     finally:
         for view in views.values():
             spark.catalog.dropTempView(view)

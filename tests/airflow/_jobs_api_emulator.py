@@ -7,7 +7,8 @@ SQL Statement Execution API 2.0): ``POST jobs/runs/submit``, ``GET jobs/runs/get
 ``SHOW GRANTS``, parsed with Databricks' identifier quoting and kept in an emulated grant table;
 objects must be registered in ``catalog_objects`` first, as tables exist in a metastore). A submitted
 ``spark_python_task`` runs as a local-mode spark-submit, as a single-node cluster would; the
-cluster's ``/dbfs`` mount is emulated by mapping ``/dbfs/...`` parameters to a local folder.
+cluster's ``/dbfs`` mount is emulated by mapping ``/dbfs/...`` parameters to a local folder. A
+run's ``timeout_seconds`` ends it ``TIMEDOUT``.
 Not emulated: authentication (any bearer token is accepted), clusters, libraries, repairs.
 """
 
@@ -66,9 +67,19 @@ class JobsApiEmulator:
         run["process"] = subprocess.Popen(argv, cwd=self.cwd, env=runner.environment(), stdout=subprocess.PIPE,
                                           stderr=subprocess.STDOUT, text=True)
         run["start_time"] = int(time.time() * 1000)
+        if run["timeout_seconds"]:
+            timer = threading.Timer(run["timeout_seconds"], self.time_out, args=(run,))
+            timer.daemon = True
+            timer.start()
         for line in run["process"].stdout:
             run["output"].append(line.rstrip())
         run["process"].wait()
+
+    @staticmethod
+    def time_out(run: dict) -> None:
+        if run["process"].poll() is None:
+            run["timed_out"] = True
+            run["process"].terminate()
 
     def state(self, run: dict) -> dict:
         process = run["process"]
@@ -76,6 +87,8 @@ class JobsApiEmulator:
             return {"life_cycle_state": "PENDING", "state_message": "Waiting for cluster"}
         if process.poll() is None:
             return {"life_cycle_state": "RUNNING", "state_message": "In run"}
+        if run.get("timed_out"):
+            return {"life_cycle_state": "TERMINATED", "result_state": "TIMEDOUT", "state_message": "Run timed out"}
         if run.get("cancelled"):
             return {"life_cycle_state": "TERMINATED", "result_state": "CANCELED", "state_message": "Run cancelled"}
         if process.returncode == 0:
@@ -193,7 +206,8 @@ class JobsApiEmulator:
         if path.endswith("/jobs/runs/submit"):
             run_id = next(self._ids)
             self.submitted.append(body)
-            self.runs[run_id] = {"process": None, "output": deque(maxlen=400)}
+            self.runs[run_id] = {"process": None, "output": deque(maxlen=400),
+                                 "timeout_seconds": body.get("timeout_seconds")}
             (task,) = body["tasks"]
             threading.Thread(target=self.launch, args=(run_id, task), daemon=True).start()
             return {"run_id": run_id}, 200

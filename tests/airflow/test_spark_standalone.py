@@ -276,3 +276,35 @@ def test_the_connections_spark_conf_reaches_every_job_under_the_tasks_own(monkey
          "extra": {"contract_gate": {"spark_conf": {"spark.jars": ["a.jar"]}}}}))
     with pytest.raises(ValueError, match="'spark_tuned': extra contract_gate.spark_conf"):
         get_runner("spark_submit", conn_id="spark_tuned")
+
+
+@pytest.mark.slow
+def test_a_query_past_its_budget_is_stopped_on_the_standalone_cluster(gate, connections):
+    """Cluster deploy mode: the driver on the cluster stops the contract query at
+    ``limits.querySeconds``, the decision is ``failed`` naming the rule, nothing is published,
+    and the master lists no running application or driver afterwards."""
+    from budget_contracts import RULE_ID, many_rows, slow_contract
+
+    from contract_gate.dag_factory import sync_dag_files
+
+    name = "slow_standalone"
+    path = gate.contracts / f"{name}.yaml"
+    path.write_text(slow_contract(name, "spark_submit", query_seconds=5, connection_id="spark_standalone_cluster"))
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+    try:
+        gate.land(name, many_rows(), "csv")
+        run = gate.run(name)
+    finally:
+        path.unlink()
+        sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+        gate.reset_bag()
+    assert run.states["stage_validate"] == "failed" and run.states["publish"] != "success"
+    assert run.xcoms["stage_validate:stopped"]["running"] == f"rule {RULE_ID!r}"
+    submission = run.xcoms["submission"]["submission_id"]
+    (decision,) = [row for row in gate.rows("lakehouse/contract_gate_decisions") if row["submission_id"] == submission]
+    assert decision["outcome"] == "failed"
+    assert decision["reason"] == f"time budget exceeded: rule {RULE_ID!r} was still running after 5 s (limits.querySeconds)"
+    assert gate.version(f"lakehouse/{name}") is None  # nothing was published
+    wait_until(lambda: connections.state().get("activeapps") == [] and connections.state().get("activedrivers") == [],
+               timeout=10, interval=0.5, message="no application or driver running on the cluster")

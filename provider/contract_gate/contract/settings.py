@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 import pydantic as pyd
 from pydantic.alias_generators import to_camel
 
+from contract_gate import config
+from contract_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
 from contract_plan.reserved import CANDIDATE_SCHEMA
 
 GATE_PROPERTY = "contractGate"
@@ -126,6 +128,44 @@ class RetentionSettings(_Model):
     quarantine_days: int = pyd.Field(90, ge=1)
 
 
+# The deployment's ceilings of the time budgets a contract may ask for, and what holds without one.
+CEILING_OPTIONS = {"validation_seconds": "max_validation_seconds", "query_seconds": "max_query_seconds"}
+DEFAULT_CEILINGS = {"validation_seconds": 4 * DEFAULT_VALIDATION_SECONDS, "query_seconds": 6 * DEFAULT_QUERY_SECONDS}
+
+
+def deployment_ceiling(limit: str) -> tuple[int, str]:
+    """(the ceiling of ``limit``, where it was set): the deployment's, else the built-in one."""
+    variable = config.describe(CEILING_OPTIONS[limit])
+    configured = config.get(CEILING_OPTIONS[limit])
+    if not configured:
+        return DEFAULT_CEILINGS[limit], f"built in; {variable} sets the deployment's own"
+    if not configured.isdigit() or int(configured) < 1:
+        raise ValueError(f"{variable}={configured!r} must be a whole number of seconds above 0")
+    return int(configured), variable
+
+
+def _capped_default(limit: str, default: int):
+    return lambda: min(default, deployment_ceiling(limit)[0])
+
+
+class LimitsSettings(_Model):
+    """Time budgets, enforced inside Spark: the whole validation, and each ``type: sql`` query.
+    A contract may lower them, and raise them up to the deployment's ceiling; a default above
+    that ceiling becomes the ceiling."""
+
+    validation_seconds: int = pyd.Field(default_factory=_capped_default("validation_seconds",
+                                                                        DEFAULT_VALIDATION_SECONDS), ge=1)
+    query_seconds: int = pyd.Field(default_factory=_capped_default("query_seconds", DEFAULT_QUERY_SECONDS), ge=1)
+
+    @pyd.field_validator("validation_seconds", "query_seconds")
+    @classmethod
+    def _under_ceiling(cls, seconds: int, info: pyd.ValidationInfo) -> int:
+        ceiling, source = deployment_ceiling(info.field_name)
+        if seconds > ceiling:
+            raise ValueError(f"{seconds} s is above the deployment's ceiling of {ceiling} s ({source})")
+        return seconds
+
+
 class EvolutionSettings(_Model):
     """How the target follows a new contract version (``contract_plan.migration``): ``auto``
     migrates a target whose differences from the plan are non-breaking in the publish step,
@@ -167,6 +207,7 @@ class GateSettings(_Model):
     retention: RetentionSettings = RetentionSettings()
     # "auto" or "manual" is short for {apply: ...}
     evolution: EvolutionSettings = EvolutionSettings()
+    limits: LimitsSettings = pyd.Field(default_factory=LimitsSettings)
     # Tables a ``type: sql`` query may read besides its batch, by alias: ``{alias}`` in the query.
     # Their addresses are in the plan's ``tables.references`` (left out of its ``gate`` section).
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)

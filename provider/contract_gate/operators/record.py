@@ -4,7 +4,8 @@ It reads what the run's gate tasks pushed and asked the decision store
 (:mod:`contract_gate.decisions`) to append the record. The store keeps exactly one *final*
 record per submission (``published``, ``split``, ``quarantined``): a re-triggered
 batch finds it and the run records nothing new. A run that broke before a verdict is recorded
-as ``failed`` with the failing task named; that record is not final, so the same batch can be
+as ``failed`` with the failing task named, or, when a time budget ran out, with ``time budget
+exceeded`` and the rule that was running; that record is not final, so the same batch can be
 gated again once the cause is fixed.
 
 The record holds counts and rule ids only, never data values.
@@ -22,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 from contract_gate import decisions
 from contract_gate.metrics import decision_recorded
 from contract_gate.operators.base import ContractGateBaseOperator
+from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink
+from contract_plan.limits import Stop
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -31,8 +34,9 @@ FAILED_STATES = ("failed", "upstream_failed")
 
 
 def verdict(submission: dict, summary: dict | None, results: dict[str, dict | None],
-            states: dict[str, str]) -> dict[str, Any]:
-    """The decision fields that follow from the run's task results (pure: no store, no Airflow)."""
+            states: dict[str, str], stopped: dict | None = None) -> dict[str, Any]:
+    """The decision fields that follow from the run's task results (pure: no store, no Airflow).
+    ``stopped``: the stop the validation pushed when a time budget ran out."""
     outcome, reason = None, None
     published = quarantined = None
     for step in ("split", "publish", "quarantine"):
@@ -48,7 +52,8 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
     if outcome is None:
         broken = [task for task, state in states.items() if state in FAILED_STATES]
         outcome = "failed"
-        reason = f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
+        reason = Stop(**stopped).describe() if stopped else \
+            f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
     rules = [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"], "measured": r["measured"]}
              for r in (summary or {}).get("failing_rules", [])]
     candidate = (summary or {}).get("candidate") or {}
@@ -126,7 +131,8 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         results = {step: ti.xcom_pull(task_ids=self.task_ids[step]) for step in ("publish", "quarantine", "split")}
         states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(self.task_ids.values()),
                                     run_ids=[ti.run_id]).get(ti.run_id, {})
-        record = verdict(submission, summary, results, states)
+        stopped = ti.xcom_pull(task_ids=self.task_ids["stage_validate"], key=STOPPED_KEY)
+        record = verdict(submission, summary, results, states, stopped)
         context_fields = {"contract_id": plan["contract"]["id"], "object": plan["object"],
                           "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan["fingerprint"],
                           "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}

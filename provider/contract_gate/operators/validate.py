@@ -6,20 +6,33 @@ against the target (a no-op when the plan has none).
 The full report stays on disk (its path is in the XCom); the XCom carries only what later
 tasks branch and record on: counts, rule ids and the candidate version. Never data values:
 XComs are readable by anyone who can see the DAG.
+
+A validation stopped by its time budget (``contract_plan.limits``) leaves a stop record instead
+of a report: the task then fails without a retry (the same contract on the same batch would run
+out again), and pushes the stop under ``stopped`` for the decision's reason.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.pages.links import GateReportLink
-from contract_gate.runners import GateJob
+from contract_gate.runners import GateJob, GateJobError
+from contract_plan.limits import clear_stop, limits_of, read_stop
+
+STOPPED_KEY = "stopped"
+# What a run that an engine ends from outside (Databricks) may take besides the validation
+# budget: the cluster's start and the stage step, which no contract query is part of.
+START_AND_STAGE_SECONDS = 1800
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -63,6 +76,8 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         super().__init__(**kwargs)
         self.candidate = candidate
         self.stage = stage
+        self._folder: Path | None = None
+        self._resumed = False
 
     def lineage_of(self, plan: dict, result: dict | None):
         """OpenLineage: the landing in, the staged candidate out (``contract_gate.lineage``)."""
@@ -73,12 +88,33 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         if submission.get("prior_decision"):
             prior = submission["prior_decision"]
             raise AirflowSkipException(f"submission {prior['submission_id']} was already gated ({prior['outcome']})")
-        return super().execute(context)
+        with self.stop_reported(context):
+            return super().execute(context)
+
+    def execute_complete(self, context: Context, event: dict) -> Any:
+        self._resumed = True  # the job ran: its stop record, if any, is this attempt's
+        with self.stop_reported(context):
+            return super().execute_complete(context, event)
+
+    @contextmanager
+    def stop_reported(self, context: Context) -> Iterator[None]:
+        """A job that failed because a time budget ran out fails the task with the stop's words,
+        for good (no retry), and pushes the stop (``STOPPED_KEY``) for the decision record."""
+        try:
+            yield
+        except GateJobError as exc:
+            stop = read_stop(self._folder) if self._folder is not None else None
+            if stop is None:
+                raise
+            context["ti"].xcom_push(key=STOPPED_KEY, value=asdict(stop))
+            raise AirflowFailException(f"submission {self.submission_id}: {stop.describe()}") from exc
 
     def build_job(self, context: Context, plan: dict) -> GateJob:
         self.check_fingerprint(plan, self.submission, "the submission was resolved")
         self.submission_id = self.submission_id or (self.submission or {}).get("submission_id")
-        folder = self.workdir(plan)
+        folder = self._folder = self.workdir(plan)
+        if not self._resumed:
+            clear_stop(folder)  # an earlier attempt's
         arguments: dict[str, Any] = {"--plan": self.write_plan(plan, folder), "--submission-id": self.submission_id,
                                      "--report": folder / "report.json"}
         if self.stage:
@@ -95,7 +131,8 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
             arguments["--version"] = self.candidate["version"]
             steps = "validate+batch_keys"
         return GateJob(steps, arguments, folder, writes_result=self.stage,
-                       name=f"contract-gate {plan['contract']['id']} {steps} {self.submission_id}")
+                       name=f"contract-gate {plan['contract']['id']} {steps} {self.submission_id}",
+                       time_limit=limits_of(plan["gate"]).validation_seconds + START_AND_STAGE_SECONDS)
 
     def handle_result(self, context: Context, plan: dict, result: dict) -> dict[str, Any]:
         report_path = self.workdir(plan) / "report.json"

@@ -36,6 +36,9 @@ class GateJob:
     :param writes_result: the step writes a result JSON (``--result``); ``validate`` only
         writes its report.
     :param name: a readable application name (Spark UI, Databricks run name).
+    :param time_limit: seconds the whole job may run, for an engine that can end a run from
+        outside (a Databricks run's ``timeout_seconds``); the Spark side enforces the plan's
+        budgets itself (``spark_jobs.runtime.budget``).
     """
 
     steps: str
@@ -43,6 +46,13 @@ class GateJob:
     workdir: Path
     writes_result: bool = True
     name: str = "contract-gate"
+    time_limit: int | None = None
+
+    @property
+    def tag(self) -> str:
+        """The Spark tag of the job's queries (a submission id is letters, digits, '_', '.', '-'):
+        the ``spark_connect`` runner interrupts this submission's queries on the server by it."""
+        return f"contract-gate-{self.arguments.get('--submission-id') or 'job'}"
 
     @property
     def result_path(self) -> Path | None:

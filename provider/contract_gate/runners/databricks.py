@@ -19,6 +19,12 @@ and paths live with the connection), e.g. ``{"host": ..., "token": ..., "contrac
 For catalog tables, every successful run ends with the contract's Unity Catalog GRANTs
 (``unity_catalog.grants``), issued on the SQL warehouse ``warehouse_id``.
 
+A validation run carries ``timeout_seconds`` (``GateJob.time_limit``), so Databricks ends a run
+whose in-Spark budget could not stop it; a killed task cancels its run (``on_kill``, and the
+provider's trigger for a deferred one). A run stopped by a budget leaves its stop record in the
+work folder (``contract_plan.limits``): the Spark side's, read back from DBFS, or one naming the
+run when Databricks ended it at its timeout.
+
 Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
 ``tests/airflow/_jobs_api_emulator.py``), not against a Databricks workspace.
 """
@@ -32,6 +38,8 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_plan.limits import STOP_RECORD, Stop, write_stop
+from contract_plan.restricted import write_private_text
 
 DEFAULT_CONN_ID = "databricks_default"
 DBFS_PUT = ("POST", "2.0/dbfs/put")
@@ -117,6 +125,7 @@ class DatabricksRunner(GateRunner):
         parameters = [f"/dbfs{remote}{arg[len(local):]}" if arg.startswith(local) else arg for arg in job.argv()]
         run = {
             "run_name": job.name,
+            **({"timeout_seconds": job.time_limit} if job.time_limit else {}),
             "tasks": [{"task_key": "contract_gate",
                        "spark_python_task": {"python_file": self.python_file, "parameters": parameters},
                        # the allow-list of contract SQL (contract_plan.sql_allowlist) needs sqlglot
@@ -144,6 +153,7 @@ class DatabricksRunner(GateRunner):
 
         state = RunState.from_json(event["run_state"])
         if not state.is_successful:
+            self.keep_stop(job, event["run_id"], state.result_state)
             errors = "; ".join(str(error.get("error")) for error in event.get("errors") or [])
             raise GateJobError(f"Databricks run {event['run_id']} of gate job {job.steps} ended "
                                f"{state.life_cycle_state}/{state.result_state}: {state.state_message}"
@@ -159,6 +169,19 @@ class DatabricksRunner(GateRunner):
         result = job.read_result()
         self.grant_access(hook, job, result)
         return result
+
+    def keep_stop(self, job: GateJob, run_id: int, result_state: str) -> None:
+        """The stop record of a run a time budget ended, in the local work folder."""
+        from airflow.exceptions import AirflowException
+
+        if result_state == "TIMEDOUT":
+            write_stop(job.workdir, Stop(f"Databricks run {run_id}", job.time_limit or 0, "the run's timeout_seconds"))
+            return
+        try:
+            record = self.read(self.hook(), posixpath.join(self.remote_dir(job), STOP_RECORD))
+        except AirflowException:  # no such file: the run failed for another reason
+            return
+        write_private_text(job.workdir / STOP_RECORD, record.decode("utf-8"))
 
     def grant_access(self, hook, job: GateJob, result: dict) -> None:
         """After every successful run, the contract's access boundary on its catalog tables

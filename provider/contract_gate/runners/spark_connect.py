@@ -12,6 +12,11 @@ Each job has its own Connect session on the server, given to the steps explicitl
 (``spark_jobs.runtime.session.using``), so two gate jobs in one worker process, or two workers on
 one server, never share a SQL setting: each commit carries only its own submission's tags.
 pyspark is imported when a job starts, never while a DAG file is parsed.
+
+The server runs a query on after its client stopped waiting, so a stopped task stops its work
+there: every query of the job carries the submission's tag (``GateJob.tag``), and a kill of the
+task (``on_kill``), or a timeout or signal raised while the job runs, interrupts that tag on the
+job's sessions before they are released.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class SparkConnectRunner(GateRunner):
         self.conn_id = self.conn_id or DEFAULT_CONN_ID
         self.url = url
         self._session = None
+        self._tag: str | None = None
 
     def connection_url(self) -> str:
         if self.url:
@@ -51,8 +57,10 @@ class SparkConnectRunner(GateRunner):
         # the address only: its parameters may hold a token
         self.log.info("gate job %s: Spark Connect through connection %r (%s)", job.steps, self.conn_id,
                       url.split("/;", 1)[0])
-        self._session = session = connect(url)
+        session = self._session = connect(url)
+        self._tag = job.tag
         try:
+            session.addTag(job.tag)
             for key, value in self.spark_conf.items():
                 session.conf.set(key, value)
             with using(session):
@@ -60,6 +68,9 @@ class SparkConnectRunner(GateRunner):
                     code = gate_job.main(job.argv())
                 except SystemExit as exc:  # argparse's exit on bad arguments
                     code = exc.code if isinstance(exc.code, int) else 2
+        except BaseException:  # Airflow's timeout or a signal, raised in the middle of a query
+            self.on_kill()
+            raise
         finally:
             self._session = None
             try:
@@ -71,6 +82,8 @@ class SparkConnectRunner(GateRunner):
         return job.read_result()
 
     def on_kill(self) -> None:
+        from spark_jobs.runtime.session import interrupt_connect_tag
+
         session = self._session
         if session is not None:  # the server stops the job's running queries
-            session.interruptAll()
+            interrupt_connect_tag(session, self._tag)

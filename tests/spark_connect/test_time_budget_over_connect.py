@@ -1,0 +1,113 @@
+"""Time budgets and killed tasks over Spark Connect, checked through the server's own view (the
+Spark UI's REST API of the Connect server), not the client's: a contract query that would run
+for hours (``tests/budget_contracts.py``) is stopped by ``limits.querySeconds: 5`` within its
+budget plus 10 s, and by Airflow's ``execution_timeout`` killing the validate task; either way
+the decision is ``failed``, nothing is published, and the server runs no job 10 s later.
+
+The gates run in an Airflow process of their own (``_budget_dag_run.py``), against a server of
+this module's own with its UI on (the suite's shared server keeps it off).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from budget_contracts import RULE_ID
+from connect_server import ConnectServer
+from waiting import wait_until
+
+from contract_gate.local_spark.connect_server import free_port
+
+RUN = Path(__file__).with_name("_budget_dag_run.py")
+
+
+@pytest.fixture(scope="module")
+def server_with_ui(tmp_path_factory):
+    ui_port = free_port()
+    server = ConnectServer(tmp_path_factory.mktemp("budget-connect"),
+                           {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port), "spark.port.maxRetries": "0"})
+    server.start()
+    server.ui = f"http://127.0.0.1:{ui_port}/api/v1"
+    yield server
+    server.stop()
+
+
+def status(server, path: str):
+    with urllib.request.urlopen(f"{server.ui}{path}", timeout=10) as response:
+        return json.load(response)
+
+
+def application(server, path: str):
+    (app,) = status(server, "/applications")
+    return status(server, f"/applications/{app['id']}{path}")
+
+
+def jobs(server, query: str = "") -> list[dict]:
+    return application(server, f"/jobs{query}")
+
+
+def submission_jobs(server, submission_id: str) -> list[dict]:
+    """The server's jobs run for the submission: tagged with its tag (``GateJob.tag``)."""
+    tag = f"contract-gate-{submission_id}"
+    return [job for job in jobs(server) if any(t.endswith(tag) for t in job.get("jobTags", []))]
+
+
+def seconds(job: dict) -> float:
+    def at(text: str) -> datetime:
+        return datetime.strptime(text.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")
+
+    return (at(job["completionTime"]) - at(job["submissionTime"])).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def runs(server_with_ui, tmp_path_factory):
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    env.update({"AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": server_with_ui.connection(),
+                "CONTRACT_GATE_TEST_WORLD_DIR": str(tmp_path_factory.mktemp("budget-world")),
+                "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING"})
+    done = subprocess.run([sys.executable, str(RUN)], env=env, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-5000:]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])["runs"]
+
+
+def no_running_job(server) -> bool:
+    """The server runs no job, and no task: a cancelled job is ``FAILED`` at once, its tasks stop
+    at their next look at their input."""
+    return jobs(server, "?status=running") == [] and all(
+        executor["activeTasks"] == 0 for executor in application(server, "/executors"))
+
+
+@pytest.mark.slow
+def test_a_query_past_its_budget_is_stopped_on_the_server(server_with_ui, runs):
+    run = runs["stopped"]
+    assert run["first"] == "published"
+    assert run["states"]["stage_validate"] == "failed" and run["states"]["publish"] != "success"
+    assert run["stopped"] == {"reason": "time budget exceeded", "running": f"rule {RULE_ID!r}", "seconds": 5,
+                              "setting": "limits.querySeconds"}
+    assert run["decisions"] == [{"outcome": "failed", "reason": f"time budget exceeded: rule {RULE_ID!r} was still "
+                                                               "running after 5 s (limits.querySeconds)"}]
+    assert run["version_after"] == run["version_before"] and run["rows_after"] == 3  # nothing published
+    wait_until(lambda: no_running_job(server_with_ui), timeout=10, interval=0.5, message="no job running on the server")
+    # the server's own record of the query's jobs: cancelled within the budget plus 10 s
+    cancelled = [job for job in submission_jobs(server_with_ui, run["submission_id"]) if job["status"] == "FAILED"]
+    assert cancelled and max(map(seconds, cancelled)) <= 5 + 10
+
+
+@pytest.mark.slow
+def test_a_killed_validate_task_leaves_no_job_on_the_server(server_with_ui, runs):
+    run = runs["killed"]
+    assert run["states"]["stage_validate"] == "failed" and run["stopped"] is None
+    assert [d["outcome"] for d in run["decisions"]] == ["failed"]
+    assert run["version_after"] == run["version_before"] and run["rows_after"] == 3
+    wait_until(lambda: no_running_job(server_with_ui), timeout=10, interval=0.5, message="no job running on the server")
+    tagged = submission_jobs(server_with_ui, run["submission_id"])
+    assert tagged and all(job["status"] != "RUNNING" for job in tagged)
