@@ -15,7 +15,9 @@ import hashlib
 import os
 import posixpath
 import re
-from typing import Any
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from contract_plan.sql_text import table_reference
 
@@ -25,39 +27,103 @@ _SAFE = re.compile(r"[^A-Za-z0-9_]")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
-def resolve(address: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``address`` whose path, when relative, is made absolute."""
-    if address["kind"] != "path" or _URI.match(address["path"]) or posixpath.isabs(address["path"]):
-        return dict(address)
-    home = os.environ.get(HOME_ENV) or os.getcwd()
-    return {**address, "path": posixpath.normpath(posixpath.join(home, address["path"]))}
+@dataclass(frozen=True)
+class Address:
+    """A table as the plan names it (docs/plan-format.md, "Address"): a ``path`` (kind ``path``)
+    or a catalog ``name`` (kind ``table``), its ``format``, a landing's reader ``options``, and
+    the Airflow ``connection`` of an object-storage path.
 
+    :meth:`from_document` resolves a relative path once; everything downstream uses the value
+    as it is. :meth:`as_written` keeps the plan's own words (reviewable DDL, compile-time checks).
+    """
 
-def location(address: dict[str, Any]) -> str:
-    """The path or the catalog name: what reports, results and decision records show."""
-    return address["path"] if address["kind"] == "path" else address["name"]
+    kind: str
+    path: str | None = None
+    name: str | None = None
+    format: str = "delta"
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    connection: str | None = None
 
+    @classmethod
+    def as_written(cls, document: Mapping[str, Any]) -> Address:
+        """The address of a plan document's entry, its path left as written. Raises ``ValueError``."""
+        kind = document["kind"]
+        key = {"path": "path", "table": "name"}.get(kind)
+        if key is None or not isinstance(document.get(key), str):
+            raise ValueError(f"an address is {{kind: path, path}} or {{kind: table, name}}, not {dict(document)!r}")
+        return cls(kind=kind, path=document.get("path") if kind == "path" else None,
+                   name=document.get("name") if kind == "table" else None,
+                   format=document.get("format") or "delta",
+                   options=MappingProxyType(dict(document.get("options") or {})),
+                   connection=document.get("connection"))
 
-def sql_name(address: dict[str, Any]) -> str:
-    """The resolved address as a SQL table reference (``delta.`/abs/path``` or quoted name)."""
-    return table_reference(resolve(address))
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> Address:
+        """The address of a plan document's entry, a relative path made absolute."""
+        return cls.as_written(document).resolved()
+
+    @classmethod
+    def from_location(cls, text: str, format: str = "delta") -> Address:
+        """An address for a string a CLI user typed: a path when it looks like one, else a name
+        (resolved)."""
+        if looks_like_path(text):
+            return cls(kind="path", path=text, format=format).resolved()
+        return cls(kind="table", name=text, format=format)
+
+    @classmethod
+    def of(cls, value: Address | Mapping[str, Any] | str, format: str = "delta") -> Address:
+        """The address a step is handed at its edge: an :class:`Address` as it is, a plan
+        document's entry or a location string resolved."""
+        if isinstance(value, Address):
+            return value
+        return cls.from_document(value) if isinstance(value, Mapping) else cls.from_location(value, format)
+
+    def resolved(self) -> Address:
+        """This address with a relative path made absolute (URIs and absolute paths are kept)."""
+        if not self.is_path or _URI.match(self.location) or posixpath.isabs(self.location):
+            return self
+        home = os.environ.get(HOME_ENV) or os.getcwd()
+        return replace(self, path=posixpath.normpath(posixpath.join(home, self.location)))
+
+    @property
+    def is_path(self) -> bool:
+        return self.kind == "path"
+
+    @property
+    def location(self) -> str:
+        """The path or the catalog name: what reports, results and decision records show."""
+        return (self.path if self.is_path else self.name) or ""
+
+    @property
+    def sql_name(self) -> str:
+        """The SQL table reference (``delta.`/abs/path``` or the quoted name)."""
+        return table_reference(self)
+
+    @property
+    def deltalake_uri(self) -> str:
+        """The table's URI for delta-rs, which opens tables by path only."""
+        if not self.is_path:
+            raise ValueError(f"{self.location} is a catalog table: delta-rs opens tables by path")
+        return self.location
+
+    def read(self, reader: Any) -> Any:
+        """Load the table with a Spark ``DataFrameReader`` (format and options already set)."""
+        return reader.load(self.path) if self.is_path else reader.table(self.name)
+
+    def write(self, writer: Any) -> None:
+        """Save with a Spark ``DataFrameWriter`` (mode and options already set)."""
+        writer.save(self.path) if self.is_path else writer.saveAsTable(self.name)
+
+    def as_document(self) -> dict[str, Any]:
+        """The address as the plan writes it (JSON)."""
+        return {"kind": self.kind, "path" if self.is_path else "name": self.location, "format": self.format,
+                **({"options": dict(self.options)} if self.options else {}),
+                **({"connection": self.connection} if self.connection else {})}
 
 
 def looks_like_path(text: str) -> bool:
     """A location on a filesystem (``/x``, ``./x``, ``s3://b/x``) rather than a catalog name."""
     return "/" in text or "\\" in text or text.startswith(".") or os.path.exists(text)
-
-
-def from_location(text: str, format: str = "delta") -> dict[str, Any]:
-    """An address for a string a CLI user typed: a path when it looks like one, else a name."""
-    if looks_like_path(text):
-        return {"kind": "path", "path": text, "format": format}
-    return {"kind": "table", "name": text, "format": format}
-
-
-def as_address(value: dict[str, Any] | str, format: str = "delta") -> dict[str, Any]:
-    """Accept an address dict or a location string, so steps can be called either way."""
-    return dict(value) if isinstance(value, dict) else from_location(value, format)
 
 
 GLOB_SPECIALS = "\\{}[]*?"
@@ -84,7 +150,7 @@ def name_part(submission_id: str) -> str:
     return f"{safe}_{hashlib.sha256(submission_id.encode('utf-8')).hexdigest()[:8]}"
 
 
-def candidate_address(schema_address: dict[str, Any], object_name: str, submission_id: str) -> dict[str, Any]:
+def candidate_address(schema_address: Address, object_name: str, submission_id: str) -> Address:
     """Where stage freezes a file landing: ``<candidate schema>/<object>__<submission>``, for the
     plan's ``tables.candidate_schema`` and ``object`` (``contract_plan.model.Plan.candidate``).
 
@@ -94,15 +160,15 @@ def candidate_address(schema_address: dict[str, Any], object_name: str, submissi
     """
     schema = candidate_schema(schema_address)
     table = f"{object_name}__{name_part(submission_id)}"
-    if schema["kind"] == "path":
-        return {"kind": "path", "path": posixpath.join(schema["path"], table), "format": "delta"}
-    return {"kind": "table", "name": f"{schema['name']}.{table}", "format": "delta"}
+    if schema.is_path:
+        return Address(kind="path", path=posixpath.join(schema.location, table))
+    return Address(kind="table", name=f"{schema.location}.{table}")
 
 
-def candidate_schema(address: dict[str, Any]) -> dict[str, Any]:
+def candidate_schema(address: Address) -> Address:
     """The plan's ``candidate_schema`` address as the folder or ``catalog.schema`` the candidates
     go in (a three-part name is catalog + schema: its first and last part)."""
-    if address["kind"] == "path":
-        return dict(address)
-    parts = address["name"].split(".")
-    return {**address, "name": ".".join([parts[0], parts[-1]] if len(parts) > 2 else parts)}
+    if address.is_path:
+        return address
+    parts = address.location.split(".")
+    return replace(address, name=".".join([parts[0], parts[-1]] if len(parts) > 2 else parts))

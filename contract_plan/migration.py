@@ -25,11 +25,12 @@ import json
 import re
 from dataclasses import dataclass
 
+from contract_plan.addresses import Address
 from contract_plan.model import Plan, load_plan
 from contract_plan.predicate_scope import Scope, compare_predicates
 from contract_plan.spark_types import type_change
-from contract_plan.sql_text import quote_identifier, string_literal, table_reference
-from contract_plan.table_ddl import constraint_names, expected_constraints, same_check
+from contract_plan.sql_text import quote_identifier, string_literal
+from contract_plan.table_ddl import constraint_names, expected_constraints, same_check, target_reference
 
 SCHEMA_VERSION_PROPERTY = "contract_gate.schema_version"
 """The contract version whose plan last set the table's schema (at creation or by a migration)."""
@@ -118,14 +119,14 @@ def versioned_suffix(breaking: str | None, version: str | None) -> str:
     return f"_v{major}" if major is not None and major >= 2 else ""
 
 
-def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str], address: dict | None = None,
+def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str], address: Address | None = None,
                    allow_breaking: bool = False) -> Migration:
     """The migration from the deployed table (``fields``, ``properties``) to ``plan``; no steps
     when the table already matches, ``breaking`` lines when it cannot be migrated. With
     ``allow_breaking``, the breaking differences Delta can make in place are steps too, listed
     in ``allowed``."""
     plan = load_plan(plan)
-    table = table_reference(address or plan.document["tables"]["target"])
+    table = target_reference(plan, address)
     intent = _intent(properties, plan)
     deployed = {name: (type_, nullable) for name, type_, nullable in fields}
     breaking: list[str] = []

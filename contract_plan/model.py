@@ -2,10 +2,11 @@
 
 :func:`load_plan` takes a plan document (a dict, a JSON file or JSON text: the format is
 docs/plan-format.md), checks it (``contract_plan.document``) and returns a frozen :class:`Plan`.
-Every step reads the plan's fields instead of re-deriving them: column types are already in
-Spark's ``simpleString`` form, and every table address is already resolved against
+Both sides read the plan's fields instead of re-deriving them: column types are already in
+Spark's ``simpleString`` form, and every table :class:`Address` is already resolved against
 ``CONTRACT_GATE_HOME`` (``contract_plan.addresses``), so two steps of one submission cannot
-resolve one table two ways. A step handed a :class:`Plan` uses it as it is.
+resolve one table two ways. A step handed a :class:`Plan` uses it as it is; what travels (the
+Spark job's plan file, a fingerprint) is its ``document``.
 """
 
 from __future__ import annotations
@@ -13,26 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, TypedDict
+from typing import Any, Mapping
 
-from contract_plan.addresses import candidate_address, resolve
+from contract_plan.addresses import Address, candidate_address
 from contract_plan.document import PlanError, read_document
 from contract_plan.limits import Limits, limits_of
+from contract_plan.names import gate_names
 from contract_plan.spark_types import TypeSyntaxError, spark_type
 from contract_plan.thresholds import satisfies
-
-
-class Address(TypedDict, total=False):
-    """A table as the plan names it (docs/plan-format.md, "Address"): ``kind`` ``path`` (with
-    ``path``) or ``table`` (with ``name``), ``format``, a landing's reader ``options``, and the
-    Airflow ``connection`` of an object-storage path."""
-
-    kind: str
-    path: str
-    name: str
-    format: str
-    options: dict[str, str]
-    connection: str
 
 
 @dataclass(frozen=True)
@@ -108,6 +97,39 @@ class Freshness:
     column: str
     column_type: str
     max_age_seconds: int
+    sla_property: str = "freshness"
+    """The ODCS SLA property it comes from (``freshness`` or ``latency``), with its ``value`` and ``unit``."""
+    value: float | int | None = None
+    unit: str | None = None
+
+    @property
+    def sla(self) -> dict[str, Any]:
+        """The SLA as the contract states it, for status records and messages."""
+        return {"property": self.sla_property, "value": self.value, "unit": self.unit, "column": self.column}
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names derived for one object's gate (``contract_plan.names.gate_names``)."""
+
+    dag_id: str
+    group: str
+    gate: str
+    asset: str
+
+    @property
+    def sole(self) -> bool:
+        """Whether the gate is its contract's only one (its folder is the DAG id alone)."""
+        return self.gate == self.dag_id
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may read the gate's tables (the contract's ODCS roles): consumers read the target,
+    owners also the quarantine and its candidates."""
+
+    consumers: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +139,9 @@ class Plan:
     contract_version: str
     object: str
     environment: str | None
+    names: Names
+    contract_name: str | None
+    contract_domain: str | None
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     rules: tuple[Rule, ...]
@@ -126,6 +151,7 @@ class Plan:
     tables: Tables | None
     gate: Mapping[str, Any]
     """The resolved gate settings, camelCase as in the contract (read-only)."""
+    access: Access | None
     document: dict[str, Any] = field(repr=False, compare=False)
     """The checked plan document itself (a private copy), for what travels as JSON."""
 
@@ -134,14 +160,62 @@ class Plan:
         return (self.gate.get("publication") or {}).get("mode", "append")
 
     @property
-    def column_labels(self) -> dict[str, str]:
-        """The property name of each column whose ``physicalName`` differs from it."""
-        return {column.name: column.label for column in self.columns if column.label}
+    def violations(self) -> Mapping[str, Any]:
+        """The gate's ``violations`` settings (``policy``, ``maxInvalidRows``...); empty without gate settings."""
+        return self.gate.get("violations") or {}
+
+    @property
+    def violation_policy(self) -> str | None:
+        return self.violations.get("policy")
+
+    @property
+    def alerts(self) -> Mapping[str, Any]:
+        """The gate's ``alerts`` settings (``notifiers``, ``onRejection``, ``freshnessSchedule``...)."""
+        return self.gate.get("alerts") or {}
+
+    @property
+    def schedule(self) -> Mapping[str, Any] | None:
+        """The gate's ``schedule`` settings, None when the gate runs when triggered."""
+        return self.gate.get("schedule")
+
+    @property
+    def retention(self) -> Mapping[str, Any]:
+        return self.gate.get("retention") or {}
+
+    @property
+    def execution(self) -> Mapping[str, Any]:
+        """The contract's ``execution`` settings (``mode``, ``connectionId``)."""
+        return self.gate.get("execution") or {}
+
+    @property
+    def connection_id(self) -> str | None:
+        """The Airflow connection the contract's execution names."""
+        return self.execution.get("connectionId")
+
+    @property
+    def notifiers(self) -> list[dict[str, Any]]:
+        """The ``alerts.notifiers`` references (freshness notices), as plain JSON to build notifiers from."""
+        return _thawed(self.alerts.get("notifiers") or ())
+
+    @property
+    def rejection_notifiers(self) -> list[dict[str, Any]]:
+        """The ``alerts.onRejection`` references, as plain JSON to build notifiers from."""
+        return _thawed(self.alerts.get("onRejection") or ())
+
+    @property
+    def gated(self) -> bool:
+        """Whether the plan has tables to gate (the contract has gate settings)."""
+        return self.tables is not None
 
     @property
     def limits(self) -> Limits:
         """The time budgets of its validation and of each contract query (``contract_plan.limits``)."""
         return limits_of(self.gate)
+
+    @property
+    def column_labels(self) -> dict[str, str]:
+        """The property name of each column whose ``physicalName`` differs from it."""
+        return {column.name: column.label for column in self.columns if column.label}
 
     @property
     def classified_columns(self) -> frozenset[str]:
@@ -169,24 +243,37 @@ def load_plan(source: Plan | str | Path | dict[str, Any]) -> Plan:
     return _typed(read_document(source))
 
 
+def compiled_plan(document: dict[str, Any]) -> Plan:
+    """The typed plan of a document the compiler has just built, its SQL checked as it was
+    written and its fingerprint computed: typed without the second check :func:`load_plan` makes."""
+    return _typed(document)
+
+
 def _typed(document: dict[str, Any]) -> Plan:
     contract = document["contract"]
     freshness = document.get("freshness")
+    access = document.get("access")
+    names = document.get("names") or gate_names(str(contract["id"]), document["object"], 1, document.get("environment"))
     return Plan(
         fingerprint=document["fingerprint"],
         contract_id=str(contract["id"]),
         contract_version=str(contract["version"]),
         object=document["object"],
         environment=document.get("environment"),
+        names=Names(**names),
+        contract_name=contract.get("name"),
+        contract_domain=contract.get("domain"),
         columns=tuple(_column(column) for column in document["columns"]),
         key=tuple(document["key"]),
         rules=tuple(_rule(rule) for rule in document["rules"]),
         schema_policy=document["schema_policy"],
         delta_column_mapping=bool(document.get("delta_column_mapping")),
-        freshness=Freshness(freshness["column"], freshness["column_type"], int(freshness["max_age_seconds"]))
+        freshness=Freshness(freshness["column"], freshness["column_type"], int(freshness["max_age_seconds"]),
+                            freshness.get("property", "freshness"), freshness.get("value"), freshness.get("unit"))
         if freshness else None,
         tables=_tables(document.get("tables")),
         gate=_frozen(document.get("gate") or {}),
+        access=Access(tuple(access.get("consumers") or ()), tuple(access.get("owners") or ())) if access else None,
         document=document,
     )
 
@@ -241,7 +328,7 @@ def _tables(tables: dict[str, Any] | None) -> Tables | None:
 
     def resolved(name: str) -> Address | None:
         address = tables.get(name)
-        return resolve(address) if address else None
+        return Address.from_document(address) if address else None
 
     return Tables(
         landing=resolved("landing"),
@@ -249,9 +336,18 @@ def _tables(tables: dict[str, Any] | None) -> Tables | None:
         target=resolved("target"),
         quarantine=resolved("quarantine"),
         decisions=resolved("decisions"),
-        references=MappingProxyType({alias: resolve(address)
+        references=MappingProxyType({alias: Address.from_document(address)
                                      for alias, address in sorted((tables.get("references") or {}).items())}),
     )
+
+
+def _thawed(value: Any) -> Any:
+    """Plain JSON data of a read-only view (``_frozen``), for code that may change or serialise it."""
+    if isinstance(value, Mapping):
+        return {key: _thawed(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(item) for item in value]
+    return value
 
 
 def _frozen(value: Any) -> Any:

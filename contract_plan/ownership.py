@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from contract_plan.addresses import location, resolve, sql_name
 from contract_plan.sql_text import string_literal
 
 if TYPE_CHECKING:
+    from contract_plan.addresses import Address
     from contract_plan.model import Plan
 
 CONTRACT = "contract_gate.contract"
@@ -78,21 +78,20 @@ def ownership_problem(
     return f"{refusal}: the table belongs to {held} as its {found.get(ROLE, '(no role)')}"
 
 
-def check_owner(properties: dict[str, str], address: dict[str, Any], contract_id: str | None, role: str) -> None:
+def check_owner(properties: dict[str, str], address: Address, contract_id: str | None, role: str) -> None:
     """Raise :class:`OwnershipError` unless the properties say ``address`` is ours in ``role``."""
-    resolved = resolve(address)
-    problem = ownership_problem(properties, location(resolved), sql_name(resolved), contract_id, role)
+    problem = ownership_problem(properties, address.location, address.sql_name, contract_id, role)
     if problem is not None:
         raise OwnershipError(problem)
 
 
-def read_properties(spark: Any, address: dict[str, Any]) -> dict[str, str]:
+def read_properties(spark: Any, address: Address) -> dict[str, str]:
     """The table's properties from its metadata (``SHOW TBLPROPERTIES``: no Spark job)."""
-    rows = spark.sql(f"SHOW TBLPROPERTIES {sql_name(address)}").collect()
+    rows = spark.sql(f"SHOW TBLPROPERTIES {address.sql_name}").collect()
     return {row["key"]: row["value"] for row in rows}
 
 
-def require_owner(spark: Any, plan: Plan, address: dict[str, Any], role: str) -> dict[str, str]:
+def require_owner(spark: Any, plan: Plan, address: Address, role: str) -> dict[str, str]:
     """Check that the existing table at ``address`` is ``plan``'s ``role``; returns its properties
     (a caller that compares other properties, like the target's drift check, reuses them)."""
     properties = read_properties(spark, address)

@@ -22,7 +22,7 @@ import posixpath
 import re
 from typing import Any
 
-from contract_plan.addresses import resolve
+from contract_plan.addresses import Address
 
 RUNS_FOLDER = "_runs"
 STATUS_FOLDER = "_contract_gate_status"
@@ -38,18 +38,21 @@ def reserved_problems(tables: dict[str, Any], candidate_schema: str = CANDIDATE_
     """(role, message) for each target, quarantine or landing of ``tables`` (a plan's table
     addresses) that is a reserved name or lies inside one. ``candidate_schema``: the gate
     settings' candidate schema name, whose address in ``tables`` tells where the root is."""
-    root = gate_root(tables.get("candidate_schema"), candidate_schema)
+    schema_address = tables.get("candidate_schema")
+    root = gate_root(Address.as_written(schema_address) if schema_address else None, candidate_schema)
     if root is None:
         return []
     reserved = {*RESERVED_NAMES, candidate_schema.split(".")[-1]}
     problems = []
     for role in CHECKED_ROLES:
-        address = tables.get(role)
-        parts = _below(address, root) if address else None
+        if not tables.get(role):
+            continue
+        address = Address.as_written(tables[role])
+        parts = _below(address, root)
         found = next((i for i, part in enumerate(parts or ()) if part in reserved or part.startswith(RESERVED_PREFIX)), None)
         if found is None:
             continue
-        shown = address["path"] if address["kind"] == "path" else address["name"]
+        shown = address.location
         where = "is named" if found == len(parts) - 1 else "lies inside"
         problems.append((role, f"the {role} {shown!r} {where} {parts[found]!r}, a name the gate keeps for itself: "
                                f"in every server root {', '.join(RESERVED_NAMES[:3])} (the candidates), "
@@ -57,27 +60,27 @@ def reserved_problems(tables: dict[str, Any], candidate_schema: str = CANDIDATE_
     return problems
 
 
-def gate_root(candidate_schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+def gate_root(candidate_schema: Address | None, name: str) -> Address | None:
     """The root the plan's tables are under: the candidate schema's address without the parts its
     ``name`` adds (a folder, or ``catalog.schema``). None when the plan has no candidate schema."""
     if not candidate_schema or not name:
         return None
     added = len(name.split("."))
-    if candidate_schema["kind"] == "path":
+    if candidate_schema.is_path:
         path = _path(candidate_schema)
-        return {"kind": "path", "path": path.rsplit("/", added)[0] if path.count("/") >= added else ""}
-    return {"kind": "table", "name": ".".join(candidate_schema["name"].split(".")[:-added])}
+        return Address(kind="path", path=path.rsplit("/", added)[0] if path.count("/") >= added else "")
+    return Address(kind="table", name=".".join(candidate_schema.location.split(".")[:-added]))
 
 
-def _below(address: dict[str, Any], root: dict[str, Any]) -> list[str] | None:
+def _below(address: Address, root: Address) -> list[str] | None:
     """The parts of ``address`` below ``root`` (None: it is not below it, or of another kind).
     A catalog table in the root's catalog but another schema is below the catalog."""
-    if address["kind"] != root["kind"]:
+    if address.kind != root.kind:
         return None
-    if address["kind"] == "path":
-        path, base = _path(address), root["path"].rstrip("/")
+    if address.is_path:
+        path, base = _path(address), root.location.rstrip("/")
         return path[len(base) + 1:].split("/") if base and path.startswith(base + "/") else None
-    parts, base = address["name"].split("."), root["name"].lower().split(".") if root["name"] else []
+    parts, base = address.location.split("."), root.location.lower().split(".") if root.location else []
     lowered = [part.lower() for part in parts]
     for kept in (base, base[:1]):  # the root's schema, else its catalog
         if kept and len(parts) > len(kept) and lowered[:len(kept)] == kept:
@@ -85,6 +88,6 @@ def _below(address: dict[str, Any], root: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def _path(address: dict[str, Any]) -> str:
-    path = resolve(address)["path"]
+def _path(address: Address) -> str:
+    path = address.resolved().location
     return path.rstrip("/") if _URI.match(path) else posixpath.normpath(path)

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from contract_plan.addresses import resolve
+from contract_plan.addresses import Address
 from contract_plan.sql_text import quote_identifier
 
 if TYPE_CHECKING:
@@ -56,10 +56,10 @@ def statistics_properties(
     return {STATS_COLUMNS: ",".join(quote_identifier(name) for name in names)}
 
 
-def local_folder(address: dict[str, Any]) -> str | None:
-    """The folder of a path address on the local filesystem, else None (a catalog table, an
-    object store)."""
-    return local_path(resolve(address)["path"]) if address["kind"] == "path" else None
+def local_folder(address: Address) -> str | None:
+    """The folder of a (resolved) path address on the local filesystem, else None (a catalog
+    table, an object store)."""
+    return local_path(address.location) if address.is_path else None
 
 
 def local_path(location: str) -> str | None:

@@ -6,6 +6,11 @@ so a name is quoted the same way in a validation predicate, a CHECK constraint a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contract_plan.addresses import Address
+
 
 def quote_identifier(name: str) -> str:
     """Back-quote one identifier part; an embedded back-quote is doubled."""
@@ -71,8 +76,8 @@ def string_literal(value: str) -> str:
     return "'" + "".join(out) + "'"
 
 
-def table_reference(address: dict) -> str:
+def table_reference(address: Address) -> str:
     """SQL for a plan address: ``delta.`/path``` for a path, the quoted name for a catalog table."""
-    if address["kind"] == "path":
-        return f"delta.{quote_identifier(address['path'])}"
-    return quote_qualified(address["name"])
+    if address.is_path:
+        return f"delta.{quote_identifier(address.location)}"
+    return quote_qualified(address.location)

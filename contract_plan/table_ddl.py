@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
+from contract_plan.addresses import Address
 from contract_plan.model import Plan, load_plan
 from contract_plan.ownership import owner_properties, properties_clause
-from contract_plan.sql_text import quote_identifier, string_literal, table_reference
+from contract_plan.sql_text import quote_identifier, string_literal
 
 CONSTRAINT_PREFIX = "cg_"
 
@@ -59,11 +60,10 @@ def table_properties(plan: Plan | dict) -> dict[str, str]:
     return properties
 
 
-def create_table_statements(plan: Plan | dict, address: dict | None = None) -> list[str]:
+def create_table_statements(plan: Plan | dict, address: Address | dict | None = None) -> list[str]:
     """CREATE TABLE + one ALTER TABLE ... ADD CONSTRAINT per enforceable rule, in plan order."""
     plan = load_plan(plan)
-    address = address or plan.document["tables"]["target"]  # as the plan writes it: reviewable
-    table = table_reference(address)
+    table = target_reference(plan, address)
     columns = []
     for column in plan.columns:
         # The plan's type is Spark's simpleString, which is valid DDL (struct field names are
@@ -84,7 +84,14 @@ def create_table_statements(plan: Plan | dict, address: dict | None = None) -> l
     return statements
 
 
-def render_ddl(plan: Plan | dict, address: dict | None = None) -> str:
+def target_reference(plan: Plan, address: Address | dict | None) -> str:
+    """SQL for ``address``, else for the plan's target as the plan writes it (reviewable DDL)."""
+    if address is not None:
+        return Address.of(address).sql_name
+    return Address.as_written(plan.document["tables"]["target"]).sql_name
+
+
+def render_ddl(plan: Plan | dict, address: Address | dict | None = None) -> str:
     plan = load_plan(plan)
     return ";\n\n".join(create_table_statements(plan, address)) + ";\n"
 

@@ -14,15 +14,20 @@ plan's addresses, so they stay the same from parse to parse and Airflow keeps on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contract_plan.model import Plan
 
 
-def gate_schedule(plans: list[dict]):
+def gate_schedule(plans: list[Plan]):
     """``DAG(schedule=...)`` for the gates of ``plans`` (one per gated object of a contract): the
     setting itself, or the landing Asset (any of them, for several objects that start on landing).
     One DAG has one schedule, so its objects must agree on a cron or all start on landing."""
-    schedules = [plan["gate"].get("schedule") for plan in plans]
-    if all(isinstance(schedule, dict) for schedule in schedules):
+    schedules = [plan.schedule for plan in plans]
+    if all(isinstance(schedule, Mapping) for schedule in schedules):
         assets = [landing_asset(plan) for plan in plans]
         if len(assets) == 1:
             return assets[0]
@@ -31,25 +36,23 @@ def gate_schedule(plans: list[dict]):
         return AssetAny(*assets)
     if len({str(schedule) for schedule in schedules}) > 1:
         raise ValueError("the gated objects of one contract share its DAG, so they need one schedule; found "
-                         + ", ".join(f"{plan['object']!r}: {schedule!r}" for plan, schedule in zip(plans, schedules)))
+                         + ", ".join(f"{plan.object!r}: {schedule!r}" for plan, schedule in zip(plans, schedules)))
     return schedules[0]
 
 
-def landing_asset(plan: dict):
+def landing_asset(plan: Plan):
     """The Asset of ``plan``'s landing, watched for new batches."""
     from airflow.sdk import Asset, AssetWatcher
 
     from contract_gate.landing_batches import Watch
     from contract_gate.triggers.landing import LandingTrigger
-    from contract_plan.addresses import resolve
 
-    names = plan["names"]
-    landing = resolve(plan["tables"]["landing"])
-    if landing["kind"] == "table":  # a catalog table, as the target's Asset names one
-        uri = f"table://{landing['name']}"
+    names, landing = plan.names, plan.require_tables().landing
+    if not landing.is_path:  # a catalog table, as the target's Asset names one
+        uri = f"table://{landing.location}"
     else:
-        uri = landing["path"] if "://" in landing["path"] else Path(landing["path"]).as_uri()
+        uri = landing.location if "://" in landing.location else Path(landing.location).as_uri()
     trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),
-                             poll_seconds=plan["gate"]["schedule"]["onLanding"]["pollSeconds"], repeat=True)
-    return Asset(name=f"{names['asset']}.landing", uri=uri,
-                 group="contract_gate", watchers=[AssetWatcher(name=f"{names['gate']}_landing", trigger=trigger)])
+                             poll_seconds=plan.schedule["onLanding"]["pollSeconds"], repeat=True)
+    return Asset(name=f"{names.asset}.landing", uri=uri,
+                 group="contract_gate", watchers=[AssetWatcher(name=f"{names.gate}_landing", trigger=trigger)])

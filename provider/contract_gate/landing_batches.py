@@ -35,9 +35,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
 from contract_gate.decisions.record import ObjectScope
-from contract_plan.addresses import resolve
+from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
+from contract_plan.addresses import Address
+from contract_plan.model import Plan
 from contract_plan.landing_files import Entry, LandingRefused, landing_entries
 
 DEFAULT_SETTLE_SECONDS = 60
@@ -60,24 +61,24 @@ class Watch:
     sole_object: bool = True  # the contract's only object (its records from before ``object`` count)
 
     @classmethod
-    def from_plan(cls, plan: dict, marker: str | None = None, settle_seconds: int | None = None) -> Watch:
+    def from_plan(cls, plan: Plan, marker: str | None = None, settle_seconds: int | None = None) -> Watch:
         """The watch of ``plan``'s landing: ``marker`` and ``settle_seconds`` when given, else the
-        contract's ``schedule.onLanding`` settings, else no marker and the default settle time."""
-        if plan.get("tables") is None:
-            raise ValueError(f"contract {plan['contract']['id']!r} has no contractGate settings: no landing to watch")
-        gate = plan["gate"]
-        schedule = gate.get("schedule")
-        configured = schedule.get("onLanding", {}) if isinstance(schedule, dict) else {}
+        contract's ``schedule.onLanding`` settings, else no marker and the default settle time.
+        The addresses travel as the plan writes them (trigger arguments are JSON)."""
+        if not plan.gated:
+            raise ValueError(f"contract {plan.contract_id!r} has no contractGate settings: no landing to watch")
+        configured = (plan.schedule or {}).get("onLanding") or {}
+        written = plan.document["tables"]
         return cls(
-            contract_id=plan["contract"]["id"],
-            landing=dict(plan["tables"]["landing"]),
-            decisions=dict(plan["tables"]["decisions"]),
+            contract_id=plan.contract_id,
+            landing=dict(written["landing"]),
+            decisions=dict(written["decisions"]),
             marker=marker if marker is not None else configured.get("marker"),
             settle_seconds=int(settle_seconds if settle_seconds is not None
                                else configured.get("settleSeconds", DEFAULT_SETTLE_SECONDS)),
-            connection_id=(gate.get("execution") or {}).get("connectionId"),
-            object_name=plan["object"],
-            sole_object=ObjectScope.of(plan).sole,
+            connection_id=plan.connection_id,
+            object_name=plan.object,
+            sole_object=plan.names.sole,
         )
 
     def as_kwargs(self) -> dict[str, Any]:
@@ -94,6 +95,7 @@ class Batch:
     kind: str  # "files" | "delta" | "objects"
     files: int | None = None
     delta_version: int | None = None
+    object: str | None = None  # the schema object whose landing it is
 
     def payload(self) -> dict[str, Any]:
         """The event / XCom: identities and counts only, never a data value."""
@@ -107,23 +109,23 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
         special file, or is a Delta table that cannot be read."""
     from contract_gate.submission import delta_digest, derive_submission_id, submission_id_of
 
-    landing = resolve(watch.landing)
+    landing = Address.from_document(watch.landing)
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
-    if landing.get("kind") == "table" and landing.get("format", "delta") == "delta":
+    if not landing.is_path and landing.format == "delta":
         from contract_gate.landing_tables import catalog_version
 
         version = catalog_version(landing, connection_id=watch.connection_id)
         if version is None:
             return None
-        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version)), landing["name"],
-                     "delta", delta_version=version)
-    if landing.get("kind") != "path" or "://" in landing["path"]:
-        raise LandingRefused(f"contract {watch.contract_id}: landing {landing.get('path') or landing.get('name')!r} "
+        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version)), landing.location,
+                     "delta", delta_version=version, object=watch.object_name)
+    if not landing.is_path or "://" in landing.location:
+        raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location!r} "
                              "is neither a local folder, object storage nor a Delta catalog table; it cannot be "
                              "watched without Spark")
-    folder = Path(landing["path"])
-    if landing.get("format") == "delta":
+    folder = Path(landing.location)
+    if landing.format == "delta":
         from contract_gate.delta_tables import UnreadableTable, newest_version
 
         try:
@@ -133,7 +135,8 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
         if version is None:
             return None
         submission_id = derive_submission_id(watch.contract_id, landing)
-        return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version)
+        return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version,
+                     object=watch.object_name)
     entries = listing(folder, watch.contract_id)
     data = [entry.relative for entry in entries if entry.is_file and not entry.skipped]
     if not data:
@@ -146,19 +149,19 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
         if (time.time() if now is None else now) - newest < watch.settle_seconds:
             return None
     submission_id = derive_submission_id(watch.contract_id, landing)
-    return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data))
+    return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data), object=watch.object_name)
 
 
 async def alanded_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """:func:`landed_batch` for the triggerer's event loop: an object-storage landing is listed
     with fsspec's async listing, a local one is read in a thread."""
-    landing = resolve(watch.landing)
+    landing = Address.from_document(watch.landing)
     if is_object_store(landing):
         return landed_objects(watch, landing, await alist_objects(_object_landing(watch, landing)), now)
     return await asyncio.to_thread(landed_batch, watch, now)
 
 
-def landed_objects(watch: Watch, landing: dict, objects: list[StoredObject], now: float | None) -> Batch | None:
+def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], now: float | None) -> Batch | None:
     """The batch that one listing of an object-storage landing shows as landed and settled, or None."""
     from contract_gate.submission import submission_id_of
 
@@ -171,17 +174,18 @@ def landed_objects(watch: Watch, landing: dict, objects: list[StoredObject], now
     else:
         times = [stored.mtime for stored in objects]
         if None in times:
-            raise LandingRefused(f"contract {watch.contract_id}: landing {landing['path']} lists objects without a "
+            raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location} lists objects without a "
                                  "modification time; set schedule.onLanding.marker")
         if (time.time() if now is None else now) - max(times) < watch.settle_seconds:
             return None
     submission_id = submission_id_of(watch.contract_id, objects_digest(objects))
-    return Batch(watch.contract_id, submission_id, landing["path"], "objects", files=len(data))
+    return Batch(watch.contract_id, submission_id, landing.location, "objects", files=len(data),
+                 object=watch.object_name)
 
 
-def _object_landing(watch: Watch, landing: dict) -> dict:
-    if landing.get("format") == "delta":
-        raise LandingRefused(f"contract {watch.contract_id}: landing {landing['path']} is a Delta table in object "
+def _object_landing(watch: Watch, landing: Address) -> Address:
+    if landing.format == "delta":
+        raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location} is a Delta table in object "
                              "storage; only file landings there can be watched without Spark")
     return landing
 
@@ -201,9 +205,8 @@ def listing(folder: Path, contract_id: str) -> list[Entry]:
 
 def gated(watch: Watch, submission_id: str) -> bool:
     """Whether the decision log holds a final decision for ``submission_id`` (of the watched object)."""
-    from contract_gate.decisions import store_for
+    from contract_gate.decisions import decision_store
 
-    plan = {"contract": {"id": watch.contract_id}, "tables": {"decisions": watch.decisions},
-            "gate": {"execution": {"connectionId": watch.connection_id}}}
+    store = decision_store(Address.from_document(watch.decisions), watch.connection_id, {"decisions": watch.decisions})
     scope = ObjectScope(watch.object_name, watch.sole_object) if watch.object_name else None
-    return store_for(plan).final(submission_id, watch.contract_id, scope) is not None
+    return store.final(submission_id, watch.contract_id, scope) is not None

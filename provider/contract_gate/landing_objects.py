@@ -18,6 +18,8 @@ import asyncio
 import hashlib
 import re
 from dataclasses import dataclass
+
+from contract_plan.addresses import Address
 from datetime import datetime
 
 from contract_plan.landing_files import LandingRefused
@@ -44,21 +46,22 @@ class StoredObject:
         return any(part.startswith(("_", ".")) for part in self.relative.split("/"))
 
 
-def is_object_store(address: dict) -> bool:
+def is_object_store(address: Address) -> bool:
     """A path address on a store other than the local filesystem."""
-    match = _URI.match(address.get("path") or "") if address.get("kind") == "path" else None
+    match = _URI.match(address.location) if address.is_path else None
     return match is not None and match.group(1).lower() != "file"
 
 
-def landing_path(address: dict):
+def landing_path(address: Address):
     """The address as an ``ObjectStoragePath`` bound to its connection."""
     from airflow.sdk import ObjectStoragePath  # the Airflow SDK, only when a store is reached
 
-    return ObjectStoragePath(address["path"], conn_id=address.get("connection"))
+    return ObjectStoragePath(address.location, conn_id=address.connection)
 
 
-def list_objects(address: dict) -> list[StoredObject]:
+def list_objects(address: Address | dict) -> list[StoredObject]:
     """Every object below the landing prefix, by key; [] when nothing is there."""
+    address = Address.of(address)
     path = landing_path(address)
     root = path.path.rstrip("/")
     try:
@@ -68,9 +71,10 @@ def list_objects(address: dict) -> list[StoredObject]:
     return _objects(address, root, found)
 
 
-async def alist_objects(address: dict) -> list[StoredObject]:
+async def alist_objects(address: Address | dict) -> list[StoredObject]:
     """:func:`list_objects` for an event loop: the connection lookup runs in a thread, the listing
     is the filesystem's coroutine, run on the filesystem's own loop and awaited from this one."""
+    address = Address.of(address)
     path = await asyncio.to_thread(landing_path, address)
     fs = await asyncio.to_thread(lambda: path.fs)
     root = path.path.rstrip("/")
@@ -95,7 +99,7 @@ def objects_digest(objects: list[StoredObject]) -> str:
     return digest.hexdigest()
 
 
-def _objects(address: dict, root: str, found: dict) -> list[StoredObject]:
+def _objects(address: Address, root: str, found: dict) -> list[StoredObject]:
     objects = []
     for key, info in sorted(found.items()):
         if info.get("type", "file") != "file" or not key.startswith(root + "/"):
@@ -104,7 +108,7 @@ def _objects(address: dict, root: str, found: dict) -> list[StoredObject]:
         # the ETag first: an identical re-upload keeps it, while it gets a new version id
         tag = next((str(info[k]) for k in _TAG_KEYS + _VERSION_KEYS if info.get(k)), None)
         if tag is None:
-            raise LandingRefused(f"landing {address['path']}: the store lists {relative!r} without an ETag or a "
+            raise LandingRefused(f"landing {address.location}: the store lists {relative!r} without an ETag or a "
                                  "version id, so the batch cannot be identified without downloading it")
         objects.append(StoredObject(relative, int(info.get("size") or 0), tag.strip('"'), _mtime(info)))
     return objects

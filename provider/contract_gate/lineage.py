@@ -21,37 +21,39 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from contract_plan.addresses import resolve
+from contract_plan.addresses import Address
+from contract_plan.model import Plan
 
 SOURCE = "contract-gate"
 CATALOG_NAMESPACE = "catalog"  # a catalog table's namespace: the workspace is not known at the task
 
 
-def dataset_id(address: dict) -> tuple[str, str]:
-    """(namespace, name) of a table address, after the OpenLineage naming conventions: ``file``
-    and the absolute path for a local path, ``scheme://authority`` and the path for a URI."""
-    if address["kind"] != "path":
-        return CATALOG_NAMESPACE, address["name"]
-    path = resolve(address)["path"]
+def dataset_id(address: Address | dict) -> tuple[str, str]:
+    """(namespace, name) of a table address (a plan's, or a step result's document), after the
+    OpenLineage naming conventions: ``file`` and the absolute path for a local path,
+    ``scheme://authority`` and the path for a URI."""
+    address = Address.of(address)
+    if not address.is_path:
+        return CATALOG_NAMESPACE, address.location
+    path = address.location
     parts = urlsplit(path)
     if parts.scheme and parts.scheme != "file" and len(parts.scheme) > 1:
         return f"{parts.scheme}://{parts.netloc}", parts.path
     return "file", parts.path if parts.scheme == "file" else str(Path(path))
 
 
-def contract_tags(plan: dict) -> list[tuple[str, str]]:
-    meta = plan["contract"]
-    return [("contract", meta["id"]), ("contract_version", str(meta["version"])),
-            ("plan_fingerprint", plan["fingerprint"])]
+def contract_tags(plan: Plan) -> list[tuple[str, str]]:
+    return [("contract", plan.contract_id), ("contract_version", plan.contract_version),
+            ("plan_fingerprint", plan.fingerprint)]
 
 
-def schema_facet(plan: dict):
+def schema_facet(plan: Plan):
     from openlineage.client.facet_v2 import schema_dataset
 
     return schema_dataset.SchemaDatasetFacet(fields=[
-        schema_dataset.SchemaDatasetFacetFields(name=c["name"], type=c["type"], description=c.get("description"),
+        schema_dataset.SchemaDatasetFacetFields(name=c.name, type=c.type, description=c.description,
                                                 ordinal_position=position)
-        for position, c in enumerate(plan["columns"], start=1)
+        for position, c in enumerate(plan.columns, start=1)
     ])
 
 
@@ -68,7 +70,7 @@ def assertions_facet(report: dict):
     ])
 
 
-def _dataset_facets(plan: dict, *, schema: bool, version: int | None = None) -> dict[str, Any]:
+def _dataset_facets(plan: Plan, *, schema: bool, version: int | None = None) -> dict[str, Any]:
     from openlineage.client.facet_v2 import dataset_version_dataset, tags_dataset
 
     facets: dict[str, Any] = {"tags": tags_dataset.TagsDatasetFacet(tags=[
@@ -81,7 +83,7 @@ def _dataset_facets(plan: dict, *, schema: bool, version: int | None = None) -> 
     return facets
 
 
-def input_dataset(plan: dict, address: dict, *, schema: bool = False, version: int | None = None,
+def input_dataset(plan: Plan, address: Address | dict, *, schema: bool = False, version: int | None = None,
                   report: dict | None = None):
     from openlineage.client.event_v2 import InputDataset
 
@@ -91,14 +93,14 @@ def input_dataset(plan: dict, address: dict, *, schema: bool = False, version: i
                         inputFacets=input_facets)
 
 
-def output_dataset(plan: dict, address: dict, *, schema: bool = False, version: int | None = None):
+def output_dataset(plan: Plan, address: Address | dict, *, schema: bool = False, version: int | None = None):
     from openlineage.client.event_v2 import OutputDataset
 
     namespace, name = dataset_id(address)
     return OutputDataset(namespace=namespace, name=name, facets=_dataset_facets(plan, schema=schema, version=version))
 
 
-def run_facets(plan: dict, submission_id: str | None, outcome: str | None) -> dict[str, Any]:
+def run_facets(plan: Plan, submission_id: str | None, outcome: str | None) -> dict[str, Any]:
     from openlineage.client.facet_v2 import tags_run
 
     tags = [*contract_tags(plan), *((("submission_id", submission_id),) if submission_id else ()),
@@ -115,11 +117,11 @@ def read_report(summary: dict | None) -> dict | None:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def validation_lineage(plan: dict, submission: dict | None, summary: dict | None):
+def validation_lineage(plan: Plan, submission: dict | None, summary: dict | None):
     """``stage_validate``: landing in, candidate out (at its version once staged)."""
     from airflow.providers.openlineage.extractors import OperatorLineage
 
-    landing = (submission or {}).get("landing") or plan["tables"]["landing"]
+    landing = (submission or {}).get("landing") or plan.require_tables().landing
     candidate = (summary or {}).get("candidate") or {}
     outputs = [output_dataset(plan, candidate["candidate"], schema=True, version=candidate.get("version"))] \
         if candidate.get("candidate") else []
@@ -128,7 +130,7 @@ def validation_lineage(plan: dict, submission: dict | None, summary: dict | None
                                                  (summary or {}).get("outcome")))
 
 
-def outcome_lineage(plan: dict, steps: str, summary: dict | None, result: dict | None):
+def outcome_lineage(plan: Plan, steps: str, summary: dict | None, result: dict | None):
     """``publish`` / ``quarantine`` / ``split``: the validated candidate in (schema, assertions),
     the tables the step wrote out (before it ran: the tables it will write)."""
     from airflow.providers.openlineage.extractors import OperatorLineage
@@ -144,7 +146,8 @@ def outcome_lineage(plan: dict, steps: str, summary: dict | None, result: dict |
         if result is not None and not done:
             continue  # a split that had nothing to quarantine, or to publish
         version = (done or {}).get("target_version_after" if role == "target" else "version")
-        outputs.append(output_dataset(plan, plan["tables"][role], schema=role == "target", version=version))
+        address = plan.require_tables().target if role == "target" else plan.require_tables().quarantine
+        outputs.append(output_dataset(plan, address, schema=role == "target", version=version))
         outcome = (done or {}).get("status") or outcome
     if (result or {}).get("publish") and (result or {}).get("quarantine"):
         outcome = "split"  # one step that published some rows and quarantined the others
@@ -159,7 +162,7 @@ class GateLineageMixin:
 
     lineage_result: Any = None
 
-    def lineage_of(self, plan: dict, result: Any):
+    def lineage_of(self, plan: Plan, result: Any):
         raise NotImplementedError
 
     def get_openlineage_facets_on_start(self):

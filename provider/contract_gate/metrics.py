@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from contract_gate import decisions
-from contract_gate.decisions.record import ObjectScope
+from contract_plan.model import Plan
 
 REJECTIONS = "contract_gate.rejections"
 RECEIPT_TO_PUBLICATION = "contract_gate.receipt_to_publication"
@@ -57,10 +57,9 @@ def tag(text: str) -> str:
     return _UNSAFE_IN_TAG.sub("_", str(text))[:100]
 
 
-def gate_tags(plan: dict) -> dict[str, str]:
+def gate_tags(plan: Plan) -> dict[str, str]:
     """The tags naming a plan's gate: ``contract``, plus ``object`` when the contract has several."""
-    scope = ObjectScope.of(plan)
-    return {"contract": tag(plan["contract"]["id"]), **({"object": tag(scope.name)} if scope and not scope.sole else {})}
+    return {"contract": tag(plan.contract_id), **({"object": tag(plan.object)} if not plan.names.sole else {})}
 
 
 def _stats():
@@ -83,7 +82,7 @@ def rejected_rules(record: dict[str, Any], summary: dict | None) -> list[str]:
     return ["schema"] if (summary or {}).get("schema_ok") is False else ["unattributed"]
 
 
-def first_rejection(plan: dict, rerun_of: str | None) -> dict | None:
+def first_rejection(plan: Plan, rerun_of: str | None) -> dict | None:
     """The earliest rejected decision of the re-run chain ending in ``rerun_of``, or None when
     ``rerun_of`` was not rejected (a correction of a published submission resolves nothing)."""
     first, seen = None, set()
@@ -96,7 +95,7 @@ def first_rejection(plan: dict, rerun_of: str | None) -> dict | None:
     return first
 
 
-def accepted_data_age(plan: dict, age_seconds: float | None) -> None:
+def accepted_data_age(plan: Plan, age_seconds: float | None) -> None:
     """Send the age of the latest accepted business date (None: nothing that may be sent); never raises."""
     if age_seconds is None:
         return
@@ -106,7 +105,7 @@ def accepted_data_age(plan: dict, age_seconds: float | None) -> None:
         log.warning("contract-gate metric %s not sent", ACCEPTED_DATA_AGE, exc_info=True)
 
 
-def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any], submission: dict,
+def decision_recorded(plan: Plan, stored: dict[str, Any], record: dict[str, Any], submission: dict,
                       summary: dict | None, accepted_age: float | None = None) -> None:
     """Send what a newly recorded final decision tells, with the accepted data's age after a
     publication (``freshness.check.age_after_publication``); never raises."""
@@ -116,7 +115,7 @@ def decision_recorded(plan: dict, stored: dict[str, Any], record: dict[str, Any]
         log.warning("contract-gate metrics for submission %s not sent", stored.get("submission_id"), exc_info=True)
 
 
-def _send_decision(plan: dict, stored: dict, record: dict, submission: dict, summary: dict | None,
+def _send_decision(plan: Plan, stored: dict, record: dict, submission: dict, summary: dict | None,
                    accepted_age: float | None) -> None:
     stats, gate = _stats(), gate_tags(plan)
     outcome, decided = stored["outcome"], _when(stored["decided_at"])

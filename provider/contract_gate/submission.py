@@ -23,7 +23,7 @@ from pathlib import Path
 from contract_gate.config import gate_home
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
-from contract_plan.addresses import resolve
+from contract_plan.addresses import Address
 from contract_plan.landing_files import data_files
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -41,35 +41,35 @@ def check_submission_id(submission_id: str) -> str:
     return submission_id
 
 
-def batch_digest(landing: dict, connection_id: str | None = None) -> str:
+def batch_digest(landing: Address | dict, connection_id: str | None = None) -> str:
     """sha256 over what identifies the batch at the landing address (see the module doc).
 
     :param connection_id: the Databricks connection that reaches a catalog landing table when the
         landing names none (the gate's execution connection)."""
-    if landing.get("kind") != "path":
-        if landing.get("format", "delta") != "delta":
-            raise ValueError(f"landing {landing.get('name')!r} is a catalog table that is not Delta: give the "
+    landing = Address.of(landing)
+    if not landing.is_path:
+        if landing.format != "delta":
+            raise ValueError(f"landing {landing.location!r} is a catalog table that is not Delta: give the "
                              "submission id explicitly")
         version = catalog_version(landing, connection_id=connection_id)
         if version is None:
-            raise FileNotFoundError(f"nothing has landed: the catalog table {landing['name']} does not exist")
+            raise FileNotFoundError(f"nothing has landed: the catalog table {landing.location} does not exist")
         return delta_digest(version)
-    landing = resolve(landing)
     if is_object_store(landing):
-        if landing.get("format") == "delta":
-            raise ValueError(f"landing {landing['path']!r} is a Delta table in object storage: give the submission "
+        if landing.format == "delta":
+            raise ValueError(f"landing {landing.location!r} is a Delta table in object storage: give the submission "
                              "id explicitly")
         try:
             return objects_digest(list_objects(landing))
         except FileNotFoundError:
-            raise FileNotFoundError(f"no data objects have landed at {landing['path']}") from None
-    path = landing["path"]
+            raise FileNotFoundError(f"no data objects have landed at {landing.location}") from None
+    path = landing.location
     if "://" in path:
-        raise ValueError(f"landing {landing['path']!r} is not on a local filesystem: give the submission id explicitly")
+        raise ValueError(f"landing {path!r} is not on a local filesystem: give the submission id explicitly")
     folder = Path(path)
     if not folder.exists():
         raise FileNotFoundError(f"nothing has landed at {folder}")
-    if landing.get("format") == "delta":
+    if landing.format == "delta":
         return delta_digest(delta_version(folder))
     digest = hashlib.sha256()
     files = data_files(folder)
@@ -106,7 +106,7 @@ def delta_version(table: Path) -> int:
     return version
 
 
-def derive_submission_id(contract_id: str, landing: dict, rerun_of: str | None = None,
+def derive_submission_id(contract_id: str, landing: Address | dict, rerun_of: str | None = None,
                          connection_id: str | None = None) -> str:
     """The id of the batch now at ``landing``; a re-run of ``rerun_of`` gets its own id, also deterministic.
 

@@ -30,24 +30,23 @@ from contract_gate.operators.record import GateRecordDecisionOperator
 from contract_gate.operators.split import GateSplitOperator
 from contract_gate.operators.submission import GateSubmissionOperator
 from contract_gate.operators.validate import GateValidateOperator
-from contract_plan.addresses import resolve
 from contract_plan.migration import versioned_suffix
+from contract_plan.model import Plan
 
 TASK_IDS = ("submission", "stage_validate", "branch", "publish", "quarantine", "split", "record_decision")
 
 
-def target_asset(plan: dict) -> Asset:
+def target_asset(plan: Plan) -> Asset:
     """The Asset a publication updates: the target table (``file://`` URI for a path table),
     named per object and environment (``contract_plan.names``)."""
-    target = plan["tables"]["target"]
-    if target["kind"] == "path":
-        path = resolve(target)["path"]
-        uri = path if "://" in path else Path(path).as_uri()
+    target = plan.require_tables().target
+    if target.is_path:
+        uri = target.location if "://" in target.location else Path(target.location).as_uri()
     else:
-        uri = f"table://{target['name']}"
+        uri = f"table://{target.location}"
     # a new versioned target (evolution.breaking: newTarget) is a new Asset; the old one keeps its name
-    gate, at, environment = plan["names"]["asset"].partition("@")
-    suffix = versioned_suffix((plan["gate"] or {}).get("evolution", {}).get("breaking"), plan["contract"]["version"])
+    gate, at, environment = plan.names.asset.partition("@")
+    suffix = versioned_suffix((plan.gate.get("evolution") or {}).get("breaking"), plan.contract_version)
     return Asset(name=gate + suffix + at + environment, uri=uri, group="contract_gate")
 
 

@@ -22,6 +22,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contract_plan.addresses import Address
 from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result, plan_of
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ def batch_keys(args: argparse.Namespace) -> int:
     held = counted[1].result() if counted is not None and counted[0] == (candidate, version) else None
     if held is None:  # not counted ahead (or there the schema looked wrong, which the report denies)
         spark = get_session()
-        held = keys_across_batches(spark, plan, read_pinned(spark, plan, candidate, version), args.submission_id)
+        held = keys_across_batches(spark, plan, read_pinned(spark, plan, Address.of(candidate), version),
+                                   args.submission_id)
     fill_measured(report, rule, Measurement(failed_rows=held, evaluated_rows=report["candidate"]["row_count"]))
     write_report(report, args.report)
     return 0
@@ -80,7 +82,7 @@ def _count_ahead(args: argparse.Namespace) -> None:
     spark = get_session()
 
     def count() -> int | None:  # all on the second thread: even the schema is a round trip over Connect
-        df = read_pinned(spark, plan, staged["candidate"], staged["version"])
+        df = read_pinned(spark, plan, Address.of(staged["candidate"]), staged["version"])
         if not check_schema(plan, df.schema).ok:
             return None
         return keys_across_batches(spark, plan, df, args.submission_id)

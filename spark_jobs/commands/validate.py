@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from contract_plan.addresses import Address
 from contract_plan.limits import clear_stop, write_stop
 from spark_jobs.commands._step_io import plan_of
 from spark_jobs.runtime.budget import TimeBudgetExceeded
@@ -80,6 +81,5 @@ def _source(args: argparse.Namespace) -> tuple[str, str, int | None]:
     staged = args.context.get("stage")
     if not staged:
         raise ValueError("validate needs --candidate (or a stage step before it in the chain)")
-    address = staged["candidate"]
-    source = address["path"] if address["kind"] == "path" else address["name"]
-    return source, address.get("format", "delta"), staged["version"]
+    address = Address.of(staged["candidate"])
+    return address.location, address.format, staged["version"]

@@ -1,11 +1,11 @@
 """Load the Delta snapshots a job is about to read, in the background, while it does other work.
 
 The first query over a Delta table in a JVM reconstructs the table's state from its log (a few
-small Spark jobs): 1-2 s on a cold JVM, per table, even for a table of one file. Delta keeps a
-table's snapshot per JVM, so a snapshot loaded by a background thread is the one the job's own
-query finds later. On a small worker a cold job keeps about 1.3 of 2 cores busy, mostly on one
-thread; loading the snapshots on a second thread, while the job checks the target's schema and
-history, takes them off the job's path (benchmarks/RESULTS.md, "Gate DAGs").
+small Spark jobs), slow on a cold JVM even for a table of one file. Delta keeps a table's
+snapshot per JVM, so a snapshot loaded by a background thread is the one the job's own query
+finds later. A cold job leaves a small worker's second core mostly idle; loading the snapshots
+on a second thread, while the job checks the target's schema and history, takes them off the
+job's path.
 
 Used where the runner asks for it (``job_start.LOCAL_START_ENV``: the local default's cold JVMs).
 Only an accelerator: a failure here is logged at debug level and otherwise ignored, because the
@@ -20,29 +20,29 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from contract_plan.addresses import as_address, resolve
+from contract_plan.addresses import Address
 from spark_jobs.steps.history import exists
 
 LOGGER = logging.getLogger("contract_gate.warm_up")
 
 
-def load_snapshots(spark: SparkSession, tables: list[tuple[dict[str, Any] | str, int | None]]) -> threading.Thread:
+def load_snapshots(spark: SparkSession, tables: list[tuple[Address | dict[str, Any] | str, int | None]]) -> threading.Thread:
     """Start loading each ``(address, version)`` (None: the latest) on a daemon thread."""
     thread = threading.Thread(target=_load, args=(spark, tables), name="contract-gate-warm-up", daemon=True)
     thread.start()
     return thread
 
 
-def _load(spark: SparkSession, tables: list[tuple[dict[str, Any] | str, int | None]]) -> None:
+def _load(spark: SparkSession, tables: list[tuple[Address | dict[str, Any] | str, int | None]]) -> None:
     for address, version in tables:
         try:
-            resolved = resolve(as_address(address))
-            if not exists(spark, resolved):
+            table_address = Address.of(address)  # a step's argument as the command line gave it
+            if not exists(spark, table_address):
                 continue
             reader = spark.read.format("delta")
             if version is not None:
                 reader = reader.option("versionAsOf", version)
-            table = reader.load(resolved["path"]) if resolved["kind"] == "path" else reader.table(resolved["name"])
+            table = table_address.read(reader)
             table.inputFiles()  # lists the snapshot's files: the state reconstruction itself
         except Exception:  # noqa: BLE001 - see the module docs
             LOGGER.debug("warming up %s failed", address, exc_info=True)

@@ -15,7 +15,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import resolve, sql_name
+from contract_plan.addresses import Address
 from contract_plan.tagged_commit import TaggedCommit
 from spark_jobs.runtime.errors import NOT_A_DELTA_TABLE, has_condition
 
@@ -25,36 +25,34 @@ from spark_jobs.runtime.errors import NOT_A_DELTA_TABLE, has_condition
 NO_HISTORY = (*NOT_A_DELTA_TABLE, "DELTA_TABLE_ONLY_OPERATION")
 
 
-def _history(spark: SparkSession, address: dict[str, Any], limit: int | None = None) -> DataFrame | None:
+def _history(spark: SparkSession, address: Address | dict[str, Any], limit: int | None = None) -> DataFrame | None:
     """The table's ``DESCRIBE HISTORY`` (its newest ``limit`` commits), None without a table.
 
     Delta SQL, which any session offers (a Spark Connect client has no DeltaTable API). The
-    history, not ``DESCRIBE DETAIL``: DETAIL sizes every file of the snapshot, a Spark job that
-    took 1.5-4 s on each new version over Spark Connect on two shared cores, where the history
-    of a fresh version took 0.2-1 s (benchmarks/RESULTS.md, "Gate latency by execution mode")."""
-    address = resolve(address)
-    if address["kind"] != "path" and not spark.catalog.tableExists(address["name"]):
+    history, not ``DESCRIBE DETAIL``: DETAIL sizes every file of the snapshot in a Spark job on
+    each new version, where the history reads the log alone."""
+    address = Address.of(address)
+    if not address.is_path and not spark.catalog.tableExists(address.location):
         return None
     try:  # a command: it runs here, so a missing table raises here
-        return spark.sql(f"DESCRIBE HISTORY {sql_name(address)}" + (f" LIMIT {int(limit)}" if limit else ""))
+        return spark.sql(f"DESCRIBE HISTORY {address.sql_name}" + (f" LIMIT {int(limit)}" if limit else ""))
     except AnalysisException as exc:
         if has_condition(exc, NO_HISTORY):
             return None
         raise
 
 
-def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
+def exists(spark: SparkSession, address: Address | dict[str, Any]) -> bool:
     """True when ``address`` holds a Delta table (a folder of stray files is not one).
 
     A path is probed with ``SHOW TBLPROPERTIES``, which reads the table's metadata only:
-    ``DESCRIBE HISTORY ... LIMIT 1`` ran a Spark job (0.25-0.45 s on a warm local session,
-    0.05 s for the properties). The probe is also the read that the ownership and drift checks
-    make next, so a table this says exists is one they can read."""
-    address = resolve(address)
-    if address["kind"] != "path":
-        return spark.catalog.tableExists(address["name"])
+    ``DESCRIBE HISTORY ... LIMIT 1`` runs a Spark job. The probe is also the read that the
+    ownership and drift checks make next, so a table this says exists is one they can read."""
+    address = Address.of(address)
+    if not address.is_path:
+        return spark.catalog.tableExists(address.location)
     try:  # a command: it runs here, so a missing table raises here
-        spark.sql(f"SHOW TBLPROPERTIES {sql_name(address)}")
+        spark.sql(f"SHOW TBLPROPERTIES {address.sql_name}")
     except AnalysisException as exc:
         if has_condition(exc, NOT_A_DELTA_TABLE):
             return False
@@ -62,14 +60,14 @@ def exists(spark: SparkSession, address: dict[str, Any]) -> bool:
     return True
 
 
-def current_version(spark: SparkSession, address: dict[str, Any]) -> int | None:
+def current_version(spark: SparkSession, address: Address | dict[str, Any]) -> int | None:
     """The table's latest version, or None when there is no table yet."""
     latest = _history(spark, address, limit=1)
     return None if latest is None else int(latest.first()["version"])
 
 
 def tagged_commits(
-    spark: SparkSession, address: dict[str, Any], submission_id: str | None = None
+    spark: SparkSession, address: Address | dict[str, Any], submission_id: str | None = None
 ) -> list[TaggedCommit]:
     """Commits carrying a submission id (only ``submission_id``'s when given), oldest first.
 
@@ -86,7 +84,7 @@ def tagged_commits(
     return _commits(history)
 
 
-def just_committed(spark: SparkSession, address: dict[str, Any], submission_id: str) -> TaggedCommit | None:
+def just_committed(spark: SparkSession, address: Address | dict[str, Any], submission_id: str) -> TaggedCommit | None:
     """The commit ``submission_id`` made to the table, for a step that has just written it (or
     whose earlier attempt did): the table's newest commit is looked at first (one ``LIMIT 1``
     query however long the history), the whole history only when the newest is not it
@@ -115,7 +113,7 @@ def _commits(history: DataFrame) -> list[TaggedCommit]:
 
 
 def find_submission(
-    spark: SparkSession, address: dict[str, Any], submission_id: str
+    spark: SparkSession, address: Address | dict[str, Any], submission_id: str
 ) -> TaggedCommit | None:
     """The commit ``submission_id`` made to the table, or None. Idempotent writes guarantee
     at most one; should history ever show two, the first is the publish that counts."""

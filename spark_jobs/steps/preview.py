@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.addresses import from_location, location, sql_name
+from contract_plan.addresses import Address
 from contract_plan.model import Plan, load_plan
 from spark_jobs.steps.history import exists
 from spark_jobs.validation.candidate import Candidate
@@ -23,14 +23,14 @@ from spark_jobs.validation.engine import run_validation
 
 
 def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict[str, Any]],
-            target: dict[str, Any]) -> dict[str, Any]:
+            target: Address | dict[str, Any]) -> dict[str, Any]:
     """What ``plan`` would have decided about each of ``batches`` (decision records: their
     ``submission_id``, ``contract_version``, ``candidate``, ``candidate_version``,
     ``target_version_before`` and ``target_version_after``), the target they were published to
     being ``target``. Returns ``{"batches": [...], "rules": [...], "rejected_batches": n}``:
     per batch NEW's outcome and failing rules, per rule the rows and batches it would have
     failed."""
-    plan = load_plan(plan)
+    plan, target = load_plan(plan), Address.of(target)
     results = [_preview_batch(spark, plan, batch, target) for batch in batches]
     totals: dict[str, dict[str, Any]] = {}
     for result in results:
@@ -44,15 +44,14 @@ def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict
             "rejected_batches": sum(result["outcome"] == "fail" for result in results)}
 
 
-def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: dict[str, Any]
-               ) -> tuple[DataFrame, str]:
+def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> tuple[DataFrame, str]:
     """The batch's rows and where they were read from (``candidate ...`` or ``target ...``). A
     candidate is read only where the gate keeps this submission's candidate (or the Delta landing
     it pinned), never a table because a decision row names it."""
     candidate, version = batch.get("candidate"), batch.get("candidate_version")
-    kept = {location(plan.candidate(batch["submission_id"])), location(plan.require_tables().landing)}
+    kept = {plan.candidate(batch["submission_id"]).location, plan.require_tables().landing.location}
     if candidate in kept and version is not None:
-        address = from_location(candidate)
+        address = Address.from_location(candidate)
         if exists(spark, address):
             return _at(spark, address, version), f"candidate {candidate} @ version {version}"
     before, after = batch.get("target_version_before"), batch.get("target_version_after")
@@ -64,7 +63,7 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: d
     return published, f"target versions {before} -> {after}"
 
 
-def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
+def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> dict[str, Any]:
     rows, source = batch_rows(spark, plan, batch, target)
     report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
     schema = report["schema"]
@@ -83,5 +82,5 @@ def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], targe
     }
 
 
-def _at(spark: SparkSession, address: dict[str, Any], version: int) -> DataFrame:
-    return spark.sql(f"SELECT * FROM {sql_name(address)} VERSION AS OF {int(version)}")
+def _at(spark: SparkSession, address: Address, version: int) -> DataFrame:
+    return spark.sql(f"SELECT * FROM {address.sql_name} VERSION AS OF {int(version)}")

@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import as_address, location, resolve, sql_name
+from contract_plan.addresses import Address
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import CHECK_VIOLATED, NOT_NULL_VIOLATED, find_error
 from spark_jobs.runtime.side_by_side import side_by_side
@@ -57,13 +57,9 @@ class ConstraintViolation(RuntimeError):
     own message lists the offending values, which may be classified."""
 
 
-def read_pinned(
-    spark: SparkSession, plan: Plan, candidate: dict[str, Any] | str, version: int
-) -> DataFrame:
+def read_pinned(spark: SparkSession, plan: Plan, candidate: Address, version: int) -> DataFrame:
     """The candidate exactly as validated: its Delta table at ``version``."""
-    resolved = resolve(as_address(candidate))
-    where = resolved["path"] if resolved["kind"] == "path" else resolved["name"]
-    return read_candidate(spark, where, format="delta", version=version).df
+    return read_candidate(spark, candidate.location, format="delta", version=version).df
 
 
 def keys_across_batches(
@@ -90,13 +86,13 @@ def keys_across_batches(
 
 
 def _rows_with_held_keys(
-    spark: SparkSession, keys: list[str], df: DataFrame, target: dict[str, Any], version: int | None = None
+    spark: SparkSession, keys: list[str], df: DataFrame, target: Address, version: int | None = None
 ) -> int:
     """Rows of ``df`` whose key the target holds (at ``version``, else its latest)."""
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    existing = reader.load(target["path"]) if target["kind"] == "path" else reader.table(target["name"])
+    existing = target.read(reader)
     existing = existing.select(*[F.col(quote_identifier(k)).alias(f"_k{i}") for i, k in enumerate(keys)])
     batch = df.select(*[F.col(quote_identifier(k)).alias(f"_b{i}") for i, k in enumerate(keys)])
     condition = _key_match(keys, lambda i, k: F.col(f"_k{i}"), lambda i, k: F.col(f"_b{i}"))
@@ -111,7 +107,7 @@ def publish(
     spark: SparkSession,
     plan: Plan | dict[str, Any] | str,
     submission_id: str,
-    candidate: dict[str, Any] | str,
+    candidate: Address | dict[str, Any] | str,
     version: int,
     rows: str = "all",
     report: dict[str, Any] | None = None,
@@ -130,7 +126,7 @@ def publish(
     plan = load_plan(plan)
     if rows not in ROWS:
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
-    candidate = as_address(candidate)
+    candidate = Address.of(candidate)
     _check_report(report, version, submission_id, rows)
     mode = plan.publication_mode
     if mode == "replace_keys" and not plan.key:
@@ -140,7 +136,7 @@ def publish(
     ensure_target(spark, plan, target)
     published = retry_conflicts(
         lambda attempt: _attempt(spark, plan, submission_id, candidate, version, rows, mode, attempt),
-        f"publishing {submission_id} to {location(target)}",
+        f"publishing {submission_id} to {target.location}",
     )
     return {**published, "migration": migration} if migration else published
 
@@ -170,7 +166,7 @@ def _attempt(
     spark: SparkSession,
     plan: Plan,
     submission_id: str,
-    candidate: dict[str, Any],
+    candidate: Address,
     version: int,
     rows: str,
     mode: str,
@@ -226,7 +222,7 @@ def _attempt(
 
 
 def _commit(
-    session: SparkSession, plan: Plan, df: DataFrame, target: dict[str, Any], mode: str
+    session: SparkSession, plan: Plan, df: DataFrame, target: Address, mode: str
 ) -> int | None:
     """The one commit, in ``session`` (tagged): see the module docs for the three shapes.
 
@@ -236,7 +232,7 @@ def _commit(
     keys = plan.key
     if not keys:
         writer = df.write.format("delta").mode("append")
-        writer.save(target["path"]) if target["kind"] == "path" else writer.saveAsTable(target["name"])
+        target.write(writer)
         return None
     # MERGE INTO in SQL, which any session offers (a Spark Connect client has no DeltaTable
     # API); the rows come through a temporary view of the tagged session, dropped afterwards.
@@ -249,7 +245,7 @@ def _commit(
     df.createOrReplaceTempView(source)
     try:
         metrics = session.sql(
-            f"MERGE INTO {sql_name(target)} AS t USING {source} AS s ON {condition}"
+            f"MERGE INTO {target.sql_name} AS t USING {source} AS s ON {condition}"
             f" WHEN MATCHED THEN {matched} WHEN NOT MATCHED THEN INSERT *"
         ).collect()
         return sum(int(row["num_inserted_rows"]) + int(row["num_updated_rows"]) for row in metrics)

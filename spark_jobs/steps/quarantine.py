@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from contract_plan import keys_across_batches
-from contract_plan.addresses import location, sql_name
+from contract_plan.addresses import Address
 from spark_jobs.runtime.errors import TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import own_commit_version, retry_conflicts, tagged_session
 from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
@@ -58,7 +58,7 @@ def quarantine(
     spark: SparkSession,
     plan: Plan | dict[str, Any] | str,
     submission_id: str,
-    candidate: dict[str, Any] | str,
+    candidate: Address | dict[str, Any] | str,
     version: int,
     report: dict[str, Any] | None,
     rows: str = "all",
@@ -72,6 +72,7 @@ def quarantine(
     if rows not in ROWS:
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
     table = plan.tables.quarantine
+    candidate = Address.of(candidate)
 
     def attempt(_: int) -> dict[str, Any]:
         session = tagged_session(spark, plan, submission_id)
@@ -87,7 +88,7 @@ def quarantine(
         look = just_committed if committed else find_submission
         done = look(spark, table, submission_id)
         if done is None:
-            raise RuntimeError(f"quarantine {location(table)} has no commit of {submission_id}")
+            raise RuntimeError(f"quarantine {table.location} has no commit of {submission_id}")
         return {"status": "quarantined" if committed else "already_quarantined", "rows": done.rows_written(),
                 "version": done.version}
 
@@ -171,7 +172,7 @@ def _shape(plan: Plan, df: DataFrame, submission_id: str) -> DataFrame:
 
 
 def _create_if_missing(
-    spark: SparkSession, plan: Plan, table: dict[str, Any], schema: StructType
+    spark: SparkSession, plan: Plan, table: Address, schema: StructType
 ) -> None:
     """Create the quarantine table untagged, so its first rows get Delta's idempotency record
     (a CREATE TABLE AS SELECT would not) and its creation is not mistaken for a submission."""
@@ -180,7 +181,7 @@ def _create_if_missing(
     columns = ", ".join(f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
     properties = {**owner_properties(plan.contract_id, "quarantine"), **table_properties(plan),
                   **_statistics(plan, schema)}
-    statement = (f"CREATE TABLE IF NOT EXISTS {sql_name(table)} ({columns}) USING DELTA"
+    statement = (f"CREATE TABLE IF NOT EXISTS {table.sql_name} ({columns}) USING DELTA"
                  f" TBLPROPERTIES ({properties_clause(properties)})")
     try:
         spark.sql(statement)
@@ -195,19 +196,19 @@ def _statistics(plan: Plan, schema: StructType) -> dict[str, str]:
     return statistics_properties(plan.columns, fields, (SUBMISSION, CONTRACT_VERSION, QUARANTINED_AT))
 
 
-def _keep_statistics_private(spark: SparkSession, plan: Plan, table: dict[str, Any],
+def _keep_statistics_private(spark: SparkSession, plan: Plan, table: Address,
                              schema: StructType) -> None:
     """A quarantine created before, or by a contract version that classified fewer columns,
     gets the statistics setting of this one before rows are added (files already written keep
     theirs until retention deletes them)."""
     wanted = _statistics(plan, schema)
-    found = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {sql_name(table)}").collect()}
+    found = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {table.sql_name}").collect()}
     if any(found.get(key) != value for key, value in wanted.items()):
-        spark.sql(f"ALTER TABLE {sql_name(table)} SET TBLPROPERTIES ({properties_clause(wanted)})")
+        spark.sql(f"ALTER TABLE {table.sql_name} SET TBLPROPERTIES ({properties_clause(wanted)})")
 
 
-def _append(df: DataFrame, table: dict[str, Any]) -> None:
+def _append(df: DataFrame, table: Address) -> None:
     """Append; ``mergeSchema`` lets a later contract version add columns to the table (only
     to this contract's own quarantine: the caller has checked its ownership properties)."""
     writer = df.write.format("delta").mode("append").option("mergeSchema", "true")
-    writer.save(table["path"]) if table["kind"] == "path" else writer.saveAsTable(table["name"])
+    table.write(writer)

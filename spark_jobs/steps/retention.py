@@ -31,7 +31,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from contract_plan.addresses import glob_literal, location, sql_name
+from contract_plan.addresses import Address, glob_literal
 from spark_jobs.runtime.errors import has_condition
 from spark_jobs.runtime.session import child_session, is_connect
 from spark_jobs.steps.history import exists
@@ -46,7 +46,7 @@ LOGGER = logging.getLogger("contract_gate.retention")
 
 
 def retention_days(plan: Plan) -> dict[str, int]:
-    configured = (plan.gate.get("retention")) or {}
+    configured = plan.retention
     return {key: int(configured.get(key, default)) for key, default in DEFAULT_DAYS.items()}
 
 
@@ -76,26 +76,26 @@ def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> li
     dropped = []
     for address in _candidates(spark, plan):
         properties = read_properties(spark, address)
-        problem = ownership_problem(properties, location(address), sql_name(address), plan.contract_id,
+        problem = ownership_problem(properties, address.location, address.sql_name, plan.contract_id,
                                     "candidate")
         if problem is not None:
             if not any(key in properties for key in (CONTRACT, ROLE)):
                 LOGGER.warning("retention: %s", problem)
             continue
-        history = spark.sql(f"DESCRIBE HISTORY {sql_name(address)}")
+        history = spark.sql(f"DESCRIBE HISTORY {address.sql_name}")
         frozen = history.agg(F.min(F.unix_micros("timestamp"))).first()[0]
         if frozen >= _micros(cutoff):
             continue
-        if address["kind"] == "path":
-            candidates = posixpath.dirname(plan.candidate("x")["path"])
-            planted = _planted(address["path"], candidates)
+        if address.is_path:
+            candidates = posixpath.dirname(plan.candidate("x").location)
+            planted = _planted(address.location, candidates)
             if planted is not None:  # not a folder the stage step made: never removed
                 LOGGER.warning("retention: %s", planted)
                 continue
-            _delete_folder(spark, address["path"], candidates)
+            _delete_folder(spark, address.location, candidates)
         else:
-            spark.sql(f"DROP TABLE IF EXISTS {quote_qualified(address['name'])}")
-        dropped.append(location(address))
+            spark.sql(f"DROP TABLE IF EXISTS {quote_qualified(address.location)}")
+        dropped.append(address.location)
     return dropped
 
 
@@ -106,7 +106,7 @@ def delete_old_quarantine(spark: SparkSession, plan: Plan, cutoff: datetime) -> 
         return 0
     require_owner(spark, plan, table, "quarantine")  # DELETE and VACUUM write: our quarantine only
     metrics = spark.sql(
-        f"DELETE FROM {sql_name(table)} WHERE unix_micros({quote_identifier(QUARANTINED_AT)}) < {_micros(cutoff)}"
+        f"DELETE FROM {table.sql_name} WHERE unix_micros({quote_identifier(QUARANTINED_AT)}) < {_micros(cutoff)}"
     ).first()
     deleted = int(metrics[0]) if metrics is not None else 0
     if deleted:
@@ -117,33 +117,30 @@ def delete_old_quarantine(spark: SparkSession, plan: Plan, cutoff: datetime) -> 
     return deleted
 
 
-def _vacuum(spark: SparkSession, table: dict[str, Any]) -> None:
+def _vacuum(spark: SparkSession, table: Address) -> None:
     """VACUUM lists the table's folder with ``parallelPartitionDiscovery.parallelism`` tasks,
-    10000 by default: 30-40 s of empty tasks on a small local table. A quarantine table is
+    10000 by default: a long run of empty tasks on a small local table. A quarantine table is
     small, so the listing runs with as many tasks as a shuffle has (in a child session, to
     leave the caller's conf alone; a setting any session, classic or Connect, can read)."""
     session = child_session(spark)
     session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism",
                      spark.conf.get("spark.sql.shuffle.partitions"))
-    session.sql(f"VACUUM {sql_name(table)}").collect()
+    session.sql(f"VACUUM {table.sql_name}").collect()
 
 
-def _candidates(spark: SparkSession, plan: Plan) -> list[dict[str, Any]]:
+def _candidates(spark: SparkSession, plan: Plan) -> list[Address]:
     """Every existing candidate of this contract's object in the candidate schema."""
     probe = plan.candidate("x")
     prefix = f"{plan.object}__"
-    if probe["kind"] == "path":
-        folder = posixpath.dirname(probe["path"])
-        return [
-            {"kind": "path", "path": path, "format": "delta"}
-            for path in _list_folders(spark, folder)
-            if posixpath.basename(path).startswith(prefix)
-            and exists(spark, {"kind": "path", "path": path})
-        ]
-    schema = probe["name"].rsplit(".", 1)[0]
+    if probe.is_path:
+        folder = posixpath.dirname(probe.location)
+        found = [Address(kind="path", path=path) for path in _list_folders(spark, folder)
+                 if posixpath.basename(path).startswith(prefix)]
+        return [address for address in found if exists(spark, address)]
+    schema = probe.location.rsplit(".", 1)[0]
     tables = spark.sql(f"SHOW TABLES IN {quote_qualified(schema)}").collect()
     return [
-        {"kind": "table", "name": f"{schema}.{row['tableName']}", "format": "delta"}
+        Address(kind="table", name=f"{schema}.{row['tableName']}")
         for row in tables
         if row["tableName"].lower().startswith(prefix.lower())
     ]

@@ -17,6 +17,7 @@ special file is refused before Spark reads it (:mod:`contract_plan.landing_files
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import posixpath
@@ -24,7 +25,7 @@ import posixpath
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.addresses import as_address, glob_literal, location, resolve, sql_name
+from contract_plan.addresses import Address, glob_literal
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import tagged_session
@@ -40,29 +41,28 @@ def stage_candidate(
     spark: SparkSession,
     plan: Plan | dict[str, Any] | str,
     submission_id: str,
-    landing: dict[str, Any] | str | None = None,
+    landing: Address | dict[str, Any] | str | None = None,
 ) -> dict[str, Any]:
     """Freeze the landing (the plan's, or ``landing``: an address or a path) as a candidate.
 
-    Returns ``{"candidate": Address, "version", "row_count", "status"}`` with status
+    Returns ``{"candidate": address document, "version", "row_count", "status"}`` with status
     ``staged`` (copied now), ``already_staged`` (a previous attempt's copy) or ``pinned``
     (Delta landing at its current version). A path given as ``landing`` keeps the plan
     landing's format and reader options.
     """
     plan = load_plan(plan)
     source = _landing(plan, landing)
-    if source["format"] == "delta":
+    if source.format == "delta":
         return _pin(spark, plan, source)
     target = plan.candidate(submission_id)
-    resolved = resolve(source)
-    landed = local_path(resolved["path"]) if resolved["kind"] == "path" else None
+    landed = local_path(source.location) if source.is_path else None
     if landed:  # Spark would follow a link the producer put in the landing
         landing_entries(landed)
     batch = read_candidate(
         tagged_session(spark, plan, submission_id, idempotent=False),
-        resolved["path"] if resolved["kind"] == "path" else resolved["name"],
-        format=source["format"],
-        options=source.get("options"),
+        source.location,
+        format=source.format,
+        options=dict(source.options),
         columns=plan.columns,
     ).df
     private = local_folder(target)
@@ -72,55 +72,54 @@ def stage_candidate(
     wrote = _write_once(batch, plan, target)
     if private:
         restrict_tree(private)
-    rows = _rows_created(spark, resolve(target)) if wrote else None
+    rows = _rows_created(spark, target) if wrote else None
     if rows is not None:
-        return {"candidate": target, "version": 0, "row_count": rows, "status": "staged"}
+        return {"candidate": target.as_document(), "version": 0, "row_count": rows, "status": "staged"}
     if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
         require_owner(spark, plan, target, "candidate")
     commit = just_committed(spark, target, submission_id)  # a candidate's only commit, whoever wrote it
     if commit is None:
         raise RuntimeError(
-            f"candidate {location(target)} exists but was not written for {submission_id}"
+            f"candidate {target.location} exists but was not written for {submission_id}"
         )
     return {
-        "candidate": target,
+        "candidate": target.as_document(),
         "version": commit.version,
         "row_count": commit.rows_written(),
         "status": "staged" if wrote else "already_staged",
     }
 
 
-def _landing(plan: Plan, landing: dict[str, Any] | str | None) -> dict[str, Any]:
+def _landing(plan: Plan, landing: Address | dict[str, Any] | str | None) -> Address:
     planned = plan.tables.landing if plan.tables else None
     if landing is None:
         if planned is None:
             raise ValueError("the plan has no landing address and none was given")
-        return dict(planned)
+        return planned
     if isinstance(landing, str) and planned is not None:
-        return {**planned, **as_address(landing, planned["format"])}
-    return as_address(landing)
+        given = Address.from_location(landing, planned.format)
+        return replace(planned, kind=given.kind, path=given.path, name=given.name)
+    return Address.of(landing)
 
 
-def _pin(spark: SparkSession, plan: Plan, source: dict[str, Any]) -> dict[str, Any]:
-    resolved = resolve(source)
-    where = resolved["path"] if resolved["kind"] == "path" else resolved["name"]
-    candidate = read_candidate(spark, where, format="delta", options=source.get("options"))
+def _pin(spark: SparkSession, plan: Plan, source: Address) -> dict[str, Any]:
+    candidate = read_candidate(spark, source.location, format="delta", options=dict(source.options))
     return {
-        "candidate": source,
+        "candidate": source.as_document(),
         "version": candidate.version,
         "row_count": candidate.df.count(),
         "status": "pinned",
     }
 
 
-def _write_once(batch: DataFrame, plan: Plan, target: dict[str, Any]) -> bool:
+def _write_once(batch: DataFrame, plan: Plan, target: Address) -> bool:
     """Write ``batch`` (read through a tagged session, so the commit names the submission) as
     a new Delta table at ``target``, carrying this contract's ownership properties from its
     first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
     properties); False when that table already exists."""
     properties = {**owner_properties(plan.contract_id, "candidate"), **table_properties(plan),
                   **statistics_properties(plan.columns, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
-    writer = batch.writeTo(sql_name(target)).using("delta")
+    writer = batch.writeTo(target.sql_name).using("delta")
     for key, value in properties.items():
         writer = writer.tableProperty(key, value)
     try:
@@ -132,20 +131,19 @@ def _write_once(batch: DataFrame, plan: Plan, target: dict[str, Any]) -> bool:
     return True
 
 
-def _rows_created(spark: SparkSession, target: dict[str, Any]) -> int | None:
+def _rows_created(spark: SparkSession, target: Address) -> int | None:
     """The rows the CREATE TABLE AS SELECT of a path candidate wrote, from its commit (version 0)
     in the Delta log: one small JSON file read with an explicit schema, in any session (a Spark
-    Connect client has no JVM). Over Connect it took 0.11-0.13 s where ``DESCRIBE HISTORY ...
-    LIMIT 1`` took 0.28-0.37 s (benchmarks/RESULTS.md, "Gate latency by execution mode"); Spark
+    Connect client has no JVM), cheaper than ``DESCRIBE HISTORY ... LIMIT 1``, a Spark job; Spark
     4.2 cannot hand back an observation of a CREATE TABLE AS SELECT. The path's glob
     characters are escaped (the compiler refuses them anyway), so the read is of this one file.
     None for a catalog table, whose log is not at hand: the caller then reads the table's
     history."""
-    if target["kind"] != "path":
+    if not target.is_path:
         return None
-    commit = posixpath.join(target["path"], "_delta_log", f"{0:020d}.json")
+    commit = posixpath.join(target.location, "_delta_log", f"{0:020d}.json")
     actions = spark.read.schema("commitInfo STRUCT<operationMetrics: MAP<STRING, STRING>>").json(glob_literal(commit))
     found = actions.where("commitInfo IS NOT NULL").select("commitInfo.operationMetrics.numOutputRows").collect()
     if not found or found[0][0] is None:
-        raise RuntimeError(f"candidate {target['path']}: its first commit records no row count")
+        raise RuntimeError(f"candidate {target.location}: its first commit records no row count")
     return int(found[0][0])

@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from contract_plan.addresses import location, resolve, sql_name
+from contract_plan.addresses import Address
 from contract_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, governed_migration
 from spark_jobs.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from spark_jobs.steps.commits import retry_conflicts
@@ -45,11 +45,11 @@ from contract_plan.table_ddl import (
 class TargetDriftError(RuntimeError):
     """The deployed target differs from the plan; ``differences`` lists every one."""
 
-    def __init__(self, address: dict[str, Any], differences: list[str]):
+    def __init__(self, address: Address, differences: list[str]):
         self.differences = differences
         lines = "\n".join(f"  - {difference}" for difference in differences)
         super().__init__(
-            f"target {location(address)} does not match the contract's plan; refusing to"
+            f"target {address.location} does not match the contract's plan; refusing to"
             f" publish. Differences:\n{lines}"
         )
 
@@ -57,18 +57,18 @@ class TargetDriftError(RuntimeError):
 class MigrationNeedsReview(RuntimeError):
     """The target needs a migration and the gate's ``evolution`` setting is ``manual``."""
 
-    def __init__(self, address: dict[str, Any], migration: Migration):
+    def __init__(self, address: Address, migration: Migration):
         self.migration = migration
         statements = "".join(f"  {statement};\n" for statement in migration.statements)
         super().__init__(
-            f"target {location(address)} needs a migration from contract version {migration.from_version or 'unknown'}"
+            f"target {address.location} needs a migration from contract version {migration.from_version or 'unknown'}"
             f" to {migration.to_version}, and the gate's evolution setting is manual; refusing to publish."
             f" Review and run (or run `contract-gate plan --migrate`):\n{statements}"
         )
 
 
 def deployed_state(
-    spark: SparkSession, plan: Plan, address: dict[str, Any]
+    spark: SparkSession, plan: Plan, address: Address
 ) -> tuple[list[tuple[str, str, bool]], dict[str, str]]:
     """The deployed table's fields (name, Spark simpleString type, nullable) and properties.
 
@@ -78,19 +78,19 @@ def deployed_state(
     # The one read serves the ownership check (first: a table of another contract is not
     # compared, it is refused) and the constraint comparison.
     properties = require_owner(spark, plan, address, "target")
-    schema = spark.table(sql_name(address)).schema
+    schema = spark.table(address.sql_name).schema
     return [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields], properties
 
 
 def deployed_differences(
-    spark: SparkSession, plan: Plan, address: dict[str, Any]
+    spark: SparkSession, plan: Plan, address: Address
 ) -> list[str]:
     """``table_ddl.compatibility_differences`` for the table deployed at ``address``."""
     return compatibility_differences(plan, *deployed_state(spark, plan, address))
 
 
 def migrate_target(
-    spark: SparkSession, plan: Plan | dict[str, Any], address: dict[str, Any] | None = None
+    spark: SparkSession, plan: Plan | dict[str, Any], address: Address | dict[str, Any] | None = None
 ) -> dict[str, Any] | None:
     """Migrate a deployed target whose differences from the plan are non-breaking; None when
     there is no table yet or nothing to migrate, else the migration (``Migration.as_json``)
@@ -103,7 +103,7 @@ def migrate_target(
     names its ``consumers``). Raises ``TargetDriftError`` for the others (the table is not
     touched) and ``MigrationNeedsReview`` when the gate's evolution setting is ``manual``."""
     plan = load_plan(plan)
-    address = resolve(address) if address else plan.require_tables().target
+    address = Address.of(address) if address else plan.require_tables().target
     if not exists(spark, address):
         return None
     evolution = plan.gate.get("evolution") or {}
@@ -136,7 +136,7 @@ BREAKING_HINT = ("to publish a breaking change: give the contract a new major ve
 
 
 def ensure_target(
-    spark: SparkSession, plan: Plan | dict[str, Any], address: dict[str, Any] | None = None
+    spark: SparkSession, plan: Plan | dict[str, Any], address: Address | dict[str, Any] | None = None
 ) -> bool:
     """Make the target exist and match the plan; True when this call created it.
 
@@ -146,11 +146,11 @@ def ensure_target(
     several runs at once: a lost creation race is retried and then finds the winner's table.
     """
     plan = load_plan(plan)
-    address = resolve(address) if address else plan.require_tables().target
+    address = Address.of(address) if address else plan.require_tables().target
     return retry_conflicts(lambda _: _ensure_once(spark, plan, address), "creating the target")
 
 
-def create_statement(plan: Plan, address: dict[str, Any]) -> str:
+def create_statement(plan: Plan, address: Address) -> str:
     """``table_ddl``'s CREATE TABLE with the CHECK constraints as table properties."""
     create = create_table_statements(plan, address)[0]
     head = create.partition("\nTBLPROPERTIES (")[0]  # table_ddl renders properties last
@@ -170,7 +170,7 @@ def create_statement(plan: Plan, address: dict[str, Any]) -> str:
     return f"{head}\nTBLPROPERTIES ({rendered})"
 
 
-def _ensure_once(spark: SparkSession, plan: Plan, address: dict[str, Any]) -> bool:
+def _ensure_once(spark: SparkSession, plan: Plan, address: Address) -> bool:
     created = False
     if not exists(spark, address):
         try:
@@ -188,7 +188,7 @@ def _ensure_once(spark: SparkSession, plan: Plan, address: dict[str, Any]) -> bo
 
 
 def _differences_once_readable(
-    spark: SparkSession, plan: Plan, address: dict[str, Any], seconds: float = 30.0
+    spark: SparkSession, plan: Plan, address: Address, seconds: float = 30.0
 ) -> list[str]:
     """``deployed_differences``, waiting up to ``seconds`` for a twin's new table to resolve.
 
@@ -205,7 +205,7 @@ def _differences_once_readable(
             time.sleep(0.2)
 
 
-def _appears(spark: SparkSession, address: dict[str, Any], seconds: float = 30.0) -> bool:
+def _appears(spark: SparkSession, address: Address, seconds: float = 30.0) -> bool:
     """Whether a table another writer is creating at ``address`` shows up within ``seconds``
     (its folder exists before its first commit does)."""
     deadline = time.monotonic() + seconds

@@ -112,6 +112,6 @@ def test_contract_text_in_the_dag_doc_is_literal():
     assert "&amp;lt;now&amp;gt;" in html  # an entity stays its characters
     rules = html.split("<h2>Rules</h2>")[1]
     rows = [row for row in rules.split("<tr>")[2:]]
-    assert len(rows) == len(plan["rules"])
+    assert len(rows) == len(plan.rules)
     assert all(row.count("<td>") == 5 for row in rows)
     assert "ok` | x | [click](https://evil.example) | `" in rules.replace("&quot;", '"')

@@ -88,7 +88,7 @@ def plan_file(folder):
     from contract_plan.document import render_plan
 
     path = folder / "plan.json"
-    path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")))
+    path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml").document))
     return path
 
 

@@ -11,9 +11,19 @@ from deltalake import write_deltalake
 from contract_gate.operators.branch import decide
 from contract_gate.operators.record import verdict
 from contract_gate.submission import check_submission_id, derive_submission_id
+from contract_plan.model import Plan, compiled_plan
 
-SPLIT_PLAN = {"gate": {"violations": {"policy": "split_rows", "maxInvalidShare": 0.5}}}
-REJECT_PLAN = {"gate": {"violations": {"policy": "reject_batch", "maxInvalidShare": None}}}
+
+
+def _policy_plan(violations: dict) -> Plan:
+    """A plan with only the gate's violation settings: what the branch decides by."""
+    return compiled_plan({"fingerprint": "sha256:test", "contract": {"id": "c", "version": "1.0.0"}, "object": "c",
+                          "columns": [], "key": [], "rules": [], "schema_policy": "strict",
+                          "gate": {"violations": violations}})
+
+
+SPLIT_PLAN = _policy_plan({"policy": "split_rows", "maxInvalidShare": 0.5})
+REJECT_PLAN = _policy_plan({"policy": "reject_batch", "maxInvalidShare": None})
 
 
 def summary(outcome="fail", valid=8, invalid=2, rules=(("a.minimum", "row"),), schema_ok=True):
@@ -91,10 +101,10 @@ def test_a_correction_plan_is_the_replace_keys_plan_without_the_cross_batch_key_
     from contract_plan.document import read_document
 
     plan = compile_plan(Path(__file__).resolve().parents[2] / "contracts" / "regional_daily_cases.yaml")
-    assert "key.unique_across_batches" in [r["id"] for r in plan["rules"]]
-    correction = read_document(as_correction(plan))  # a plan the Spark side accepts
+    assert "key.unique_across_batches" in [r.id for r in plan.rules]
+    correction = read_document(as_correction(plan).document)  # a plan the Spark side accepts
     assert correction["gate"]["publication"]["mode"] == "replace_keys"
-    assert [r["id"] for r in correction["rules"]] == [r["id"] for r in plan["rules"] if r["id"] != "key.unique_across_batches"]
+    assert [r["id"] for r in correction["rules"]] == [r.id for r in plan.rules if r.id != "key.unique_across_batches"]
 
 
 def test_the_decision_names_rules_and_counts_only():

@@ -19,14 +19,17 @@ from contract_gate.operators.base import pick_execution
 from contract_gate.operators.validate import GateValidateOperator
 from contract_gate.runners.local import LocalRunner
 from contract_gate.runners.spark_submit import SparkSubmitRunner
+from contract_plan.model import Plan, load_plan
 
 CONTRACT = str(REPO / "contracts" / "regional_daily_cases.yaml")  # execution.mode: local
 EXECUTION_MODE_ENV = config.environment_variable("execution_mode")
 
 
-def plan_with(execution: dict) -> dict:
-    plan = compile_plan(CONTRACT)
-    return {**plan, "gate": {**plan["gate"], "execution": execution}}
+def plan_with(execution: dict) -> Plan:
+    document = compile_plan(CONTRACT).document
+    document = {**document, "gate": {**document["gate"], "execution": execution}}
+    document.pop("fingerprint")
+    return load_plan(document)
 
 
 def operator(**kwargs) -> GateValidateOperator:
@@ -36,7 +39,7 @@ def operator(**kwargs) -> GateValidateOperator:
 def test_the_switch_points_a_local_contract_at_the_cluster(monkeypatch):
     monkeypatch.setenv(EXECUTION_MODE_ENV, "spark_submit")
     plan = compile_plan(CONTRACT)
-    assert plan["gate"]["execution"]["mode"] == "local"
+    assert plan.execution["mode"] == "local"
     runner = operator().make_runner(plan)
     assert isinstance(runner, SparkSubmitRunner)
     assert runner.conn_id == "spark_default"

@@ -79,8 +79,8 @@ def _init_lint_and_gate(table, draft, capsys):
     assert "EUR" not in draft.read_text(encoding="utf-8")
     compiled = compile_plans(draft)
     [plan] = compiled.gated.values()
-    assert plan["object"] == "init_orders_gated" and plan["key"] == ["order_id"]
-    assert {c["name"]: (c["type"], c["nullable"]) for c in plan["columns"]} == {
+    assert plan.object == "init_orders_gated" and plan.key == ("order_id",)
+    assert {c["name"]: (c["type"], c["nullable"]) for c in plan.document["columns"]} == {
         "order_id": ("string", False), "order_total": ("double", False), "currency": ("string", False),
         "order_date": ("date", False), "note": ("string", True)}
     assert main(["lint", str(draft)]) == 0

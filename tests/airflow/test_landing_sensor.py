@@ -21,6 +21,7 @@ from contract_gate.decisions import final_decision, record_decision
 from contract_gate.landing_batches import Watch, landed_batch
 from contract_gate.submission import derive_submission_id
 from contract_plan.landing_files import LandingRefused
+from contract_plan.model import Plan
 
 FILES = "cases_landing_files"
 DELTA = "cases_landing_delta"
@@ -66,7 +67,7 @@ def sensor(contract_id: str, **kwargs):
                                  **kwargs)
 
 
-def plan(contract_id: str) -> dict:
+def plan(contract_id: str) -> Plan:
     from contract_gate.contract.compiler import compile_plan
 
     return compile_plan(CONTRACTS / f"{contract_id}.yaml")
@@ -75,18 +76,15 @@ def plan(contract_id: str) -> dict:
 def submission_of(contract_id: str) -> str:
     """The id the gate itself derives for what is at the landing now."""
     with gate_home():
-        landing = plan(contract_id)["tables"]["landing"]
-        from contract_plan.addresses import resolve
-
-        return derive_submission_id(contract_id, resolve(landing))
+        return derive_submission_id(contract_id, plan(contract_id).require_tables().landing)
 
 
 def record(contract_id: str, submission_id: str, outcome: str) -> None:
     """A final decision written by the gate's own decision store."""
-    compiled = plan(contract_id)
-    with gate_home():
+    with gate_home():  # the plan's tables resolve against the gate's home when it is compiled
+        compiled = plan(contract_id)
         record_decision(compiled, {"submission_id": submission_id, "contract_id": contract_id,
-                                   "contract_version": compiled["contract"]["version"], "outcome": outcome})
+                                   "contract_version": compiled.contract_version, "outcome": outcome})
         assert final_decision(compiled, submission_id)["outcome"] == outcome
 
 
@@ -114,8 +112,8 @@ def test_a_file_batch_releases_the_sensor_once_its_marker_is_there_in_poke_and_d
         (folder / "_SUCCESS").write_text("")
         done = waiting.poke({})
     expected = submission_of(FILES)
-    assert done.xcom_value == {"contract_id": FILES, "submission_id": expected, "landing": str(folder),
-                               "kind": "files", "files": 1, "delta_version": None}
+    assert done.xcom_value == {"contract_id": FILES, "object": "regional_daily_cases", "submission_id": expected,
+                               "landing": str(folder), "kind": "files", "files": 1, "delta_version": None}
 
     for dag_id in ("landing_files_poke", "landing_files_deferred"):
         run = sensors.run(dag_id)

@@ -52,12 +52,12 @@ def test_the_odcs_full_example_runs_as_one_dag_with_a_gate_per_object(gate):
         compiled = compile_plans(contract)
         plans = compiled.gated
         assert list(plans) == ["tbl", "receivers"] and compiled.not_gated == {}
-        dag_id = plans["tbl"]["names"]["dag_id"]
-        assert {p["names"]["dag_id"] for p in plans.values()} == {dag_id}
-        assert {p["names"]["gate"] for p in plans.values()} == {f"{dag_id}.tbl", f"{dag_id}.receivers"}
+        dag_id = plans["tbl"].names.dag_id
+        assert {p.names.dag_id for p in plans.values()} == {dag_id}
+        assert {p.names.gate for p in plans.values()} == {f"{dag_id}.tbl", f"{dag_id}.receivers"}
         country = {"tbl": {"rcvr_cntry_code": ["NL", "DE"]}, "receivers": {"country_code": ["NL", "BE", "FR"]}}
         for name, plan in plans.items():  # varchar(2) country codes: the generated values must fit
-            write_landing(gate.landing(name), plan["columns"], count=ROWS[name], fmt="json", values=country[name])
+            write_landing(gate.landing(name), plan.document["columns"], count=ROWS[name], fmt="json", values=country[name])
 
         run = gate.run(dag_id)
 
@@ -70,11 +70,11 @@ def test_the_odcs_full_example_runs_as_one_dag_with_a_gate_per_object(gate):
             assert (decision["contract_id"], decision["object"], decision["outcome"]) == (
                 "53581432-6c55-4ba2-a65f-72344a91553a", name, outcomes[name])
             published = ROWS[name] if outcomes[name] == "published" else 0
-            assert len(gate.rows(plan["tables"]["target"]["path"])) == published
+            assert len(gate.rows(plan.document["tables"]["target"]["path"])) == published
             assert (decision["rows_published"], decision["rows_quarantined"]) == (published, ROWS[name] - published)
         assert decisions["tbl"]["failed_rules"] == ["dataset.rowCount"]
         assert decisions["tbl"]["submission_id"] != decisions["receivers"]["submission_id"]
-        stored = gate.rows(plans["tbl"]["tables"]["decisions"]["path"])
+        stored = gate.rows(plans["tbl"].document["tables"]["decisions"]["path"])
         assert sorted((row["object"], row["outcome"]) for row in stored
                       if row["contract_id"] == "53581432-6c55-4ba2-a65f-72344a91553a") == [
             ("receivers", "published"), ("tbl", "quarantined")]

@@ -22,6 +22,7 @@ from contract_gate.decisions import record_decision
 from contract_gate.landing_batches import Watch, landed_batch
 from contract_gate.landing_objects import alist_objects, list_objects
 from contract_gate.submission import derive_submission_id
+from contract_plan.model import Plan
 
 BUCKET = "cg-landing"
 ROOT = f"s3://{BUCKET}/drops"
@@ -54,7 +55,7 @@ def s3_contract(contract_id: str, schedule: dict) -> None:
     path.write_text(yaml.safe_dump(document, sort_keys=False))
 
 
-def plan(contract_id: str) -> dict:
+def plan(contract_id: str) -> Plan:
     return compile_plan(CONTRACTS / contract_id / f"{contract_id}.yaml")
 
 
@@ -103,14 +104,14 @@ def object_reads(server, contract_id: str) -> list[str]:
 
 def submission_id(contract_id: str) -> str:
     with gate_home():
-        return derive_submission_id(contract_id, plan(contract_id)["tables"]["landing"])
+        return derive_submission_id(contract_id, plan(contract_id).require_tables().landing)
 
 
 def test_the_connection_is_in_the_landing_address_only_and_needs_an_object_store_path(store, tmp_path):
     compiled = plan(MARKED)
-    assert compiled["tables"]["landing"] == {"kind": "path", "path": f"{ROOT}/{MARKED}", "format": "csv",
+    assert compiled.document["tables"]["landing"] == {"kind": "path", "path": f"{ROOT}/{MARKED}", "format": "csv",
                                              "options": {"header": "true"}, "connection": CONNECTION}
-    assert "connection" not in compiled["gate"]["landing"]
+    assert "connection" not in compiled.document["gate"]["landing"]
     local = write_contract(tmp_path, "cases_local_connection")
     document = yaml.safe_load(local.read_text())
     document["customProperties"][0]["value"]["landing"]["connection"] = CONNECTION
@@ -131,7 +132,7 @@ def test_the_batch_digest_comes_from_the_listing_and_no_object_is_downloaded(sto
     assert submission_id(MARKED) != expected
     assert any(line.startswith(f"GET /{BUCKET}?list-type=2") for line in store.requests())  # it was listed
     assert object_reads(store, MARKED) == []
-    listed = [(o.relative, o.size) for o in list_objects(plan(MARKED)["tables"]["landing"])]
+    listed = [(o.relative, o.size) for o in list_objects(plan(MARKED).require_tables().landing)]
     assert listed == [("_SUCCESS", 0), ("day=1/part-1.csv", len(first)), ("part-0.csv", len(first))]
 
 
@@ -148,10 +149,10 @@ def test_the_sensor_waits_for_the_marker_and_for_a_batch_not_gated_yet(store):
     assert done.xcom_value.items() >= {"contract_id": MARKED, "submission_id": expected,
                                        "landing": f"{ROOT}/{MARKED}", "kind": "objects", "files": 1,
                                        "delta_version": None}.items()
-    compiled = plan(MARKED)
-    with gate_home():
+    with gate_home():  # the plan's tables resolve against the gate's home when it is compiled
+        compiled = plan(MARKED)
         record_decision(compiled, {"submission_id": expected, "contract_id": MARKED,
-                                   "contract_version": compiled["contract"]["version"], "outcome": "published"})
+                                   "contract_version": compiled.contract_version, "outcome": "published"})
         assert waiting.poke({}) is False  # gated already
     assert object_reads(store, MARKED) == []
 
@@ -169,7 +170,7 @@ def test_without_a_marker_a_batch_lands_once_nothing_changed_for_the_settle_time
 
 def test_the_async_listing_sees_what_the_listing_sees(store):
     land(store, SETTLED, {"a/part-0.csv": b"x,y\n1,2\n", "part-1.csv": b"x,y\n3,4\n"})
-    landing = plan(SETTLED)["tables"]["landing"]
+    landing = plan(SETTLED).require_tables().landing
     assert asyncio.run(alist_objects(landing)) == list_objects(landing)
 
 

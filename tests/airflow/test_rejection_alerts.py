@@ -7,7 +7,9 @@ server that is down leaves the decision recorded.
 
 from __future__ import annotations
 
+import copy
 import json
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -18,6 +20,7 @@ from _smtp_inbox import Inbox, connection, free_port
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions import final_decision
 from contract_gate.notifications.rejection import alert_rejection, rejection_payload
+from contract_plan.model import Plan, load_plan
 
 CONTRACTS = HOME / "rejection_alert_contracts"
 ALERTED = "cases_rejection_alerted"  # failRunOnRejection, mail server up
@@ -51,10 +54,11 @@ def alerting_contract(contract_id: str, conn_id: str, **alerts) -> dict:
     return compile_plan(path)
 
 
-def regional_plan(**alerts) -> dict:
-    plan = compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")
-    plan["gate"]["alerts"].update(alerts)
-    return plan
+def regional_plan(**alerts) -> Plan:
+    document = copy.deepcopy(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml").document)
+    document["gate"]["alerts"].update(alerts)
+    document.pop("fingerprint")
+    return load_plan(document)
 
 
 QUARANTINED = {"submission_id": "sub-7", "outcome": "quarantined", "reason": None,
@@ -99,8 +103,7 @@ def test_a_failed_submission_is_alerted_with_the_reason_it_failed():
 
 
 def test_contract_text_in_an_alert_stays_on_its_line():
-    plan = regional_plan()
-    plan["contract"]["id"] = "orders\r\nBcc: everyone@example.org"
+    plan = replace(regional_plan(), contract_id="orders\r\nBcc: everyone@example.org")
     hostile = {**QUARANTINED, "failed_rules": ["x\nReport: https://evil.example"], "rule_failures": {}}
     payload = rejection_payload(plan, hostile, "/contract-gate/x")
     assert "\n" not in payload["title"] and "\r" not in payload["title"]

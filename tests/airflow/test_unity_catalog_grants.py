@@ -16,6 +16,7 @@ from _jobs_api_emulator import JobsApiEmulator
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.runners.base import GateJob, GateJobError
+from contract_plan.model import Plan
 
 HOSTILE_ROLE = "evil` TO `mallory`; GRANT ALL PRIVILEGES ON CATALOG `main"
 SERVER = """servers:
@@ -56,13 +57,13 @@ def warehouse(tmp_path, monkeypatch):
         yield api
 
 
-def _grant_after_run(tmp_path: Path, plan: dict, result: dict | None = None) -> None:
+def _grant_after_run(tmp_path: Path, plan: Plan, result: dict | None = None) -> None:
     """What the runner does when a Databricks run of ``plan`` has succeeded."""
     from contract_gate.runners.databricks import DatabricksRunner
 
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
-    (workdir / "plan.json").write_text(json.dumps(plan))
+    (workdir / "plan.json").write_text(json.dumps(plan.document))
     job = GateJob("publish", {"--plan": workdir / "plan.json"}, workdir)
     runner = DatabricksRunner(conn_id="databricks_emulator")
     runner.grant_access(runner.hook(), job, result or {})
@@ -70,7 +71,7 @@ def _grant_after_run(tmp_path: Path, plan: dict, result: dict | None = None) -> 
 
 def test_consumers_select_the_target_only_and_the_quarantine_is_the_gates_and_the_owners(tmp_path, warehouse):
     plan = _plan(tmp_path)
-    assert plan["access"] == {"consumers": ["analysts", HOSTILE_ROLE], "owners": ["orders-producers@example.com"]}
+    assert plan.document["access"] == {"consumers": ["analysts", HOSTILE_ROLE], "owners": ["orders-producers@example.com"]}
     warehouse.catalog_objects |= {("CATALOG", "main"), ("SCHEMA", "main.sales"), ("TABLE", "main.sales.orders"),
                                   ("TABLE", "main.sales.orders_quarantine"),
                                   ("SCHEMA", "main._contract_gate_candidates"),
@@ -119,7 +120,7 @@ def test_catalog_tables_without_a_warehouse_for_the_grants_fail_the_task(tmp_pat
 
     monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_BARE", json.dumps({"conn_type": "databricks", "host": "127.0.0.1",
         "extra": {"contract_gate": {"python_file": "x.py", "existing_cluster_id": "c1"}}}))
-    (tmp_path / "plan.json").write_text(json.dumps(_plan(tmp_path)))
+    (tmp_path / "plan.json").write_text(json.dumps(_plan(tmp_path).document))
     runner = DatabricksRunner(conn_id="databricks_bare")
 
     with pytest.raises(GateJobError, match="set warehouse_id"):

@@ -43,7 +43,8 @@ def column(name: str, physical: str, logical: str, **extra: str) -> str:
 
 
 def compile_text(text: str, env: str | None = None) -> dict:
-    return compile_plan(load_contract_text(text, "c.yaml"), env)
+    """The plan document of a contract text (``compile_plan`` gives the typed ``Plan``)."""
+    return compile_plan(load_contract_text(text, "c.yaml"), env).document
 
 
 def issues_of(text: str, env: str | None = None) -> list[tuple[str, str]]:

@@ -84,7 +84,7 @@ def test_inert_sql_contracts_run_on_spark(path, spark, tmp_path, caplog):
     from spark_jobs.validation.report import write_report
     from contract_plan.sql_allowlist import query_counts
 
-    plan = compile_plan(path)
+    plan = compile_plan(path).document
     rows = [("O-1", SECRET, 10.0), ("O-2", SECRET, -1.0)]
     df = spark.createDataFrame(rows, "order_id string, customer_id string, amount double")
     before = set(Path("/tmp").iterdir())

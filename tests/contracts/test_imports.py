@@ -20,7 +20,7 @@ from contract_plan.table_ddl import render_ddl, compatibility_differences
 from contract_gate.cli.main import main
 for name in ("regional_daily_cases", "orders", "meter_readings"):
     plan = compile_plan(load_contract(f"contracts/{name}.yaml"))
-    render_plan(plan), render_ddl(plan), compatibility_differences(plan, [], {})
+    render_plan(plan.document), render_ddl(plan), compatibility_differences(plan, [], {})
 with contextlib.redirect_stdout(io.StringIO()):
     codes = [main(["lint", "contracts"]), main(["lint", "tests/contracts_bad"]),
              main(["plan", "contracts/orders.yaml"]), main(["plan", "contracts/orders.yaml", "--ddl"])]

@@ -107,7 +107,7 @@ def test_ids_that_can_become_dag_ids_compile(tmp_path, contract_id):
     contract = tmp_path / "c.yaml"
     contract.write_text(ORDERS.read_text(encoding="utf-8").replace("id: orders\n", f"id: '{contract_id}'\n", 1),
                         encoding="utf-8")
-    assert compile_plan(contract)["contract"]["id"] == contract_id
+    assert compile_plan(contract).document["contract"]["id"] == contract_id
 
 
 HOSTILE_IDS = sorted((ROOT / "tests" / "contracts_hostile").glob("id_*.yaml"))
@@ -120,7 +120,7 @@ def test_any_id_is_kept_exactly_and_derives_safe_names(tmp_path, contract_id):
     contract = tmp_path / "c.yaml"
     contract.write_text(ORDERS.read_text(encoding="utf-8").replace("id: orders\n", f'id: "{contract_id}"\n', 1),
                         encoding="utf-8")
-    plan = compile_plan(contract)
+    plan = compile_plan(contract).document
     assert plan["contract"]["id"] == contract_id
     names = plan["names"]
     assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", names["dag_id"]) and ".." not in names["dag_id"]
@@ -131,8 +131,7 @@ def test_any_id_is_kept_exactly_and_derives_safe_names(tmp_path, contract_id):
 
 @pytest.mark.parametrize("path", HOSTILE_IDS, ids=[p.name for p in HOSTILE_IDS])
 def test_hostile_ids_name_nothing_outside_their_folder(path):
-    plan = compile_plan(path)
-    gate = plan["names"]["gate"]
+    gate = compile_plan(path).names.gate
     assert "/" not in gate and "\n" not in gate and not gate.startswith(".") and gate.isascii()
     assert (Path("/runs") / gate).resolve().parent == Path("/runs")
 
@@ -154,9 +153,9 @@ def _orders_with_option(value: str, physical_type: str = "double") -> str:
 def test_allow_non_finite_reaches_the_plan_only_on_the_column_that_says_so(tmp_path):
     contract = tmp_path / "c.yaml"
     contract.write_text(_orders_with_option("true"), encoding="utf-8")
-    columns = {c["name"]: c for c in compile_plan(contract)["columns"]}
+    columns = {c["name"]: c for c in compile_plan(contract).document["columns"]}
     assert columns["order_total"]["allow_non_finite"] is True
     assert [name for name, c in columns.items() if "allow_non_finite" in c] == ["order_total"]
     contract.write_text(_orders_with_option("false"), encoding="utf-8")
-    assert all("allow_non_finite" not in c for c in compile_plan(contract)["columns"])
-    assert all("allow_non_finite" not in c for c in compile_plan(ORDERS)["columns"])  # existing plans unchanged
+    assert all("allow_non_finite" not in c for c in compile_plan(contract).document["columns"])
+    assert all("allow_non_finite" not in c for c in compile_plan(ORDERS).document["columns"])  # existing plans unchanged

@@ -28,7 +28,7 @@ def contract(tmp_path, **limits) -> str:
 
 def test_the_plan_carries_the_limits_asked_for(tmp_path):
     plan = compile_plan(contract(tmp_path, query_seconds=5, validation_seconds=60))
-    assert plan["gate"]["limits"] == {"validationSeconds": 60, "querySeconds": 5}
+    assert plan.document["gate"]["limits"] == {"validationSeconds": 60, "querySeconds": 5}
 
 
 def test_a_limit_above_the_built_in_ceiling_is_refused_naming_it(tmp_path):
@@ -47,7 +47,7 @@ def test_the_deployment_sets_the_ceiling_and_a_default_above_it_becomes_it(tmp_p
         compile_plan(contract(tmp_path, query_seconds=300))
     text = (tmp_path / "slow.yaml").read_text().replace("        querySeconds: 300\n", "")
     (tmp_path / "slow.yaml").write_text(text)
-    assert compile_plan(str(tmp_path / "slow.yaml"))["gate"]["limits"]["querySeconds"] == 120
+    assert compile_plan(str(tmp_path / "slow.yaml")).document["gate"]["limits"]["querySeconds"] == 120
 
 
 @pytest.mark.parametrize("seconds", [0, -5, "soon"])

@@ -73,7 +73,7 @@ def record_decisions(plan: dict, *rows: tuple) -> None:
     decided_at, latest business date, target version after, rerun_of)."""
     store = store_for(plan)
     for submission, outcome, decided_at, latest, version, rerun_of in rows:
-        store.record(Decision(submission_id=submission, contract_id=plan["contract"]["id"],
-                              contract_version=plan["contract"]["version"], outcome=outcome,
+        store.record(Decision(submission_id=submission, contract_id=plan.contract_id,
+                              contract_version=plan.contract_version, outcome=outcome,
                               decided_at=decided_at.replace(tzinfo=dt.timezone.utc), latest_business_date=latest,
                               target_version_after=version, rerun_of=rerun_of))

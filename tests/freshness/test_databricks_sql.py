@@ -76,7 +76,7 @@ def catalog_contract(folder, base: str, schema: str):
 
 def test_date_target(spark, tmp_path):
     plan = catalog_contract(tmp_path, "regional_daily_cases", "surveillance")
-    table = plan["tables"]["target"]["name"]
+    table = plan.tables.target.name
     assert table == "spark_catalog.surveillance.regional_daily_cases"
     spark.sql("CREATE SCHEMA IF NOT EXISTS surveillance")
     spark.sql("DROP TABLE IF EXISTS surveillance.regional_daily_cases")

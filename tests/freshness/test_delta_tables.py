@@ -11,6 +11,7 @@ from _freshness_helpers import CASES_SCHEMA, plan_for, publish_cases, record_dec
 
 from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, live_files, open_table
 from contract_gate.freshness.latest import latest_accepted, latest_from_delta_log
+from contract_plan.model import Plan, compiled_plan
 
 D = dt.date
 UTC = dt.timezone.utc
@@ -153,6 +154,9 @@ def test_falls_back_to_accepted_decisions(spark, home):
     assert "no statistics for column 'report_date'" in latest.note
 
 
-def _plan(path, column: str = "report_date", column_type: str = "date") -> dict:
-    return {"freshness": {"column": column, "column_type": column_type},
-            "tables": {"target": {"kind": "path", "path": str(path), "format": "delta"}}}
+def _plan(path, column: str = "report_date", column_type: str = "date") -> Plan:
+    """A plan with only what the Delta log reader uses: the freshness column and the target."""
+    return compiled_plan({"fingerprint": "sha256:test", "contract": {"id": "c", "version": "1.0.0"}, "object": "c",
+                          "columns": [], "key": [], "rules": [], "schema_policy": "strict",
+                          "freshness": {"column": column, "column_type": column_type, "max_age_seconds": 86400},
+                          "tables": {"target": {"kind": "path", "path": str(path), "format": "delta"}}})

@@ -9,8 +9,19 @@ from datetime import datetime, timezone
 
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
+from contract_plan.model import Plan, compiled_plan
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def decisions_plan(path: str, contract_id: str, version: str = "1.0.0", object_name: str | None = None,
+                   names: dict | None = None) -> Plan:
+    """A plan whose only table is the decision table at ``path``: what the decision store and its
+    readers use (the object is the contract's only one unless ``names`` says otherwise)."""
+    return compiled_plan({"fingerprint": "sha256:test", "contract": {"id": contract_id, "version": version},
+                          "object": object_name or contract_id, "columns": [], "key": [], "rules": [],
+                          "schema_policy": "strict", "freshness": None, **({"names": names} if names else {}),
+                          "tables": {"decisions": {"kind": "path", "path": path, "format": "delta"}}})
 
 
 def decision(submission_id: str, contract_id: str, outcome: str = "published", **extra) -> Decision:

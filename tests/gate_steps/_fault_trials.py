@@ -44,7 +44,8 @@ from _gate_plans import plan_for
 from waiting import wait_until
 
 from contract_gate import decisions
-from contract_plan.addresses import candidate_address
+from contract_plan.addresses import Address, candidate_address
+from contract_plan.model import load_plan
 from spark_jobs.steps.history import find_submission, tagged_commits
 from spark_jobs.steps.publish import publish
 
@@ -106,19 +107,19 @@ def run_trial(spark, root: Path, number: int, point: str, mode: str, rng: random
     publish(spark, plan, "seed", _frozen(spark, root, "seed", seed), 0)
     submission = f"trial-{number}"
     # where stage freezes a file landing: recovery compares the publish with this candidate
-    candidate = _frozen(spark, root, "batch", batch + invalid, candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission))
+    candidate = _frozen(spark, root, "batch", batch + invalid, candidate_address(Address.of(plan["tables"]["candidate_schema"]), plan["object"], submission).as_document())
 
     killed = _run_child_and_kill(root, plan, submission, candidate, point, rng)
     committed = find_submission(spark, plan["tables"]["target"], submission) is not None
-    decided = decisions.final_decision(plan, submission) is not None
+    decided = decisions.final_decision(load_plan(plan), submission) is not None
 
-    recovered = decisions.recover_missing_decisions(plan, min_age=timedelta(0))
+    recovered = decisions.recover_missing_decisions(load_plan(plan), min_age=timedelta(0))
     publish_and_record(spark, plan, submission, candidate, 0, run_id=f"{submission}-retry")
 
     commits = [c for c in tagged_commits(spark, plan["tables"]["target"]) if c.submission_id == submission]
     target = [tuple(r) for r in spark.read.format("delta").load(plan["tables"]["target"]["path"]).collect()]
     keys = [(r[0], r[1]) for r in target]
-    finals = [d for d in decisions.store_for(plan).records(submission_id=submission) if d.final]
+    finals = [d for d in decisions.store_for(load_plan(plan)).records(submission_id=submission) if d.final]
     quarantine = plan["tables"]["quarantine"]
     held = [c for c in tagged_commits(spark, quarantine) if c.submission_id == submission]
     quarantined = sorted(tuple(r)[:5] for r in spark.read.format("delta").load(quarantine["path"]).collect()) \

@@ -49,6 +49,7 @@ def publish_and_record(spark, plan: dict[str, Any], submission_id: str, candidat
     process. A ``split_rows`` contract publishes the valid rows and then quarantines the
     invalid ones, so there ``after_publish`` is the moment between the two halves."""
     from contract_gate import decisions
+    from contract_plan.model import load_plan
     from spark_jobs.steps.publish import publish
     from spark_jobs.steps.quarantine import quarantine
 
@@ -59,7 +60,7 @@ def publish_and_record(spark, plan: dict[str, Any], submission_id: str, candidat
     hook("after_publish")
     quarantined = quarantine(spark, plan, submission_id, candidate, version, None, "invalid") if split else None
     hook("during_record")
-    return decisions.record_decision(plan, {
+    return decisions.record_decision(load_plan(plan), {
         "submission_id": submission_id,
         "contract_id": plan["contract"]["id"],
         "contract_version": plan["contract"]["version"],

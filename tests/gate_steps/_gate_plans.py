@@ -40,7 +40,7 @@ def _compiled(contract: str, gate: dict[str, Any]) -> dict[str, Any]:
         path = ROOT / "contracts" / f"{contract}.yaml"
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         next(c for c in data["customProperties"] if c["property"] == "contractGate")["value"].update(gate)
-        _COMPILED[key] = compile_plan(load_contract_text(yaml.safe_dump(data, sort_keys=False), str(path)))
+        _COMPILED[key] = compile_plan(load_contract_text(yaml.safe_dump(data, sort_keys=False), str(path))).document
     return _COMPILED[key]
 
 

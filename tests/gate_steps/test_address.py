@@ -2,30 +2,56 @@
 
 from __future__ import annotations
 
-from contract_plan.addresses import candidate_address, name_part, resolve
+import pytest
+
+from contract_plan.addresses import Address, candidate_address, name_part
 
 
 def test_relative_paths_resolve_against_contract_gate_home(monkeypatch, tmp_path):
     monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
-    resolved = resolve({"kind": "path", "path": "lakehouse/orders", "format": "delta"})
-    assert resolved["path"] == f"{tmp_path}/lakehouse/orders"
+    resolved = Address.from_document({"kind": "path", "path": "lakehouse/orders", "format": "delta"})
+    assert resolved.location == f"{tmp_path}/lakehouse/orders"
+    assert resolved.is_path and resolved.sql_name == f"delta.`{tmp_path}/lakehouse/orders`"
 
 
 def test_relative_paths_resolve_against_the_working_directory(monkeypatch, tmp_path):
     monkeypatch.delenv("CONTRACT_GATE_HOME", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert resolve({"kind": "path", "path": "a/../b", "format": "delta"})["path"] == f"{tmp_path}/b"
+    assert Address.from_document({"kind": "path", "path": "a/../b", "format": "delta"}).location == f"{tmp_path}/b"
 
 
 def test_absolute_paths_uris_and_catalog_names_are_kept(monkeypatch):
     monkeypatch.setenv("CONTRACT_GATE_HOME", "/somewhere")
-    for address in (
+    for document in (
         {"kind": "path", "path": "/abs/t", "format": "delta"},
-        {"kind": "path", "path": "s3://bucket/t", "format": "delta"},
-        {"kind": "path", "path": "file:/tmp/t", "format": "delta"},
+        {"kind": "path", "path": "s3://bucket/t", "format": "delta", "connection": "aws_lake"},
+        {"kind": "path", "path": "file:/tmp/t", "format": "csv", "options": {"header": "true"}},
         {"kind": "table", "name": "main.sales.orders", "format": "delta"},
     ):
-        assert resolve(address) == address
+        assert Address.from_document(document).as_document() == document
+
+
+def test_a_written_address_keeps_its_relative_path_and_an_address_is_taken_as_it_is(monkeypatch):
+    monkeypatch.setenv("CONTRACT_GATE_HOME", "/somewhere")
+    written = Address.as_written({"kind": "path", "path": "lakehouse/orders"})
+    assert written.location == "lakehouse/orders" and written.format == "delta"
+    resolved = Address.of(written.as_document())
+    assert resolved.location == "/somewhere/lakehouse/orders"
+    assert Address.of(resolved) is resolved
+    assert Address.of("main.sales.orders") == Address(kind="table", name="main.sales.orders")
+    assert Address.of("main.sales.orders").sql_name == "`main`.`sales`.`orders`"
+
+
+def test_a_malformed_address_is_refused_by_name():
+    for document in ({"kind": "view", "name": "x"}, {"kind": "path", "name": "x"}, {"kind": "table"}):
+        with pytest.raises(ValueError, match="an address is"):
+            Address.as_written(document)
+
+
+def test_delta_rs_opens_paths_only():
+    assert Address(kind="path", path="/lake/t").deltalake_uri == "/lake/t"
+    with pytest.raises(ValueError, match="catalog table"):
+        Address(kind="table", name="main.s.t").deltalake_uri
 
 
 def test_submission_ids_become_safe_and_distinct_name_parts():
@@ -36,9 +62,7 @@ def test_submission_ids_become_safe_and_distinct_name_parts():
 
 
 def test_candidate_addresses_for_folders_and_catalogs():
-    plan = {"object": "orders", "tables": {"candidate_schema": {"kind": "path", "path": "lh/_c", "format": "delta"}}}
-    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1") == {"kind": "path", "path": "lh/_c/orders__s1", "format": "delta"}
-    plan["tables"]["candidate_schema"] = {"kind": "table", "name": "main.sales._c", "format": "delta"}
-    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1")["name"] == "main._c.orders__s1"
-    plan["tables"]["candidate_schema"] = {"kind": "table", "name": "main._c", "format": "delta"}
-    assert candidate_address(plan["tables"]["candidate_schema"], plan["object"], "s1")["name"] == "main._c.orders__s1"
+    folder = Address(kind="path", path="lh/_c")
+    assert candidate_address(folder, "orders", "s1") == Address(kind="path", path="lh/_c/orders__s1")
+    assert candidate_address(Address(kind="table", name="main.sales._c"), "orders", "s1").location == "main._c.orders__s1"
+    assert candidate_address(Address(kind="table", name="main._c"), "orders", "s1").location == "main._c.orders__s1"

@@ -70,7 +70,7 @@ def catalog_contract(tmp_path, landing: dict, schedule) -> str:
 def test_a_delta_catalog_landing_may_start_the_gate_on_landing_and_names_its_connection(tmp_path):
     plan = compile_plan(catalog_contract(tmp_path, {"table": "drops_cases", "connection": "databricks_drops"},
                                          "@landing"))
-    assert plan["tables"]["landing"] == {"kind": "table", "name": "main.health.drops_cases", "format": "delta",
+    assert plan.document["tables"]["landing"] == {"kind": "table", "name": "main.health.drops_cases", "format": "delta",
                                          "connection": "databricks_drops"}
     from contract_gate.gate_schedule import landing_asset
 

@@ -16,10 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from _decision_writers import T0, decision, record_one, record_submissions, run_at_once, run_upkeep, store
+from _decision_writers import T0, decision, decisions_plan, record_one, record_submissions, run_at_once, run_upkeep, store
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.freshness.decision_log import contract_decisions, read_decisions
+from contract_plan.model import Plan
 from contract_plan.ownership import owner_properties
 
 
@@ -27,9 +28,8 @@ def _table_path(tmp_path) -> str:
     return str(tmp_path / "decisions")
 
 
-def _plan(path: str, contract_id: str = "c0") -> dict:
-    return {"contract": {"id": contract_id, "version": "1.0.0"}, "freshness": None,
-            "tables": {"decisions": {"kind": "path", "path": path, "format": "delta"}}}
+def _plan(path: str, contract_id: str = "c0") -> Plan:
+    return decisions_plan(path, contract_id)
 
 
 def _commit_infos(path: str) -> list[dict]:

@@ -8,21 +8,21 @@ from datetime import timedelta
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from _decision_writers import T0, decision
+from _decision_writers import T0, decision, decisions_plan
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import LAYOUT_PROPERTIES, SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.decisions.record import ObjectScope
 from contract_gate.freshness.decision_log import accepted_decisions, contract_decisions, of_object, read_decisions
+from contract_plan.model import Plan
 from contract_plan.names import gate_names
 from contract_plan.ownership import owner_properties
 
 OLD_SCHEMA = pa.schema([field for field in SCHEMA if field.name != "object"])  # before the column
 
 
-def plan(path: str, contract_id: str, object_name: str, objects: int) -> dict:
-    return {"contract": {"id": contract_id, "version": "1.0.0"}, "object": object_name, "freshness": None,
-            "names": gate_names(contract_id, object_name, objects, None),
-            "tables": {"decisions": {"kind": "path", "path": path, "format": "delta"}}}
+def plan(path: str, contract_id: str, object_name: str, objects: int) -> Plan:
+    return decisions_plan(path, contract_id, object_name=object_name,
+                          names=gate_names(contract_id, object_name, objects, None))
 
 
 def old_table(path: str, *rows) -> None:
@@ -56,7 +56,7 @@ def test_an_old_table_gets_the_column_once_and_its_rows_are_the_only_objects(tmp
     assert [field.name for field in table.schema().fields][-1] == "object"
     assert operations(path).count("ADD COLUMN") == 1  # added by the first write only
     assert table.metadata().partition_columns == ["contract_id"]
-    store = DeltaPathDecisionStore(orders["tables"]["decisions"])
+    store = DeltaPathDecisionStore(orders.tables.decisions)
     assert sorted((d.submission_id, d.object) for d in store.records(contract_id="orders")) == [
         ("s1", None), ("s2", None), ("s3", "orders"), ("s4", "orders")]
     assert decisions.final_decision(orders, "s2")["outcome"] == "quarantined"

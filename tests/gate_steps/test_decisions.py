@@ -7,17 +7,18 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from _decision_writers import decisions_plan
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
 from contract_gate.freshness.decision_log import accepted_decisions, contract_decisions
+from contract_plan.model import Plan
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 
-def _plan(tmp_path) -> dict:
-    return {"contract": {"id": "orders", "version": "1.0.0"}, "freshness": None,
-            "tables": {"decisions": {"kind": "path", "path": str(tmp_path / "decisions"), "format": "delta"}}}
+def _plan(tmp_path) -> Plan:
+    return decisions_plan(str(tmp_path / "decisions"), "orders")
 
 
 def _decision(submission_id="s1", outcome="published", minutes=0, **extra) -> Decision:
@@ -30,7 +31,7 @@ def _rows(store, submission_id="s1"):
 
 
 def test_the_same_final_decision_twice_keeps_one(tmp_path):
-    store = DeltaPathDecisionStore(_plan(tmp_path)["tables"]["decisions"])
+    store = DeltaPathDecisionStore(_plan(tmp_path).tables.decisions)
 
     first = store.record(_decision(rows_published=3))
     again = store.record(_decision(rows_published=3, minutes=5))
@@ -41,7 +42,7 @@ def test_the_same_final_decision_twice_keeps_one(tmp_path):
 
 
 def test_failed_runs_are_kept_once_each_and_never_after_the_final(tmp_path):
-    store = DeltaPathDecisionStore(_plan(tmp_path)["tables"]["decisions"])
+    store = DeltaPathDecisionStore(_plan(tmp_path).tables.decisions)
 
     assert store.record(_decision(outcome="failed", run_id="r1")).outcome == "failed"
     store.record(_decision(outcome="failed", run_id="r1", minutes=1))  # the record task cleared
@@ -56,7 +57,7 @@ def test_failed_runs_are_kept_once_each_and_never_after_the_final(tmp_path):
 
 
 def test_the_gates_own_record_replaces_a_recovered_one(tmp_path):
-    store = DeltaPathDecisionStore(_plan(tmp_path)["tables"]["decisions"])
+    store = DeltaPathDecisionStore(_plan(tmp_path).tables.decisions)
     store.record(_decision(source="recovery", reason="recovered"))
 
     stored = store.record(_decision(outcome="split", minutes=1, rule_failures={"x": 2}, failed_rules=["x"]))
@@ -67,12 +68,12 @@ def test_the_gates_own_record_replaces_a_recovered_one(tmp_path):
 
 
 def test_concurrent_writers_leave_exactly_one_final_record_each(tmp_path):
-    store = DeltaPathDecisionStore(_plan(tmp_path)["tables"]["decisions"])
+    store = DeltaPathDecisionStore(_plan(tmp_path).tables.decisions)
     errors = []
 
     def write(index):
         try:
-            DeltaPathDecisionStore(_plan(tmp_path)["tables"]["decisions"]).record(
+            DeltaPathDecisionStore(_plan(tmp_path).tables.decisions).record(
                 _decision(f"s{index % 3}", minutes=index))
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)

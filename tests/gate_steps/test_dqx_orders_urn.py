@@ -46,7 +46,7 @@ def contract_text(v2: bool) -> str:
 
 
 def urn_plan(root: Path, v2: bool = False) -> dict:
-    plan = compile_plan(load_contract_text(contract_text(v2), str(CONTRACT)))
+    plan = compile_plan(load_contract_text(contract_text(v2), str(CONTRACT))).document
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         address["path"] = f"{root}/{address['path']}"
@@ -91,7 +91,7 @@ from spark_jobs.validation.engine import run_validation
 from spark_jobs.runtime.session import get_session
 found = {}
 for name in sys.argv[3:]:
-    plan = compile_plan(name)
+    plan = compile_plan(name).document
     df = spark.read.json(sys.argv[3].rsplit("/", 1)[0] + "/landing",
                          schema="order_id string, customer_id string, order_total double, currency string, "
                                 "order_timestamp timestamp")

@@ -21,6 +21,7 @@ from contract_gate.operators.validate import summarize
 from spark_jobs.validation.candidate import read_candidate
 from spark_jobs.validation.engine import run_validation
 from contract_plan.document import read_document
+from contract_plan.model import load_plan
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.quarantine import quarantine
 from spark_jobs.steps.stage import stage_candidate
@@ -39,7 +40,7 @@ def orders_plan(tmp_path: Path, *, landing_format: str = "json", allow_non_finit
                             "        customProperties:\n          - property: allowNonFinite\n            value: true\n")
     contract = tmp_path / "orders.yaml"
     contract.write_text(text, encoding="utf-8")
-    plan = copy.deepcopy(compile_plan(contract))
+    plan = copy.deepcopy(compile_plan(contract).document)
     assert [c.get("allow_non_finite", False) for c in plan["columns"] if c["name"] == "order_total"] == [allow_non_finite]
     plan.pop("fingerprint")
     for address in plan["tables"].values():
@@ -61,7 +62,7 @@ def gate(spark, plan: dict, submission_id: str, tmp_path: Path) -> dict:
     report = run_validation(spark, plan, candidate, submission_id=submission_id)
     report_path = tmp_path / f"{submission_id}.report.json"
     report_path.write_text(json.dumps(report), encoding="utf-8")
-    branch, _ = decide(plan, summarize(report, report_path, staged))
+    branch, _ = decide(load_plan(plan), summarize(report, report_path, staged))
     args = (spark, plan, submission_id, staged["candidate"], staged["version"])
     if branch in (PUBLISH, SPLIT):
         publish(*args, "valid" if branch == SPLIT else "all", report)
@@ -193,7 +194,7 @@ def test_candidate_quarantine_work_folders_and_decisions_are_owner_only_the_targ
         Decision(submission_id="modes", contract_id="orders", contract_version="1.0.0", outcome="split"))
     monkeypatch.setenv(environment_variable("work_dir"), str(tmp_path / "lakehouse/_runs"))
     operator = SparkGateOperator(task_id="modes", contract="orders.yaml", submission_id="modes")
-    operator.write_plan(plan, operator.workdir(plan))
+    operator.write_plan(load_plan(plan), operator.workdir(load_plan(plan)))
 
     owner_only = {("dir", 0o700), ("file", 0o600)}
     candidates = plan["tables"]["candidate_schema"]["path"]

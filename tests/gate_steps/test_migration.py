@@ -25,6 +25,7 @@ from spark_jobs.steps.target import (
     ensure_target,
     migrate_target,
 )
+from contract_plan.addresses import Address
 from contract_plan.model import load_plan
 
 ORDERS = yaml.safe_load((ROOT / "contracts" / "orders.yaml").read_text(encoding="utf-8"))
@@ -53,7 +54,7 @@ def orders_text(version: str = "1.0.0", coupon: bool = False, yen: bool = False,
 
 def orders_plan(root: Path, *args, **kwargs) -> dict:
     """``orders_text``'s plan with its tables under ``root``."""
-    plan = compile_plan(load_contract_text(orders_text(*args, **kwargs), "orders.yaml"))
+    plan = compile_plan(load_contract_text(orders_text(*args, **kwargs), "orders.yaml")).document
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         address["path"] = f"{root}/{address['path']}"
@@ -73,7 +74,7 @@ def deployed_v1(spark, root: Path) -> dict:
 
 def state(spark, plan: dict) -> tuple:
     """What a migration leaves: fields, constraints and properties (without Delta's own bookkeeping)."""
-    fields, properties = deployed_state(spark, load_plan(plan), plan["tables"]["target"])
+    fields, properties = deployed_state(spark, load_plan(plan), Address.of(plan["tables"]["target"]))
     kept = {k: v for k, v in properties.items() if k.startswith(("delta.constraints.", "contract_gate."))}
     return fields, kept
 
@@ -127,7 +128,7 @@ def test_a_breaking_change_is_refused_and_the_table_is_untouched(spark, tmp_path
     assert version_of(spark, target) == before
     tightened = orders_plan(tmp_path, "2.0.0", coupon=True, yen=False)
     plan = load_plan(tightened)
-    fields, properties = deployed_state(spark, plan, target)
+    fields, properties = deployed_state(spark, plan, Address.of(target))
     narrower = dict(properties, **{"delta.constraints.cg_currency_allowed":
                                    "( `currency` IS NULL OR `currency` IN ( 'USD', 'EUR', 'GBP', 'CHF' ) )"})
     assert plan_migration(plan, fields, narrower).breaking == (
@@ -188,7 +189,7 @@ def test_a_migration_killed_after_any_statement_finishes_the_same_on_the_next_ru
         deployed_v1(spark, root)
         plan = orders_plan(root, "1.1.0", coupon=True, yen=True)
         statements = plan_migration(load_plan(plan), *deployed_state(spark, load_plan(plan),
-                                                                     plan["tables"]["target"])).statements
+                                                                     Address.of(plan["tables"]["target"]))).statements
         for statement in statements[:applied]:  # the run that was killed
             spark.sql(statement)
         migrate_target(spark, plan)  # the next run
@@ -198,7 +199,7 @@ def test_a_migration_killed_after_any_statement_finishes_the_same_on_the_next_ru
 
 def _v1_state(spark, root: Path):
     plan = deployed_v1(spark, root)
-    return deployed_state(spark, load_plan(plan), plan["tables"]["target"])
+    return deployed_state(spark, load_plan(plan), Address.of(plan["tables"]["target"]))
 
 
 def test_a_breaking_change_is_refused_unless_a_new_major_version_allows_it(spark, tmp_path):

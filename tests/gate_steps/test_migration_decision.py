@@ -4,12 +4,14 @@ the contracts page shows it and the version each decision was made under."""
 
 from __future__ import annotations
 
+from _decision_writers import decisions_plan
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.freshness.decision_log import accepted_decisions, read_decisions
 from contract_gate.operators.record import migration_record
 from contract_gate.pages.contracts_view import _decision_row, outcome_counts
 from contract_gate.pages.data import LISTED_COLUMNS
+from contract_plan.model import Plan
 
 STATEMENTS = ["ALTER TABLE delta.`/t/orders` ADD COLUMNS (`coupon` string)",
               "ALTER TABLE delta.`/t/orders` SET TBLPROPERTIES ('contract_gate.schema_version' = '1.1.0')"]
@@ -19,9 +21,8 @@ PUBLISHED = {"publish": {"status": "published", "rows": 2, "target_version_befor
                                        "consumers": [], "target_version_before": 3, "target_version_after": 7}}}
 
 
-def _plan(tmp_path) -> dict:
-    return {"contract": {"id": "orders", "version": "1.1.0"}, "freshness": None,
-            "tables": {"decisions": {"kind": "path", "path": str(tmp_path / "decisions"), "format": "delta"}}}
+def _plan(tmp_path) -> Plan:
+    return decisions_plan(str(tmp_path / "decisions"), "orders", "1.1.0")
 
 
 def _context(run_id: str) -> dict:
@@ -30,7 +31,7 @@ def _context(run_id: str) -> dict:
 
 def test_a_migration_is_recorded_once_beside_the_submissions_final_decision(tmp_path):
     plan = _plan(tmp_path)
-    store = DeltaPathDecisionStore(plan["tables"]["decisions"])
+    store = DeltaPathDecisionStore(plan.tables.decisions)
     migrated = migration_record({"publish": PUBLISHED}, "sub-1")
 
     first = decisions.record_decision(plan, {**migrated, **_context("r1")}, store)
@@ -62,7 +63,7 @@ def test_the_contracts_page_shows_the_migration_and_each_decisions_version(tmp_p
     decisions.record_decision(plan, {"submission_id": "sub-0", "outcome": "published", "contract_version": "1.0.0",
                                      **_context("r0"), "decided_at": "2024-03-01T00:00:00+00:00"})
 
-    rows = read_decisions(plan["tables"]["decisions"]["path"], ["orders"], LISTED_COLUMNS)["orders"]
+    rows = read_decisions(plan.tables.decisions.location, ["orders"], LISTED_COLUMNS)["orders"]
     shown = [_decision_row({**row, "failed_rules": list(row["failed_rules"] or [])}) for row in rows]
 
     assert [(row["outcome"], row["version"], row["migration"]) for row in shown] == [

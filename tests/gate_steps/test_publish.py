@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of
+from contract_plan.addresses import Address
 from contract_plan.model import load_plan
 from spark_jobs.steps.history import find_submission
 from spark_jobs.steps.publish import (
@@ -84,7 +85,7 @@ def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_pa
 
     typed = load_plan(plan)
     session = module.tagged_session(spark, typed, "s1")
-    rows = read_pinned(session, typed, candidate, 0).select(*[c.name for c in typed.columns])
+    rows = read_pinned(session, typed, Address.of(candidate), 0).select(*[c.name for c in typed.columns])
     # the skipped MERGE writes nothing and leaves no commit version in its session: how the step
     # tells already_published apart
     assert module._commit(session, typed, rows, typed.tables.target, "replace_keys") == 0

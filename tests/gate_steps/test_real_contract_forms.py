@@ -18,6 +18,7 @@ from contract_gate.operators.branch import PUBLISH, QUARANTINE, decide
 from contract_gate.operators.validate import summarize
 from contract_gate.pages.report_view import rules_view
 from contract_plan.document import read_document
+from contract_plan.model import load_plan
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.stage import stage_candidate
 from spark_jobs.validation.candidate import read_candidate
@@ -74,7 +75,7 @@ SCHEMA = "cust_id string, cust_nm string, segment string"
 
 
 def _plan(tmp_path: Path) -> dict:
-    plan = copy.deepcopy(compile_plan(load_contract_text(CONTRACT, str(tmp_path / "customers.yaml"))))
+    plan = copy.deepcopy(compile_plan(load_contract_text(CONTRACT, str(tmp_path / "customers.yaml"))).document)
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         if address["kind"] == "path":
@@ -89,7 +90,7 @@ def _gate(spark, plan: dict, submission_id: str, rows: list[tuple], tmp_path: Pa
     report = run_validation(spark, plan, candidate, submission_id=submission_id)
     report_path = tmp_path / f"{submission_id}.json"
     report_path.write_text(json.dumps(report), encoding="utf-8")
-    branch, _ = decide(plan, summarize(report, report_path, staged))
+    branch, _ = decide(load_plan(plan), summarize(report, report_path, staged))
     if branch == PUBLISH:
         publish(spark, plan, submission_id, staged["candidate"], staged["version"], "all", report)
     return report, branch
@@ -117,7 +118,7 @@ def test_physical_names_are_validated_and_published_and_the_report_says_the_prop
     assert published.columns == ["cust_id", "cust_nm", "segment"]
     assert sorted(r["cust_id"] for r in table_rows(spark, target)) == ["c1", "c2"]
 
-    shown = {rule["id"]: rule for rule in rules_view(plan, report, None)}
+    shown = {rule["id"]: rule for rule in rules_view(load_plan(plan), report, None)}
     assert shown["customer_name.max_length"]["physical_columns"] == [{"name": "customer_name", "physical": "cust_nm"}]
     assert (shown["segment.unsupported"]["status"], shown["segment.unsupported"]["failing"]) == ("not_evaluated", False)
 

@@ -27,6 +27,7 @@ from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, SPLIT, decide
 from contract_gate.operators.record import verdict
 from contract_gate.operators.validate import summarize
+from contract_plan.model import load_plan
 from spark_jobs.commands.gate_job import main as gate_job
 
 REAL = ROOT / "tests" / "contracts_real"
@@ -86,7 +87,7 @@ def home(tmp_path, monkeypatch) -> Path:
 def _plan(contract: str, name: str) -> dict:
     compiled = compile_plans(REAL / contract)
     assert name in compiled.gated, f"{contract}: {name} is not gated ({compiled.not_gated})"
-    return compiled.gated[name]
+    return compiled.gated[name].document
 
 
 def _land(plan: dict, home: Path, values: dict, start: int = 0) -> list[dict]:
@@ -114,7 +115,7 @@ def _gate(plan: dict, home: Path, submission_id: str) -> tuple[dict, str, dict]:
     assert gate_job(["stage+validate+batch_keys", *common, "--result", str(stage), "--report", str(report_path)]) == 0
     staged, report = _json(stage), _json(report_path)
     summary = summarize(report, report_path, staged)
-    branch, _ = decide(plan, summary)
+    branch, _ = decide(load_plan(plan), summary)
     step = {PUBLISH: "publish", QUARANTINE: "quarantine", SPLIT: "split"}[branch]
     result = work / f"{step}.json"
     assert gate_job([step, *common, "--candidate", json.dumps(staged["candidate"]), "--version",
@@ -124,7 +125,7 @@ def _gate(plan: dict, home: Path, submission_id: str) -> tuple[dict, str, dict]:
     record.update(contract_id=plan["contract"]["id"], contract_version=plan["contract"]["version"],
                   object=plan["object"], plan_fingerprint=plan["fingerprint"], dag_id=plan["names"]["dag_id"],
                   run_id=f"test__{submission_id}", try_number=1)
-    return report, branch, decisions.record_decision(plan, record)
+    return report, branch, decisions.record_decision(load_plan(plan), record)
 
 
 def _table(home: Path, address: dict) -> list[dict]:

@@ -8,6 +8,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
+from contract_plan.addresses import Address
 from contract_plan.landing_files import LandingRefused
 from spark_jobs.steps.stage import stage_candidate
 
@@ -184,5 +185,5 @@ def test_the_row_count_is_read_from_the_candidates_own_commit_file_not_a_glob(sp
     cases_df(spark, [case("NL-NH", 1), case("NL-UT", 1), case("NL-FR", 1)]).write.format("delta").save(str(tmp_path / "c1"))
     cases_df(spark, [case("NL-NH", 1)]).writeTo(f"delta.`{tmp_path / 'c[1]'}`").using("delta").create()
 
-    assert _rows_created(spark, {"kind": "path", "path": str(tmp_path / "c[1]"), "format": "delta"}) == 1
-    assert _rows_created(spark, {"kind": "path", "path": str(tmp_path / "c1"), "format": "delta"}) == 3
+    assert _rows_created(spark, Address(kind="path", path=str(tmp_path / "c[1]"))) == 1
+    assert _rows_created(spark, Address(kind="path", path=str(tmp_path / "c1"))) == 3

@@ -32,7 +32,7 @@ HOSTILE = ROOT / "tests" / "contracts_hostile"
 
 def _plan(contract: Path, root: Path) -> dict:
     """A contract file's compiled plan with its tables under ``root`` (as ``plan_for`` does)."""
-    plan = copy.deepcopy(compile_plan(contract))
+    plan = copy.deepcopy(compile_plan(contract).document)
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         if address["kind"] == "path":

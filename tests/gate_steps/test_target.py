@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
+from contract_plan.addresses import Address
 from contract_plan.ownership import claim_statement
 from contract_plan.table_ddl import create_table_statements, expected_constraints
 from spark_jobs.steps.target import TargetDriftError, ensure_target
@@ -82,7 +83,7 @@ def test_a_twins_table_that_resolves_late_is_waited_for_not_refused(spark, tmp_p
     plan = plan_for("regional_daily_cases", tmp_path)
     ensure_target(spark, plan)  # the twin's table, committed
     real_require_owner = target_step.require_owner
-    missing = {"path": str(tmp_path / "nothing_here"), "kind": "path", "format": "delta"}
+    missing = Address(kind="path", path=str(tmp_path / "nothing_here"))
     calls = []
 
     def still_resolving_once(spark, plan, address, role):
@@ -105,7 +106,7 @@ def test_a_table_that_never_resolves_is_not_waited_for_forever(spark, tmp_path):
     from spark_jobs.steps.target import _differences_once_readable
 
     plan = load_plan(plan_for("regional_daily_cases", tmp_path))
-    missing = {"path": str(tmp_path / "nothing_here"), "kind": "path", "format": "delta"}
+    missing = Address(kind="path", path=str(tmp_path / "nothing_here"))
 
     with pytest.raises(AnalysisException, match="DELTA_MISSING_DELTA_TABLE"):
         _differences_once_readable(spark, plan, missing, seconds=0.5)

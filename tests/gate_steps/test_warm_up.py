@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from _gate_plans import cases_df, case, plan_for
+from contract_plan.addresses import Address
 from spark_jobs.commands import warm_up
 from spark_jobs.commands.gate_job import build_parser, main
 from spark_jobs.runtime.job_start import LOCAL_START_ENV
@@ -46,7 +47,7 @@ def test_each_step_names_the_tables_it_will_read(tmp_path):
     plan = plan_for("regional_daily_cases", tmp_path)
     append.write_text(json.dumps(plan))
     replace.write_text(json.dumps(plan_for("regional_daily_cases", tmp_path, publication={"mode": "replace_keys"})))
-    target = plan["tables"]["target"]
+    target = Address.of(plan["tables"]["target"])
     candidate = ["--candidate", "/c", "--version", "4", "--report", "r.json", "--submission-id", "s"]
 
     assert _tables_read(["publish", "--plan", str(append), *candidate]) == [(target, None), ("/c", 4)]
@@ -71,7 +72,7 @@ def test_only_jobs_of_the_local_runner_warm_up(spark, tmp_path, monkeypatch):
     monkeypatch.delenv(LOCAL_START_ENV, raising=False)
     assert main(argv) == 1 and warmed == []
     monkeypatch.setenv(LOCAL_START_ENV, LocalRunner().environment()[LOCAL_START_ENV])
-    assert main(argv) == 1 and warmed == [[(plan["tables"]["target"], None), ("/c", 0)]]
+    assert main(argv) == 1 and warmed == [[(Address.of(plan["tables"]["target"]), None), ("/c", 0)]]
 
 
 def test_a_step_that_cannot_name_its_tables_fails_with_its_own_error(tmp_path, caplog, monkeypatch):

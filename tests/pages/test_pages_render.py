@@ -19,6 +19,7 @@ from contract_gate.pages import build, data
 from contract_gate.pages.links import submission_of
 from contract_gate.pages.render import served_links
 from contract_gate.pages.report_view import QUARANTINE_SUBMISSION_COLUMN, share_text, threshold_text
+from contract_plan.model import Plan
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "ZQX-CLASSIFIED-4412"
@@ -46,28 +47,28 @@ def entry_of(home: Path, contract_id: str) -> data.ContractEntry:
     return found
 
 
-def decide(plan: dict, submission_id: str, outcome: str, rule_failures: dict[str, int], *, minutes_ago: int = 0,
+def decide(plan: Plan, submission_id: str, outcome: str, rule_failures: dict[str, int], *, minutes_ago: int = 0,
            report_path: str | None = None, **fields) -> dict:
     record = {
-        "submission_id": submission_id, "contract_id": plan["contract"]["id"],
-        "contract_version": plan["contract"]["version"], "plan_fingerprint": plan["fingerprint"],
+        "submission_id": submission_id, "contract_id": plan.document["contract"]["id"],
+        "contract_version": plan.document["contract"]["version"], "plan_fingerprint": plan.document["fingerprint"],
         "outcome": outcome, "rule_failures": rule_failures, "failed_rules": list(rule_failures),
         "rows_landed": 10, "rows_published": 0 if outcome == "quarantined" else 10 - sum(rule_failures.values()),
         "rows_quarantined": sum(rule_failures.values()) if outcome != "published" else 0,
-        "dag_id": plan["contract"]["id"], "run_id": f"manual__{submission_id}", "try_number": 1,
+        "dag_id": plan.document["contract"]["id"], "run_id": f"manual__{submission_id}", "try_number": 1,
         "report_path": report_path,
         "decided_at": (datetime.now(timezone.utc) - timedelta(minutes=minutes_ago)).isoformat(), **fields,
     }
     return record_decision(plan, record)
 
 
-def write_report(home: Path, plan: dict, submission_id: str, rules: list[dict], *, schema: dict | None = None) -> Path:
+def write_report(home: Path, plan: Plan, submission_id: str, rules: list[dict], *, schema: dict | None = None) -> Path:
     """A report file where the validate task writes it, in the report format (report_version 1)."""
-    folder = home / "lakehouse" / "_runs" / plan["contract"]["id"] / submission_id
+    folder = home / "lakehouse" / "_runs" / plan.document["contract"]["id"] / submission_id
     folder.mkdir(parents=True)
-    by_id = {rule["id"]: rule for rule in plan["rules"]}
+    by_id = {rule["id"]: rule for rule in plan.document["rules"]}
     entries = []
-    for rule in plan["rules"]:
+    for rule in plan.document["rules"]:
         given = next((r for r in rules if r["id"] == rule["id"]), {})
         entries.append({"id": rule["id"], "kind": rule["kind"], "scope": rule["scope"], "columns": rule.get("columns", []),
                         "severity": rule["severity"], "threshold": rule.get("threshold"), "status": "evaluated",
@@ -75,8 +76,8 @@ def write_report(home: Path, plan: dict, submission_id: str, rules: list[dict], 
                         "passed": given.get("failed_rows", 0) == 0, "reason": None,
                         **({"sample": given["sample"]} if "sample" in given else {})})
     assert all(r["id"] in by_id for r in rules)
-    report = {"report_version": 1, "contract": {"id": plan["contract"]["id"], "version": plan["contract"]["version"]},
-              "plan_fingerprint": plan["fingerprint"], "submission_id": submission_id, "environment": "dev",
+    report = {"report_version": 1, "contract": {"id": plan.document["contract"]["id"], "version": plan.document["contract"]["version"]},
+              "plan_fingerprint": plan.document["fingerprint"], "submission_id": submission_id, "environment": "dev",
               "depth": "all", "candidate": {"table": f"/cand/{submission_id}", "version": 0, "format": "delta", "row_count": 10},
               "schema": schema or {"ok": True, "policy": "strict", "missing": [], "unexpected": [], "type_mismatches": []},
               "rules": entries, "outcome": "fail" if any(r.get("failed_rows") for r in rules) else "pass",
@@ -103,7 +104,7 @@ def test_report_page_lists_failing_rules_first_with_counts_and_shares(home):
     rows = rule_rows(html)
     assert [rule for rule, failing, _ in rows[:2]] == ["case_count.minimum", "status.enum"]  # plan order among failing
     assert [(failing, cell) for _, failing, cell in rows[:2]] == [(True, "3"), (True, "1")]
-    assert not any(failing for _, failing, _ in rows[2:]) and len(rows) == len(plan["rules"])
+    assert not any(failing for _, failing, _ in rows[2:]) and len(rows) == len(plan.rules)
     assert "30.0 %" in html and "10.0 %" in html
     assert 'id="rows-quarantined">10<' not in html and 'id="rows-quarantined">4<' in html
     assert "regional_daily_cases_quarantine" in html and f"{QUARANTINE_SUBMISSION_COLUMN} = &#39;sub-1&#39;" in html
@@ -234,7 +235,7 @@ def test_markup_in_a_hostile_contract_renders_as_text(home):
     check's name (which becomes a rule id) and descriptions; both pages show it as text."""
     shutil.copy(REPO / "tests" / "contracts_hostile" / "page_markup_in_text.yaml", home / "contracts")
     entry = entry_of(home, "page_markup_in_text")
-    rule_id = next(rule["id"] for rule in entry.plan["rules"] if rule["id"].startswith("amount_ok"))
+    rule_id = next(rule.id for rule in entry.plan.rules if rule.id.startswith("amount_ok"))
     assert "<script>" in rule_id  # the attack reached the plan: the pages are what must hold
     path = write_report(home, entry.plan, "sub-h", [{"id": rule_id, "failed_rows": 2}])
     decide(entry.plan, "sub-h", "quarantined", {rule_id: 2}, report_path=str(path))
@@ -253,7 +254,7 @@ def test_a_catalog_target_shows_the_freshness_dags_last_record_and_queries_no_wa
     monkeypatch.setenv("CONTRACT_GATE_STATUS_DIR", str(tmp_path / "status"))
     entries = data.load_contracts(home / "contracts", env="prod")  # regional_daily_cases on Unity Catalog
     regional = data.find_contract(entries, "regional_daily_cases")
-    assert regional.plan["tables"]["target"]["kind"] == "table"
+    assert regional.plan.tables.target.kind == "table"
     html = build.contracts_page([regional])
     assert "has not checked the catalog table yet" in html and "error" not in html.split("<body>")[1]
     StatusStore(tmp_path / "status").write({

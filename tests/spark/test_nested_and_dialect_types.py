@@ -64,7 +64,7 @@ GOOD = [
 
 
 def _plan(tmp_path: Path) -> dict:
-    plan = copy.deepcopy(compile_plan(load_contract_text(CONTRACT, str(tmp_path / "orders.yaml"))))
+    plan = copy.deepcopy(compile_plan(load_contract_text(CONTRACT, str(tmp_path / "orders.yaml"))).document)
     plan.pop("fingerprint")
     for address in plan["tables"].values():
         if address["kind"] == "path":

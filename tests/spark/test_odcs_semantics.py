@@ -32,7 +32,7 @@ status: active
 
 def compiled(schema: str, extra: str = "") -> dict:
     text = HEADER + textwrap.dedent(schema) + textwrap.dedent(extra)
-    return compile_plan(load_contract_text(text, "odcs_semantics.yaml"))
+    return compile_plan(load_contract_text(text, "odcs_semantics.yaml")).document
 
 
 def failed(report: dict) -> dict[str, int]:

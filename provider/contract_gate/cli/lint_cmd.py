@@ -48,7 +48,7 @@ def lint_file(file: Path, env: str | None) -> dict:
         return {"file": str(file), "ok": False, "crashed": True,
                 "errors": [{"file": str(file), "line": None, "path": "", "message": message}]}
     gated = compiled.gated
-    return {"file": str(file), "ok": True, "rules": sum(len(p["rules"]) for p in compiled.plans.values()),
+    return {"file": str(file), "ok": True, "rules": sum(len(p.rules) for p in compiled.plans.values()),
             "gated": list(gated), "not_gated": dict(compiled.not_gated), "errors": [],
             "loaded": compiled.loaded, "plans": list(compiled.plans.values())}
 

@@ -10,8 +10,8 @@ from contract_gate.contract.compiler import compile_plan
 from contract_plan.document import render_plan
 from contract_gate.contract.errors import ContractError
 from contract_plan.table_ddl import render_ddl
-from contract_plan.addresses import resolve
 from contract_plan.migration import governed_migration
+from contract_plan.model import Plan
 
 
 def register(subparsers) -> None:
@@ -40,39 +40,39 @@ def run(args) -> int:
     if args.migrate:
         return print_migration(plan)
     if args.ddl:
-        if plan["tables"] is None:
+        if not plan.gated:
             print("contract-gate plan --ddl: the contract has no contractGate settings, so no target table", file=sys.stderr)
             return 1
         sys.stdout.write(render_ddl(plan))
     else:
-        sys.stdout.write(render_plan(plan))
+        sys.stdout.write(render_plan(plan.document))
     return 0
 
 
-def print_migration(plan: dict) -> int:
+def print_migration(plan: Plan) -> int:
     """The deployed target's migration to ``plan`` (``contract_plan.migration``), for review:
     exit 0 with the statements (or none), 1 when its differences are breaking."""
-    if plan["tables"] is None:
+    if not plan.gated:
         print("contract-gate plan --migrate: the contract has no contractGate settings, so no target table", file=sys.stderr)
         return 1
-    target = resolve(plan["tables"]["target"])
-    if target["kind"] != "path":
+    target = plan.require_tables().target
+    if not target.is_path:
         print("contract-gate plan --migrate: reads path targets only; a catalog table migrates in the publish step",
               file=sys.stderr)
         return 2
     from contract_gate.evolution.deployed import deployed_table  # deltalake: only --migrate pays for it
 
-    deployed = deployed_table(target["path"])
+    deployed = deployed_table(target.location)
     if deployed is None:
-        print(f"-- no table at {target['path']} yet: the publish step creates it (contract-gate plan --ddl)")
+        print(f"-- no table at {target.location} yet: the publish step creates it (contract-gate plan --ddl)")
         return 0
     migration, allowed = governed_migration(plan, *deployed, target)
     if migration.breaking:
-        print(f"-- target {target['path']}: breaking differences, not migrated:", file=sys.stderr)
+        print(f"-- target {target.location}: breaking differences, not migrated:", file=sys.stderr)
         for line in migration.breaking:
             print(f"--   {line}", file=sys.stderr)
         return 1
-    print(f"-- target {target['path']}: contract version {migration.from_version or 'unknown'} -> {migration.to_version}, "
+    print(f"-- target {target.location}: contract version {migration.from_version or 'unknown'} -> {migration.to_version}, "
           f"{len(migration.steps)} statement(s)")
     if allowed:
         print("-- breaking differences it makes (evolution.breaking: allow, a new major version):")

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contract_gate.cli.options import add_json, add_verbose, print_json, report_error
 from contract_gate.cli.progress import progress
+
+if TYPE_CHECKING:
+    from contract_plan.addresses import Address
+    from contract_plan.model import Plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,16 +51,16 @@ def run(args: argparse.Namespace) -> int:
     except (ContractError, OSError) as exc:
         report_error(args, f"error: {exc}")
         return 2
-    if deployed["tables"] is None:
+    if not deployed.gated:
         report_error(args, "error: the contract has no contractGate settings, so no target and no decision log")
         return 2
     batches = accepted_batches(deployed, args.last)
     if not batches:
-        result = {"contract": plan["contract"], "batches": [], "rules": [], "rejected_batches": 0}
+        result = {"contract": dict(plan.document["contract"]), "batches": [], "rules": [], "rejected_batches": 0}
     else:
         try:
             with progress("starting Spark", args.verbose) as shown:
-                result = _preview(plan, batches, deployed["tables"]["target"], args, shown)
+                result = _preview(plan, batches, deployed.require_tables().target, args, shown)
         except Exception as exc:  # unreadable history or a crashed engine: no verdict
             report_error(args, f"error: could not preview: {str(exc).splitlines()[0]}")
             return 2
@@ -67,16 +71,16 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result["rejected_batches"] else 0
 
 
-def accepted_batches(plan: dict[str, Any], last: int) -> list[dict[str, Any]]:
+def accepted_batches(plan: Plan, last: int) -> list[dict[str, Any]]:
     """The ``last`` newest accepted decisions of ``plan``'s contract and object, newest first."""
     from contract_gate import decisions
 
-    records = decisions.store_for(plan).records(contract_id=plan["contract"]["id"],
+    records = decisions.store_for(plan).records(contract_id=plan.contract_id,
                                                scope=decisions.ObjectScope.of(plan))
     return [record.as_dict() for record in records if record.outcome in decisions.PUBLISHED_OUTCOMES][:last]
 
 
-def _preview(plan: dict[str, Any], batches: list[dict], target: dict, args: argparse.Namespace, shown: Any) -> dict:
+def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Namespace, shown: Any) -> dict:
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 

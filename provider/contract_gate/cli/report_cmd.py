@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from contract_gate.contract.errors import ContractError
+from contract_plan.model import Plan
 
 
 def register(subparsers) -> None:
@@ -55,13 +56,13 @@ def run(args) -> int:
     return 0
 
 
-def _compile(contract: Path, env: str | None, object_name: str | None) -> tuple[dict, None, str | None]:
+def _compile(contract: Path, env: str | None, object_name: str | None) -> tuple[Plan, None, str | None]:
     """(plan, no error, why it is not gated or None) of the object the report is about."""
     from contract_gate.contract.compiler import compile_plans
 
     compiled = compile_plans(contract, env=env)
     plan = compiled.plan(object_name)
-    return plan, None, compiled.not_gated.get(plan["object"])
+    return plan, None, compiled.not_gated.get(plan.object)
 
 
 def write_page(path: Path, text: str) -> None:

@@ -129,11 +129,11 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     if object_name is not None and object_name not in gated:
         raise LookupError(f"the contract gates no object {object_name!r}; it gates {', '.join(map(repr, gated))}")
     plans = [plan for name, plan in gated.items() if object_name in (None, name)]
-    dag = bag.dags[plans[0]["names"]["dag_id"]]
+    dag = bag.dags[plans[0].names.dag_id]
     several = len(gated) > 1  # then each object's tasks are in its task group
-    others = f"(?!{re.escape(plans[0]['names']['group'])}\\.).*" if several and object_name else None
+    others = f"(?!{re.escape(plans[0].names.group)}\\.).*" if several and object_name else None
     run = dag.test(run_conf=conf, mark_success_pattern=others)
-    return [decision_of(run, f"{plan['names']['group']}.record_decision" if several else "record_decision")
+    return [decision_of(run, f"{plan.names.group}.record_decision" if several else "record_decision")
             for plan in plans]
 
 

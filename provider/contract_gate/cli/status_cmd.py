@@ -24,7 +24,8 @@ from contract_gate.contract.errors import ContractError
 from contract_gate.freshness.business_time import render, render_duration
 from contract_gate.freshness.decision_log import STATUS_COLUMNS, of_object, read_decisions
 from contract_gate.freshness.latest import latest_accepted
-from contract_gate.freshness.locations import status_dir, table_location
+from contract_gate.freshness.locations import status_dir
+from contract_plan.model import Plan
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
 
 
@@ -64,7 +65,7 @@ def run(args) -> int:
         from contract_gate.pages.build import contracts_page
         from contract_gate.pages.data import ContractEntry
 
-        write_page(args.html, contracts_page([ContractEntry(file, contract, error) for file, contract, error in compiled]))
+        write_page(args.html, contracts_page([ContractEntry(file, plan, error, reason) for file, plan, reason, error in shown]))
         print(f"wrote {args.html}")
     elif args.json:
         print(json.dumps({"checked_at": render(now), "contracts": entries}, indent=2, default=str))
@@ -110,14 +111,14 @@ def _objects(contract: CompiledContract | None) -> list[tuple[dict | None, str |
     return [(plan, contract.not_gated.get(name)) for name, plan in contract.plans.items()]
 
 
-def _decisions(plans: list[dict], limit: int) -> dict[str, dict[str, list[dict]] | Exception]:
+def _decisions(plans: list[Plan], limit: int) -> dict[str, dict[str, list[dict]] | Exception]:
     """Per path decision table: the shown contracts' ``limit`` newest decisions, read in one
     pass (or the error that table raised, shown on each of its contracts)."""
     wanted: dict[str, set[str]] = {}
     for plan in plans:
-        address = plan["tables"]["decisions"]
-        if address["kind"] == "path":
-            wanted.setdefault(table_location(address), set()).add(plan["contract"]["id"])
+        address = plan.require_tables().decisions
+        if address.is_path:
+            wanted.setdefault(address.deltalake_uri, set()).add(plan.contract_id)
     found: dict[str, dict[str, list[dict]] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
@@ -127,28 +128,28 @@ def _decisions(plans: list[dict], limit: int) -> dict[str, dict[str, list[dict]]
     return found
 
 
-def _entry(file: Path, plan: dict | None, not_gated: str | None, error: str | None, now: datetime,
+def _entry(file: Path, plan: Plan | None, not_gated: str | None, error: str | None, now: datetime,
            decisions_shown: int, decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict:
     entry = {"file": str(file), "contract_id": None, "object": None, "several_objects": False, "not_gated": None,
              "freshness": None, "last_check": None, "decisions": None, "decisions_table": None, "error": error}
     if plan is None:
         return entry
-    entry.update(contract_id=plan["contract"]["id"], contract_version=plan["contract"]["version"],
-                 environment=plan["environment"], object=plan["object"],
-                 several_objects=plan["names"]["gate"] != plan["names"]["dag_id"], not_gated=not_gated)
+    entry.update(contract_id=plan.contract_id, contract_version=plan.contract_version,
+                 environment=plan.environment, object=plan.object,
+                 several_objects=not plan.names.sole, not_gated=not_gated)
     if not_gated is not None:
         return entry
-    decisions_address = plan["tables"]["decisions"]
-    entry["decisions_table"] = decisions_address.get("path") or decisions_address.get("name")
+    decisions_address = plan.require_tables().decisions
+    entry["decisions_table"] = decisions_address.location
     try:
-        if plan["freshness"] is not None:
+        if plan.freshness is not None:
             entry["freshness"] = evaluate(plan, latest_accepted(plan), now)
-            entry["last_check"] = StatusStore(status_dir(plan)).read(plan["names"]["gate"])
-        if decisions_address["kind"] == "path":
-            table = decisions[table_location(decisions_address)]
+            entry["last_check"] = StatusStore(status_dir(plan)).read(plan.names.gate)
+        if decisions_address.is_path:
+            table = decisions[decisions_address.deltalake_uri]
             if isinstance(table, Exception):
                 raise table
-            entry["decisions"] = of_object(table[plan["contract"]["id"]], plan, decisions_shown)
+            entry["decisions"] = of_object(table[plan.contract_id], plan, decisions_shown)
     except Exception as exc:  # one unreadable table must not hide the other contracts
         entry["error"] = f"{type(exc).__name__}: {exc}"
     return entry

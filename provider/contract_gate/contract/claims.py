@@ -21,12 +21,11 @@ contract that was never linted with the others.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from contract_gate.contract.errors import ContractIssue
 from contract_gate.contract.loader import LoadedContract
-from contract_gate.contract.table_locations import canonical, display, table_sources
-from contract_plan.addresses import candidate_schema
+from contract_gate.contract.table_locations import canonical, table_sources
+from contract_plan.addresses import Address, candidate_schema
+from contract_plan.model import Plan
 
 OWN = ("target", "quarantine")
 SHARED = ("decisions", "candidate_schema")
@@ -47,22 +46,22 @@ class Claim:
         return _NAMES.get(self.role, self.role)
 
 
-def claims_of(loaded: LoadedContract, plan: dict[str, Any]) -> list[Claim]:
-    """Everything ``plan`` (compiled from ``loaded``) claims."""
-    contract_id, dag_id = plan["contract"]["id"], plan["names"]["dag_id"]
+def claims_of(loaded: LoadedContract, plan: Plan) -> list[Claim]:
+    """Everything ``plan`` (compiled from ``loaded``) claims: its places shown as the contract wrote them."""
+    contract_id, dag_id = plan.contract_id, plan.names.dag_id
     found = [Claim(loaded, "id", "id", "key", str(contract_id).casefold(), contract_id)]
     if dag_id != contract_id:  # an id that fits is its own DAG id, claimed above (so in the same key space)
         found.append(Claim(loaded, "dag_id", "id", "key", dag_id.casefold(), dag_id))
-    tables = plan.get("tables")
-    if not tables:
+    if not plan.gated:
         return found
+    written = {role: Address.as_written(plan.document["tables"][role]) for role in ("landing", *OWN, *SHARED)}
     sources = table_sources(loaded.raw)
     for role in ("landing", *OWN, *SHARED):
-        address = candidate_schema(tables[role]) if role == "candidate_schema" else tables[role]
-        found.append(Claim(loaded, role, sources[role], address["kind"], canonical(address), display(address)))
-    folder = candidate_schema(tables["candidate_schema"])
+        address = candidate_schema(written[role]) if role == "candidate_schema" else written[role]
+        found.append(Claim(loaded, role, sources[role], address.kind, canonical(address), address.location))
+    folder = candidate_schema(written["candidate_schema"])
     found.append(Claim(loaded, "candidates", sources["candidate_schema"], "key",
-                       f"{canonical(folder)}/{plan['object'].lower()}__", f"{display(folder)}/{plan['object']}__*"))
+                       f"{canonical(folder)}/{plan.object.lower()}__", f"{folder.location}/{plan.object}__*"))
     return found
 
 
@@ -78,7 +77,7 @@ def _clash(first: Claim, second: Claim) -> bool:
     return len(roles) == 2  # one decision table or candidate folder is meant to be shared by all
 
 
-def conflicts(contracts: list[tuple[LoadedContract, dict[str, Any]]]) -> dict[str, list[ContractIssue]]:
+def conflicts(contracts: list[tuple[LoadedContract, Plan]]) -> dict[str, list[ContractIssue]]:
     """file -> the issues of its claims that clash with another contract's (files without a
     clash are left out). Paths are compared resolved, with nesting; names case-insensitively."""
     by_place: dict[tuple[str, str], list[Claim]] = {}

@@ -27,6 +27,7 @@ from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, 
 from contract_plan.sql_allowlist import SqlNotSpark, check_query, has_lambda, is_deterministic
 from contract_plan.sql_text import quote_identifier
 from contract_plan.document import PLAN_VERSION, fingerprint
+from contract_plan.model import Plan, compiled_plan
 from contract_plan.names import gate_names
 from contract_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
 from contract_plan import keys_across_batches
@@ -60,15 +61,15 @@ class CompiledContract:
     for the objects that are documentation only, why they are not gated."""
 
     loaded: LoadedContract
-    plans: dict[str, dict]
+    plans: dict[str, Plan]
     not_gated: dict[str, str]
 
     @property
-    def gated(self) -> dict[str, dict]:
+    def gated(self) -> dict[str, Plan]:
         """The plans of the objects the gate guards (a landing and tables on the server)."""
         return {name: plan for name, plan in self.plans.items() if name not in self.not_gated}
 
-    def plan(self, object_name: str | None = None) -> dict:
+    def plan(self, object_name: str | None = None) -> Plan:
         """The plan of ``object_name``; without one, of the contract's only object, else of its only
         gated object. Raises :class:`ContractError` naming the objects to choose from."""
         if object_name is not None:
@@ -92,7 +93,7 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
     if not objects:
         raise ContractError(loaded.file, [loaded.issue("schema", "the contract has no schema object: nothing to gate")])
     issues: list[ContractIssue] = []
-    plans: dict[str, dict] = {}
+    plans: dict[str, Plan] = {}
     not_gated: dict[str, str] = {}
     for index, obj in enumerate(objects):
         compiler = _Compiler(loaded, env, index)
@@ -100,7 +101,7 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
             issues.append(loaded.issue(f"schema[{index}].name", f"duplicate schema object name {obj.name!r}"))
             continue
         try:
-            plans[obj.name] = compiler.compile()
+            plans[obj.name] = compiled_plan(compiler.compile())
         except ContractError as exc:
             issues.extend(exc.issues)
             continue
@@ -111,7 +112,7 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
     return CompiledContract(loaded, plans, not_gated)
 
 
-def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, object_name: str | None = None) -> dict:
+def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, object_name: str | None = None) -> Plan:
     """The plan of one schema object (see :meth:`CompiledContract.plan`). Raises :class:`ContractError`."""
     return compile_plans(contract, env).plan(object_name)
 
@@ -207,6 +208,7 @@ class _Compiler:
 
     # -- the compile ---------------------------------------------------------------------
     def compile(self) -> dict:
+        """The plan document (docs/plan-format.md) of the object, with its fingerprint."""
         model = self.loaded.model
         objects = model.schema_
         obj = objects[self.index]
@@ -224,7 +226,7 @@ class _Compiler:
         if self.issues:
             raise ContractError(self.loaded.file, sorted(self.issues, key=lambda i: (i.line or 0, i.path, i.message)))
         environment = server.server if server is not None else None
-        plan = {
+        document = {
             "plan_version": PLAN_VERSION,
             "contract": {"id": model.id, "version": model.version, "name": model.name, "domain": model.domain},
             "object": obj.name,
@@ -240,8 +242,8 @@ class _Compiler:
             "tables": tables,
             **({"access": access} if access else {}),
         }
-        plan["fingerprint"] = fingerprint(plan)
-        return plan
+        document["fingerprint"] = fingerprint(document)
+        return document
 
     # -- columns and key -----------------------------------------------------------------
     def compile_columns(self, obj) -> list[dict]:

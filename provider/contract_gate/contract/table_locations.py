@@ -36,7 +36,7 @@ from typing import Any
 
 from contract_gate import config
 from contract_gate.contract.environments import DEFAULT_ROOT
-from contract_plan.addresses import GLOB_SPECIALS, candidate_schema, resolve
+from contract_plan.addresses import GLOB_SPECIALS, Address, candidate_schema
 from contract_plan.reserved import reserved_problems
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -96,14 +96,15 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
     if problems:
         return problems  # addresses built from bad names are not worth judging
     catalog = server.catalog if server is not None and server.catalog and server.schema_ else None
+    addresses = {role: Address.as_written(tables[role]) for role in ("landing", *WRITTEN)}
     for role in WRITTEN:
-        problem = _written_problem(tables[role], role, _given_path(names.get(role)), root, catalog)
+        problem = _written_problem(addresses[role], role, _given_path(names.get(role)), root, catalog)
         if problem:
             problems.append((sources[role], problem))
-    landing = _landing_problem(tables["landing"], _given_path(settings.landing), root)
+    landing = _landing_problem(addresses["landing"], _given_path(settings.landing), root)
     if landing:
         problems.append((sources["landing"], landing))
-    problems += _overlaps(tables, sources)
+    problems += _overlaps(addresses, sources)
     problems += [(sources[role], message) for role, message in reserved_problems(tables, settings.candidate.schema_)]
     return problems
 
@@ -117,7 +118,7 @@ def _root_problem(root: str) -> str | None:
         return f"server path {root!r} {_GLOB_REASON}"
     if not (posixpath.isabs(root) or _URI.match(root)):
         return None
-    if any(_under(root, listed) or canonical({"kind": "path", "path": root}) == canonical({"kind": "path", "path": listed})
+    if any(_under(root, listed) or canonical(Address(kind="path", path=root)) == canonical(Address(kind="path", path=listed))
            for listed in config.get_list("roots")):
         return None
     return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
@@ -144,17 +145,17 @@ def _segments(path: str) -> list[str]:
     return re.split(r"[/\\]", _URI.sub("", path, count=1))
 
 
-def _written_problem(address: dict, role: str, given: str | None, root: str, catalog: str | None) -> str | None:
+def _written_problem(address: Address, role: str, given: str | None, root: str, catalog: str | None) -> str | None:
     what = _what(role)
-    if address["kind"] == "table":
-        if catalog is not None and address["name"].split(".")[0].lower() != catalog.lower():
-            return f"the {what} {address['name']!r} is outside the server's catalog {catalog!r}"
+    if not address.is_path:
+        if catalog is not None and address.location.split(".")[0].lower() != catalog.lower():
+            return f"the {what} {address.location!r} is outside the server's catalog {catalog!r}"
         return None
     if given is not None and ".." in _segments(given):
         return f"the {what} path {given!r} must not contain '..': the gate writes it, so it stays under the server's root"
     if given is not None and _GLOB.search(given):
         return f"the {what} path {given!r} {_GLOB_REASON}"
-    path = address["path"]
+    path = address.location
     if not _under(path, root):
         shown = repr(given) if given == path else f"{given or path!r} (resolved: {path!r})"
         return f"the {what} path {shown} is outside the server's root {root!r}: give a path relative to the root"
@@ -163,10 +164,10 @@ def _written_problem(address: dict, role: str, given: str | None, root: str, cat
     return None
 
 
-def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
-    if address["kind"] == "table":
+def _landing_problem(address: Address, given: str | None, root: str) -> str | None:
+    if not address.is_path:
         return None  # read with the gate principal's own grants; overlaps are checked below
-    path = address["path"]
+    path = address.location
     if given is not None and ".." in _segments(given):
         return f"the landing path {given!r} must not contain '..'"
     if given is not None and _GLOB.search(given):
@@ -180,7 +181,7 @@ def _landing_problem(address: dict, given: str | None, root: str) -> str | None:
     return None
 
 
-def _overlaps(tables: dict[str, dict], sources: dict[str, str]) -> list[tuple[str, str]]:
+def _overlaps(tables: dict[str, Address], sources: dict[str, str]) -> list[tuple[str, str]]:
     """A contract's own tables are five different places, none inside another. The error goes
     to the setting that made the overlap: the landing (it reads), else the later table, unless
     only the other one was set explicitly."""
@@ -194,8 +195,8 @@ def _overlaps(tables: dict[str, dict], sources: dict[str, str]) -> list[tuple[st
             blame, other = (first, second) if first == "landing" else (second, first)
             if sources[blame] == "schema[0].name" and sources[other] != "schema[0].name":
                 blame, other = other, blame
-            found.append((sources[blame], f"the {_what(blame)} {display(tables[blame])} overlaps the contract's "
-                                          f"own {_what(other)} {display(tables[other])}: they must be different "
+            found.append((sources[blame], f"the {_what(blame)} {tables[blame].location} overlaps the contract's "
+                                          f"own {_what(other)} {tables[other].location}: they must be different "
                                           "tables, neither inside the other"))
     return found
 
@@ -204,26 +205,22 @@ def _what(role: str) -> str:
     return "candidate folder" if role == "candidate_schema" else role
 
 
-def canonical(address: dict) -> str:
+def canonical(address: Address) -> str:
     """What two addresses are compared by: a resolved, normalised path, or a lower-case name
     (catalog names are case-insensitive)."""
-    if address["kind"] == "table":
-        return address["name"].lower()
-    path = resolve(address)["path"]
+    if not address.is_path:
+        return address.location.lower()
+    path = address.resolved().location
     return path.rstrip("/") if _URI.match(path) else posixpath.normpath(path)
 
 
-def display(address: dict) -> str:
-    return address["path"] if address["kind"] == "path" else address["name"]
-
-
-def same_or_nested(first: dict, second: dict) -> bool:
+def same_or_nested(first: Address, second: Address) -> bool:
     """The same table, or one inside the other: a path in the other's folder, a table in the
     other's schema (the candidate schema is such a place)."""
-    if first["kind"] != second["kind"]:
+    if first.kind != second.kind:
         return False
     a, b = canonical(first), canonical(second)
-    separator = "." if first["kind"] == "table" else "/"
+    separator = "/" if first.is_path else "."
     return a == b or a.startswith(b + separator) or b.startswith(a + separator)
 
 
@@ -234,7 +231,7 @@ def _under(path: str, root: str) -> bool:
         return False
     if _URI.match(path):
         return path.startswith(root.rstrip("/") + "/") and ".." not in _segments(path)
-    full, base = (canonical({"kind": "path", "path": p}) for p in (path, root))
+    full, base = (canonical(Address(kind="path", path=p)) for p in (path, root))
     return full.startswith(base.rstrip("/") + "/")
 
 
@@ -242,6 +239,6 @@ def _leaves_through_link(path: str, root: str) -> bool:
     """A local ``path`` whose existing part resolves (symbolic links followed) outside ``root``."""
     if _URI.match(path):
         return False
-    full, base = (resolve({"kind": "path", "path": p})["path"] for p in (path, root))
+    full, base = (Address(kind="path", path=p).resolved().location for p in (path, root))
     real, real_root = os.path.realpath(full), os.path.realpath(base)
     return not real.startswith(real_root.rstrip("/") + "/")

@@ -28,6 +28,8 @@ from contract_gate.decisions.record import (
     ObjectScope,
 )
 from contract_gate.decisions.store import DecisionStore, TableHistory
+from contract_plan.addresses import Address
+from contract_plan.model import Plan
 
 __all__ = [
     "FINAL_OUTCOMES",
@@ -37,6 +39,7 @@ __all__ = [
     "DecisionStore",
     "ObjectScope",
     "TableHistory",
+    "decision_store",
     "final_decision",
     "history_for",
     "record_decision",
@@ -46,35 +49,41 @@ __all__ = [
 ]
 
 
-def _connection(plan: dict[str, Any], databricks_conn_id: str | None) -> str:
-    execution = (plan.get("gate") or {}).get("execution") or {}
-    return databricks_conn_id or execution.get("connectionId") or "databricks_default"
+def _connection(plan: Plan, databricks_conn_id: str | None) -> str:
+    return databricks_conn_id or plan.connection_id or "databricks_default"
 
 
-def store_for(plan: dict[str, Any], databricks_conn_id: str | None = None) -> DecisionStore:
-    """The store for ``plan["tables"]["decisions"]``."""
-    address = plan["tables"]["decisions"]
-    if address["kind"] == "path":
+def store_for(plan: Plan, databricks_conn_id: str | None = None) -> DecisionStore:
+    """The store for the plan's ``tables.decisions``."""
+    return decision_store(plan.require_tables().decisions, _connection(plan, databricks_conn_id), plan.document["tables"])
+
+
+def decision_store(address: Address, databricks_conn_id: str | None, tables: dict[str, Any]) -> DecisionStore:
+    """The store of the decision table at ``address``; ``tables``: the plan's addresses as it
+    writes them, whose connections reach an object-storage bucket."""
+    if address.is_path:
         from contract_gate.decisions.delta_path import DeltaPathDecisionStore
+        from contract_gate.object_storage import storage_options
 
-        return DeltaPathDecisionStore(address)
+        return DeltaPathDecisionStore(address, storage_options(tables, address.as_document()))
     from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore
 
-    return UnityCatalogDecisionStore(address["name"], SqlRunner(databricks_conn_id=_connection(plan, databricks_conn_id)))
+    return UnityCatalogDecisionStore(address.location, SqlRunner(databricks_conn_id=databricks_conn_id or "databricks_default"))
 
 
-def history_for(plan: dict[str, Any], databricks_conn_id: str | None = None) -> TableHistory:
+def history_for(plan: Plan, databricks_conn_id: str | None = None) -> TableHistory:
     """Reads the commit history of ``plan``'s target (path: ``deltalake``; catalog: SQL)."""
-    if plan["tables"]["target"]["kind"] == "path":
+    if plan.require_tables().target.is_path:
         from contract_gate.decisions.delta_path import DeltaPathHistory
+        from contract_gate.object_storage import storage_options
 
-        return DeltaPathHistory()
+        return DeltaPathHistory(lambda address: storage_options(plan.document["tables"], address.as_document()))
     from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogHistory
 
     return UnityCatalogHistory(SqlRunner(databricks_conn_id=_connection(plan, databricks_conn_id)))
 
 
-def record_decision(plan: dict[str, Any], record: dict[str, Any] | Decision,
+def record_decision(plan: Plan, record: dict[str, Any] | Decision,
                     store: DecisionStore | None = None) -> dict[str, Any]:
     """Record one decision; returns the record that stands for the submission (see
     ``DecisionStore.record``) as a JSON-safe dict."""
@@ -82,15 +91,15 @@ def record_decision(plan: dict[str, Any], record: dict[str, Any] | Decision,
     return (store or store_for(plan)).record(decision, ObjectScope.of(plan)).as_dict()
 
 
-def final_decision(plan: dict[str, Any], submission_id: str,
+def final_decision(plan: Plan, submission_id: str,
                    store: DecisionStore | None = None) -> dict[str, Any] | None:
     """The submission's final record as a dict, or None."""
-    found = (store or store_for(plan)).final(submission_id, plan["contract"]["id"], ObjectScope.of(plan))
+    found = (store or store_for(plan)).final(submission_id, plan.contract_id, ObjectScope.of(plan))
     return None if found is None else found.as_dict()
 
 
 def recover_missing_decisions(
-    plan: dict[str, Any],
+    plan: Plan,
     store: DecisionStore | None = None,
     history: TableHistory | None = None,
     *,
@@ -107,6 +116,6 @@ def recover_missing_decisions(
     return [decision.as_dict() for decision in recovered]
 
 
-def upkeep_decisions(plan: dict[str, Any], store: DecisionStore | None = None) -> dict[str, Any]:
+def upkeep_decisions(plan: Plan, store: DecisionStore | None = None) -> dict[str, Any]:
     """Keep the decision table small for ``plan``'s contract; returns what was done."""
-    return (store or store_for(plan)).upkeep(plan["contract"]["id"])
+    return (store or store_for(plan)).upkeep(plan.contract_id)

@@ -37,6 +37,7 @@ import os
 import random
 import time
 from datetime import date, datetime, timezone
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -54,7 +55,7 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
-from contract_plan.addresses import location, resolve
+from contract_plan.addresses import Address
 from contract_plan.ownership import CONTRACT, ROLE, check_owner, owner_properties
 from contract_plan.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
 from contract_plan.tagged_commit import TaggedCommit
@@ -92,9 +93,9 @@ class DeltaPathDecisionStore(DecisionStore):
     ``properties``: extra table properties set when this store creates the table (e.g. the
     ownership properties every gate table carries), on top of ``LAYOUT_PROPERTIES``."""
 
-    def __init__(self, address: dict[str, Any], storage_options: dict[str, str] | None = None,
+    def __init__(self, address: Address | dict[str, Any], storage_options: dict[str, str] | None = None,
                  properties: dict[str, str] | None = None):
-        self.uri = location(resolve(address))
+        self.uri = Address.of(address).deltalake_uri
         self.storage_options = storage_options
         self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
         self._loaded: DeltaTable | None = None
@@ -252,7 +253,7 @@ class DeltaPathDecisionStore(DecisionStore):
                 "files_vacuumed": len(vacuumed), "properties_set": sorted(missing)}
 
 
-def migrate_layout(address: dict[str, Any], storage_options: dict[str, str] | None = None,
+def migrate_layout(address: Address | dict[str, Any], storage_options: dict[str, str] | None = None,
                    properties: dict[str, str] | None = None) -> dict:
     """Rewrite a decision table of the earlier, unpartitioned layout partitioned by
     ``contract_id``, in one overwrite commit (the previous version stays readable by time travel
@@ -289,7 +290,7 @@ def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) 
     if not any(key in properties for key in (CONTRACT, ROLE)) and not table.file_uris():
         table.alter.set_table_properties(owner_properties(None, "decisions"), raise_if_not_exists=False)
         return DeltaTable(uri, storage_options=storage_options)
-    check_owner(properties, {"kind": "path", "path": uri}, None, "decisions")
+    check_owner(properties, Address(kind="path", path=uri), None, "decisions")
     return table
 
 
@@ -335,11 +336,12 @@ class DeltaPathHistory(TableHistory):
     """Commit history and statistics of path-based Delta tables, read through
     :mod:`contract_gate.delta_tables` (``deltalake``)."""
 
-    def __init__(self, storage_options: dict[str, str] | None = None):
-        self.storage_options = storage_options
+    def __init__(self, storage_options: Callable[[Address], dict[str, str] | None] | None = None):
+        self.storage_options = storage_options or (lambda address: None)  # an address's, by its bucket
 
-    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
-        table = delta_tables.open_table(location(resolve(address)), storage_options=self.storage_options)
+    def tagged_commits(self, address: Address | dict) -> list[TaggedCommit]:
+        address = Address.of(address)
+        table = delta_tables.open_table(address.deltalake_uri, storage_options=self.storage_options(address))
         if table is None:
             return []
         return [
@@ -353,9 +355,11 @@ class DeltaPathHistory(TableHistory):
             for entry in delta_tables.tagged_commits(table)
         ]
 
-    def max_value(self, address: dict, version: int, column: str) -> str | None:
+    def max_value(self, address: Address | dict, version: int, column: str) -> str | None:
         """From the per-file ``maxValues`` statistics of the snapshot at ``version``."""
-        table = delta_tables.open_table(location(resolve(address)), version=version, storage_options=self.storage_options)
+        address = Address.of(address)
+        table = delta_tables.open_table(address.deltalake_uri, version=version,
+                                        storage_options=self.storage_options(address))
         files = delta_tables.live_files(table) if table is not None else None
         name = f"max.{delta_tables.stored_name(table, column)}" if table is not None else None
         if files is None or name not in files.column_names or files.num_rows == 0:
@@ -363,10 +367,12 @@ class DeltaPathHistory(TableHistory):
         values = [v for v in files[name].to_pylist() if v is not None]
         return _iso(max(values)) if values else None
 
-    def row_count(self, address: dict, version: int) -> int | None:
+    def row_count(self, address: Address | dict, version: int) -> int | None:
         """From the per-file ``numRecords`` statistics: no data file is read."""
+        address = Address.of(address)
         try:
-            table = delta_tables.open_table(location(resolve(address)), version=version, storage_options=self.storage_options)
+            table = delta_tables.open_table(address.deltalake_uri, version=version,
+                                            storage_options=self.storage_options(address))
         except delta_tables.UnreadableTable:  # e.g. a version already vacuumed
             return None
         return delta_tables.row_count(table) if table is not None else None

@@ -27,7 +27,10 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contract_plan.model import Plan
 
 FINAL_OUTCOMES = frozenset({"published", "split", "quarantined"})
 PUBLISHED_OUTCOMES = frozenset({"published", "split"})
@@ -79,12 +82,10 @@ class ObjectScope:
     sole: bool
 
     @classmethod
-    def of(cls, plan: dict[str, Any]) -> ObjectScope | None:
-        """The scope of ``plan``'s object; None for a plan that names no object (every record of
-        the contract). A contract of one object names its gate like its DAG (``contract_plan.names``)."""
-        if not plan.get("object") or not plan.get("names"):
-            return None
-        return cls(plan["object"], sole=plan["names"]["gate"] == plan["names"]["dag_id"])
+    def of(cls, plan: Plan) -> ObjectScope:
+        """The scope of ``plan``'s object. A contract of one object names its gate like its DAG
+        (``contract_plan.names``)."""
+        return cls(plan.object, sole=plan.names.sole)
 
     def holds(self, value: str | None) -> bool:
         return value == self.name or (self.sole and value is None)

@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 from contract_gate.decisions.record import Decision, ObjectScope
 from contract_gate.decisions.store import DecisionStore, TableHistory
-from contract_plan.addresses import candidate_address, location
+from contract_plan.model import Plan
 from contract_plan.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
@@ -43,7 +42,7 @@ LOGGER = logging.getLogger("contract_gate.recovery")
 
 
 def recover_missing_decisions(
-    plan: dict[str, Any],
+    plan: Plan,
     store: DecisionStore,
     history: TableHistory,
     *,
@@ -52,10 +51,11 @@ def recover_missing_decisions(
 ) -> list[Decision]:
     """Write the missing final decisions of ``plan``'s contract; return the records written."""
     now = now or datetime.now(timezone.utc)
-    published = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["target"])}
-    quarantined = {c.submission_id: c for c in history.tagged_commits(plan["tables"]["quarantine"])}
+    tables = plan.require_tables()
+    published = {c.submission_id: c for c in history.tagged_commits(tables.target)}
+    quarantined = {c.submission_id: c for c in history.tagged_commits(tables.quarantine)}
     scope = ObjectScope.of(plan)
-    decided = {d.submission_id for d in store.records(contract_id=plan["contract"]["id"], scope=scope) if d.final}
+    decided = {d.submission_id for d in store.records(contract_id=plan.contract_id, scope=scope) if d.final}
     recovered = []
     for submission_id in sorted((set(published) | set(quarantined)) - decided):
         commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
@@ -74,20 +74,21 @@ def recover_missing_decisions(
     return recovered
 
 
-def _split_half_done(plan: dict[str, Any], submission_id: str, target: TaggedCommit, history: TableHistory) -> bool:
+def _split_half_done(plan: Plan, submission_id: str, target: TaggedCommit, history: TableHistory) -> bool:
     """Whether ``target`` is the first half of a split (see the module doc)."""
-    if ((plan.get("gate") or {}).get("violations") or {}).get("policy") != "split_rows" or not _file_landing(plan):
+    if plan.violation_policy != "split_rows" or not _file_landing(plan):
         return False
-    staged = history.row_count(candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission_id), 0)
+    staged = history.row_count(plan.candidate(submission_id), 0)
     return staged is not None and staged > target.rows_written()
 
 
-def _file_landing(plan: dict[str, Any]) -> bool:
-    return (plan["tables"].get("landing") or {}).get("format", "delta") != "delta"
+def _file_landing(plan: Plan) -> bool:
+    landing = plan.require_tables().landing
+    return landing is not None and landing.format != "delta"
 
 
 def _decision(
-    plan: dict[str, Any],
+    plan: Plan,
     submission_id: str,
     target: TaggedCommit | None,
     quarantine: TaggedCommit | None,
@@ -97,20 +98,20 @@ def _decision(
     outcome = "split" if target and quarantine else "published" if target else "quarantined"
     where = [f"target version {target.version}" if target else None,
              f"quarantine version {quarantine.version}" if quarantine else None]
-    freshness = plan.get("freshness")
+    freshness = plan.freshness
     latest = None
     if target is not None and freshness:
-        latest = history.max_value(plan["tables"]["target"], target.version, freshness["column"])
+        latest = history.max_value(plan.require_tables().target, target.version, freshness.column)
     file_landing = _file_landing(plan)
     return Decision(
         submission_id=submission_id,
-        contract_id=plan["contract"]["id"],
-        contract_version=plan["contract"]["version"],
-        object=plan["object"],
+        contract_id=plan.contract_id,
+        contract_version=plan.contract_version,
+        object=plan.object,
         outcome=outcome,
         reason=(f"recovered from the commit history ({', '.join(w for w in where if w)}): the run"
                 " that made the commit did not record its decision"),
-        candidate=location(candidate_address(plan["tables"]["candidate_schema"], plan["object"], submission_id)) if file_landing else None,
+        candidate=plan.candidate(submission_id).location if file_landing else None,
         candidate_version=0 if file_landing else None,
         rows_published=target.rows_written() if target else 0,
         rows_quarantined=quarantine.rows_written() if quarantine else 0,

@@ -37,6 +37,7 @@ from dataclasses import replace
 from datetime import timezone
 
 from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
+from contract_plan.addresses import Address
 from contract_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
@@ -115,13 +116,13 @@ class TableHistory(ABC):
     """Reads a gated table's commit history and statistics without Spark (for recovery)."""
 
     @abstractmethod
-    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
+    def tagged_commits(self, address: Address) -> list[TaggedCommit]:
         """Commits carrying a submission id, oldest first ([] when the table does not exist)."""
 
     @abstractmethod
-    def max_value(self, address: dict, version: int, column: str) -> str | None:
+    def max_value(self, address: Address, version: int, column: str) -> str | None:
         """max(``column``) of the table at ``version`` as ISO text, or None when unknown."""
 
     @abstractmethod
-    def row_count(self, address: dict, version: int) -> int | None:
+    def row_count(self, address: Address, version: int) -> int | None:
         """Rows of the table at ``version``, or None when the table or version is gone."""

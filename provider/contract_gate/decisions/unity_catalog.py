@@ -37,6 +37,7 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
+from contract_plan.addresses import Address
 from contract_plan.ownership import check_owner, owner_properties, properties_clause
 from contract_plan.sql_text import quote_identifier, quote_qualified, string_literal
 from contract_plan.tagged_commit import TaggedCommit
@@ -163,7 +164,7 @@ class UnityCatalogDecisionStore(DecisionStore):
         if not self._created:
             self.runner.execute(self.create_sql())
             rows = self.runner.query(f"SHOW TBLPROPERTIES {self.table}")
-            check_owner({row["key"]: row["value"] for row in rows}, {"kind": "table", "name": self.name},
+            check_owner({row["key"]: row["value"] for row in rows}, Address(kind="table", name=self.name),
                         None, "decisions")
             self._add_missing_columns()
             self._created = True
@@ -210,8 +211,8 @@ class UnityCatalogHistory(TableHistory):
     def __init__(self, runner: SqlRunner | None = None):
         self.runner = runner or SqlRunner()
 
-    def tagged_commits(self, address: dict) -> list[TaggedCommit]:
-        table = quote_qualified(address["name"])
+    def tagged_commits(self, address: Address | dict) -> list[TaggedCommit]:
+        table = quote_qualified(Address.of(address).location)
         try:
             rows = self.runner.query(f"DESCRIBE HISTORY {table}")
         except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
@@ -231,15 +232,15 @@ class UnityCatalogHistory(TableHistory):
         ]
         return sorted(commits, key=lambda commit: commit.version)
 
-    def max_value(self, address: dict, version: int, column: str) -> str | None:
-        table = quote_qualified(address["name"])
+    def max_value(self, address: Address | dict, version: int, column: str) -> str | None:
+        table = quote_qualified(Address.of(address).location)
         rows = self.runner.query(
             f"SELECT CAST(max({quote_identifier(column)}) AS STRING) AS `value` FROM {table} VERSION AS OF {int(version)}"
         )
         return rows[0]["value"] if rows else None
 
-    def row_count(self, address: dict, version: int) -> int | None:
-        table = quote_qualified(address["name"])
+    def row_count(self, address: Address | dict, version: int) -> int | None:
+        table = quote_qualified(Address.of(address).location)
         try:
             rows = self.runner.query(f"SELECT count(*) AS `rows` FROM {table} VERSION AS OF {int(version)}")
         except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type

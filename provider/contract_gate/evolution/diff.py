@@ -55,7 +55,7 @@ def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = N
         elif name not in old_plans:
             changes.append(Change(Impact.NON_BREAKING, name, "object", "added: a new dataset is gated"))
         else:
-            changes += plan_changes(name, old_plans[name], new_plans[name])
+            changes += plan_changes(name, old_plans[name].document, new_plans[name].document)
     changes += field_changes(old.raw, new.raw)
     ordered = sorted(changes, key=lambda c: IMPACT_ORDER.index(c.impact))  # stable: document order within a class
     breaking = any(c.impact is Impact.BREAKING for c in ordered)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import MAX_CONTRACT_BYTES, LoadedContract, load_contract, load_contract_text
+from contract_plan.model import Plan
 
 
 class SourceError(ValueError):
@@ -33,10 +34,10 @@ def load_version(spec: str) -> LoadedContract:
     return load_contract_text(_blob(Path(path), ref, spec), spec)
 
 
-def compiled_objects(loaded: LoadedContract, env: str | None) -> dict[str, dict]:
+def compiled_objects(loaded: LoadedContract, env: str | None) -> dict[str, Plan]:
     """schema object name -> its compiled plan. Raises ``ContractError``."""
     plan = compile_plan(loaded, env)
-    return {plan["object"]: plan}
+    return {plan.object: plan}
 
 
 def _blob(path: Path, ref: str, spec: str) -> str:

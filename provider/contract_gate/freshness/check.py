@@ -17,11 +17,12 @@ from contract_gate.freshness.messages import freshness_payload
 from contract_gate.freshness.status import STALE, StatusStore, evaluate, sendable_age
 from contract_gate.metrics import accepted_data_age
 from contract_gate.notifications import notifier_keys
+from contract_plan.model import Plan
 
 log = logging.getLogger(__name__)
 
 
-def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusStore | None = None,
+def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusStore | None = None,
                     hook=None, context: dict | None = None) -> dict:
     """Check ``plan``'s SLA at ``now`` (default: the current UTC time), alert on a change of
     episode, write and return the status record.
@@ -31,8 +32,8 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     :param context: the Airflow task context, passed on to the notifiers' templates.
     :raises AlertDeliveryError: after the status is written, when a notifier failed.
     """
-    if not plan.get("freshness") or not plan.get("tables"):
-        raise ValueError(f"contract {plan['contract']['id']!r} has no freshness SLA or no gate settings")
+    if plan.freshness is None or not plan.gated:
+        raise ValueError(f"contract {plan.contract_id!r} has no freshness SLA or no gate settings")
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
     store = store or StatusStore(status_dir(plan))
     record = evaluate(plan, latest_accepted(plan, hook), now)
@@ -40,7 +41,7 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     previous = store.read(record["gate"])
     same_episode = previous is not None and previous["state"] == record["state"]
     record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]
-    notifiers = dict(zip(notifier_keys(plan["gate"]["alerts"]["notifiers"]), plan["gate"]["alerts"]["notifiers"]))
+    notifiers = dict(zip(notifier_keys(plan.notifiers), plan.notifiers))
     notice, recipients = owed_notice(previous, record["state"], list(notifiers))
     failures: dict[str, str] = {}
     if recipients:
@@ -61,14 +62,14 @@ def check_freshness(plan: dict, *, now: datetime | None = None, store: StatusSto
     return record
 
 
-def age_after_publication(plan: dict) -> float | None:
+def age_after_publication(plan: Plan) -> float | None:
     """The accepted data's age once a publication is recorded, for the metrics: a path target's
     only (a catalog target would cost a SQL warehouse query per publication; its freshness DAG
     sends the age). Never raises: metrics never fail the gate."""
-    if not plan.get("freshness") or plan["tables"]["target"]["kind"] != "path":
+    if plan.freshness is None or plan.tables is None or not plan.tables.target.is_path:
         return None
     try:
         return sendable_age(evaluate(plan, latest_accepted(plan), datetime.now(timezone.utc)))
     except Exception:  # noqa: BLE001 - metrics are observability: they never fail the gate
-        log.warning("accepted data age of %s not measured", plan["contract"]["id"], exc_info=True)
+        log.warning("accepted data age of %s not measured", plan.contract_id, exc_info=True)
         return None

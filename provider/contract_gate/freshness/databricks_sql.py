@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from contract_plan.model import Plan
 from contract_plan.sql_text import quote_identifier, quote_qualified
 from contract_gate.freshness.business_time import parse_value
 from contract_gate.freshness.latest_value import SOURCE_WAREHOUSE, LatestAccepted
@@ -34,27 +35,26 @@ def history_sql(table: str) -> str:
     return f"DESCRIBE HISTORY {quote_qualified(table)} LIMIT {HISTORY_LIMIT}"
 
 
-def latest_from_warehouse(plan: dict, hook) -> LatestAccepted:
-    table = plan["tables"]["target"]["name"]
-    freshness = plan["freshness"]
-    [(text,)] = hook.get_records(max_value_sql(table, freshness["column"], freshness["column_type"]))
+def latest_from_warehouse(plan: Plan, hook) -> LatestAccepted:
+    table = plan.require_tables().target.location
+    freshness = plan.freshness
+    [(text,)] = hook.get_records(max_value_sql(table, freshness.column, freshness.column_type))
     value = None
     if text is not None:
-        if freshness["column_type"] == "timestamp":
+        if freshness.column_type == "timestamp":
             value = datetime.fromtimestamp(int(text) / 1_000_000, tz=timezone.utc)
         else:
-            value = parse_value(text, freshness["column_type"])
+            value = parse_value(text, freshness.column_type)
     history = hook.get_records(history_sql(table))
     version = max((row.version for row in history), default=None)
     submission = next((row.userMetadata for row in history if row.userMetadata), None)
     return LatestAccepted(value, submission, version, SOURCE_WAREHOUSE)
 
 
-def make_hook(plan: dict):
+def make_hook(plan: Plan):
     """A DatabricksSqlHook on the gate's execution connection; the warehouse comes from the
     connection's ``http_path`` extra."""
     from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
 
-    execution = (plan.get("gate") or {}).get("execution") or {}
-    return DatabricksSqlHook(databricks_conn_id=execution.get("connectionId") or DEFAULT_CONNECTION,
+    return DatabricksSqlHook(databricks_conn_id=plan.connection_id or DEFAULT_CONNECTION,
                              caller="contract-gate freshness")

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from contract_gate.decisions.record import PUBLISHED_OUTCOMES, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
-from contract_gate.freshness.locations import table_location
+from contract_plan.model import Plan
 
 STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
 FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
@@ -42,7 +42,7 @@ def read_decisions(location: str, contract_ids: Iterable[str], columns: tuple[st
     return found
 
 
-def of_object(rows: list[dict], plan: dict, limit: int | None = None) -> list[dict]:
+def of_object(rows: list[dict], plan: Plan, limit: int | None = None) -> list[dict]:
     """The rows (of ``plan``'s contract, newest first) that are ``plan``'s object's: its own and,
     for a contract's only object, those from before records named their object."""
     scope = ObjectScope.of(plan)
@@ -50,17 +50,17 @@ def of_object(rows: list[dict], plan: dict, limit: int | None = None) -> list[di
     return mine if limit is None else mine[:limit]
 
 
-def contract_decisions(plan: dict, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:
+def contract_decisions(plan: Plan, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:
     """This contract's decision records, newest first: ``[]`` when the table does not exist yet,
     None when it is a catalog table (read it where the catalog is, e.g. a Databricks SQL editor)."""
-    address = plan["tables"]["decisions"]
-    if address["kind"] != "path":
+    address = plan.require_tables().decisions
+    if not address.is_path:
         return None
-    contract_id = plan["contract"]["id"]
-    return of_object(read_decisions(table_location(address), [contract_id], columns)[contract_id], plan)
+    contract_id = plan.contract_id
+    return of_object(read_decisions(address.deltalake_uri, [contract_id], columns)[contract_id], plan)
 
 
-def accepted_decisions(plan: dict) -> list[dict]:
+def accepted_decisions(plan: Plan) -> list[dict]:
     """Decisions that published rows to the target, newest first."""
     rows = contract_decisions(plan, STATUS_COLUMNS + FRESHNESS_COLUMNS) or []
     return [row for row in rows if row["outcome"] in PUBLISHED_OUTCOMES]

@@ -19,14 +19,13 @@ from contract_gate.freshness.business_time import from_statistic, parse_value
 from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
 from contract_gate.freshness.decision_log import accepted_decisions
 from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_LOG, LatestAccepted
-from contract_gate.freshness.locations import table_location
+from contract_plan.model import Plan
 
 
-def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
+def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:
     """Ask the right source for ``plan``; ``hook`` is a DatabricksSqlHook for catalog targets
     (made from the gate's execution connection when not given)."""
-    target = plan["tables"]["target"]
-    if target["kind"] == "table":
+    if not plan.require_tables().target.is_path:
         return latest_from_warehouse(plan, hook or make_hook(plan))
     try:
         return latest_from_delta_log(plan)
@@ -34,18 +33,18 @@ def latest_accepted(plan: dict, hook=None) -> LatestAccepted:
         return latest_from_decisions(plan, note=f"{exc}; used the decision table")
 
 
-def latest_from_delta_log(plan: dict) -> LatestAccepted:
-    freshness = plan["freshness"]
-    table = open_table(table_location(plan["tables"]["target"]))
+def latest_from_delta_log(plan: Plan) -> LatestAccepted:
+    freshness = plan.freshness
+    table = open_table(plan.require_tables().target.deltalake_uri)
     if table is None:
         return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
-    value = column_max(table, freshness["column"])
-    value = None if value is None else from_statistic(value, freshness["column_type"])
+    value = column_max(table, freshness.column)
+    value = None if value is None else from_statistic(value, freshness.column_type)
     return LatestAccepted(value, newest_tag(table), table.version(), SOURCE_DELTA_LOG)
 
 
-def latest_from_decisions(plan: dict, note: str | None = None) -> LatestAccepted:
-    column_type = plan["freshness"]["column_type"]
+def latest_from_decisions(plan: Plan, note: str | None = None) -> LatestAccepted:
+    column_type = plan.freshness.column_type
     accepted = accepted_decisions(plan)
     values = [parse_value(str(row["latest_business_date"]), column_type)
               for row in accepted if row["latest_business_date"] is not None]

@@ -1,6 +1,6 @@
 """Where a plan's tables and the freshness status are, as the freshness check sees them.
 
-Plan paths resolve exactly as every gate step resolves them (:func:`contract_plan.addresses.resolve`:
+A plan's addresses are resolved as every gate step resolves them (``contract_plan.addresses``:
 against ``CONTRACT_GATE_HOME``, else the working directory), so the check reads the folder the
 publish step wrote. After resolution a path is either absolute (local) or a URI.
 """
@@ -11,18 +11,14 @@ import posixpath
 from pathlib import Path
 
 from contract_gate import config
-from contract_plan.addresses import resolve
+from contract_plan.addresses import Address
+from contract_plan.model import Plan
 from contract_plan.reserved import STATUS_FOLDER
 
 DEFAULT_STATUS_DIR = "lakehouse/" + STATUS_FOLDER
 
 
-def table_location(address: dict) -> str:
-    """The absolute path or URI of a path-based table address."""
-    return resolve(address)["path"]
-
-
-def status_dir(plan: dict) -> Path:
+def status_dir(plan: Plan) -> Path:
     """The folder of freshness status files for this plan.
 
     ``[contract_gate] status_dir`` wins; otherwise ``_contract_gate_status`` beside a local
@@ -31,7 +27,7 @@ def status_dir(plan: dict) -> Path:
     configured = config.get("status_dir")
     if configured:
         return Path(configured)
-    target = plan["tables"]["target"]
-    if target["kind"] == "path" and posixpath.isabs(location := table_location(target)):
-        return Path(location).parent / STATUS_FOLDER
-    return Path(table_location({"kind": "path", "path": DEFAULT_STATUS_DIR}))
+    target = plan.require_tables().target
+    if target.is_path and posixpath.isabs(target.location):
+        return Path(target.location).parent / STATUS_FOLDER
+    return Path(Address(kind="path", path=DEFAULT_STATUS_DIR).resolved().location)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 
 from contract_gate.freshness.business_time import as_of, parse_value
+from contract_plan.model import Plan
 
 
 def business_date_value(value: str | date | datetime) -> date | datetime:
@@ -34,20 +35,20 @@ def business_date_value(value: str | date | datetime) -> date | datetime:
                          "(2025-03-02T06:00:00Z)") from None
 
 
-def accepted_data(plan: dict, business_date: str | date | datetime | None = None,
+def accepted_data(plan: Plan, business_date: str | date | datetime | None = None,
                   now: datetime | None = None) -> dict | None:
     """What releases a consumer (see the module doc), or None while it must wait.
 
     :raises ValueError: the contract has no gate settings or no SLA column to date its data by,
         or (with a business date) its decision table is a catalog table."""
-    contract_id = plan["contract"]["id"]
-    freshness = plan.get("freshness")
-    if plan.get("tables") is None or freshness is None:
+    contract_id = plan.contract_id
+    freshness = plan.freshness
+    if not plan.gated or freshness is None:
         raise ValueError(f"contract {contract_id!r} has no gate settings or no freshness/latency SLA "
                          "(slaProperties with element table.column): nothing dates its accepted data")
     if business_date is None:
         return _fresh(plan, now or datetime.now(timezone.utc))
-    if plan["tables"]["decisions"]["kind"] != "path":
+    if not plan.require_tables().decisions.is_path:
         raise ValueError(f"contract {contract_id!r}: its decision table is a catalog table, which is read without "
                          "Spark only through a SQL warehouse; wait for freshness (no business_date) instead")
     from contract_gate.freshness.decision_log import accepted_decisions
@@ -55,9 +56,9 @@ def accepted_data(plan: dict, business_date: str | date | datetime | None = None
     wanted = business_date_value(business_date)
     for row in accepted_decisions(plan):  # newest first
         latest = row["latest_business_date"]
-        if latest is not None and _covers(parse_value(str(latest), freshness["column_type"]), wanted):
+        if latest is not None and _covers(parse_value(str(latest), freshness.column_type), wanted):
             decided = row["decided_at"]
-            return {"contract_id": contract_id, "object": plan["object"], "business_date": wanted.isoformat(),
+            return {"contract_id": contract_id, "object": plan.object, "business_date": wanted.isoformat(),
                     "reason": "published",
                     "submission_id": row["submission_id"], "outcome": row["outcome"],
                     "decided_at": decided.isoformat() if hasattr(decided, "isoformat") else decided}
@@ -70,7 +71,7 @@ def _covers(latest: date | datetime, wanted: date | datetime) -> bool:
     return (latest.astimezone(timezone.utc).date() if isinstance(latest, datetime) else latest) >= wanted
 
 
-def _fresh(plan: dict, now: datetime) -> dict | None:
+def _fresh(plan: Plan, now: datetime) -> dict | None:
     from contract_gate.freshness.latest import latest_accepted
     from contract_gate.freshness.status import FRESH, evaluate
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from contract_gate.freshness.business_time import age_seconds, render
 from contract_gate.freshness.latest_value import LatestAccepted
+from contract_plan.model import Plan
 from contract_plan.names import safe_name
 
 STATUS_VERSION = 1
@@ -23,26 +24,26 @@ FRESH = "fresh"
 STALE = "stale"
 
 
-def evaluate(plan: dict, latest: LatestAccepted, now: datetime) -> dict:
+def evaluate(plan: Plan, latest: LatestAccepted, now: datetime) -> dict:
     """The record's description of the data: fresh or stale at ``now`` under the plan's SLA.
 
     No accepted value at all counts as stale: consumers have nothing within the SLA. The business
     date is the only data value shown, and not even that when its column is classified."""
-    freshness = plan["freshness"]
-    sla = freshness["max_age_seconds"]
+    freshness = plan.freshness
+    sla = freshness.max_age_seconds
     age = age_seconds(latest.value, now) if latest.value is not None else None
-    withheld = _classified(plan, freshness["column"])
+    withheld = freshness.column in plan.classified_columns
     return {
         "status_version": STATUS_VERSION,
-        "contract_id": plan["contract"]["id"],
-        "object": plan["object"],
-        "gate": plan["names"]["gate"],
-        "contract_version": plan["contract"]["version"],
-        "environment": plan["environment"],
+        "contract_id": plan.contract_id,
+        "object": plan.object,
+        "gate": plan.names.gate,
+        "contract_version": plan.contract_version,
+        "environment": plan.environment,
         "state": STALE if age is None or age > sla else FRESH,
         "age_seconds": age,
         "sla_seconds": sla,
-        "sla": {key: freshness[key] for key in ("property", "value", "unit", "column")},
+        "sla": freshness.sla,
         "latest_accepted_date": None if withheld or latest.value is None else render(latest.value),
         "latest_accepted_date_withheld": withheld,
         "latest_accepted_submission": latest.submission_id,
@@ -57,10 +58,6 @@ def sendable_age(record: dict) -> float | None:
     """The age of a status record that a metric may carry: none when the business-date column is
     classified (an age gives the date away, which the record withholds too)."""
     return None if record.get("latest_accepted_date_withheld") else record.get("age_seconds")
-
-
-def _classified(plan: dict, column: str) -> bool:
-    return any(c["name"] == column and c.get("classification") for c in plan["columns"])
 
 
 class StatusStore:

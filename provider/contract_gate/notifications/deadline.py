@@ -16,30 +16,29 @@ from airflow.sdk import DeadlineAlert, DeadlineReference, SyncCallback
 
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import AlertDeliveryError, deliver
+from contract_plan.model import Plan
 
 
-def decision_deadline(plan: dict) -> DeadlineAlert | None:
+def decision_deadline(plan: Plan) -> DeadlineAlert | None:
     """The ``deadline`` argument for the contract's gate DAG, or None when the contract sets no
     ``alerts.decisionDeadlineMinutes`` or names no notifiers."""
-    alerts = (plan.get("gate") or {}).get("alerts") or {}
-    minutes, notifiers = alerts.get("decisionDeadlineMinutes"), alerts.get("notifiers") or []
+    minutes, notifiers = plan.alerts.get("decisionDeadlineMinutes"), plan.notifiers
     if not minutes or not notifiers:
         return None
-    contract = plan["contract"]
     return DeadlineAlert(
         reference=DeadlineReference.DAGRUN_QUEUED_AT,
         interval=timedelta(minutes=minutes),
         callback=SyncCallback(
             notify_gate_overdue,
             kwargs={
-                "contract_id": contract["id"],
-                "contract_version": contract["version"],
-                "environment": plan["environment"],
+                "contract_id": plan.contract_id,
+                "contract_version": plan.contract_version,
+                "environment": plan.environment,
                 "deadline_minutes": minutes,
                 "notifiers": notifiers,
             },
         ),
-        name=f"{contract['id']} decision deadline",
+        name=f"{plan.contract_id} decision deadline",
     )
 
 

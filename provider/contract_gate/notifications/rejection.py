@@ -18,6 +18,7 @@ import time
 
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import deliver
+from contract_plan.model import Plan
 
 REJECTED_OUTCOMES = frozenset({"quarantined", "split", "failed"})
 ATTEMPTS = 3
@@ -31,15 +32,14 @@ def _one_line(text: object) -> str:
     return line if len(line) <= _LONGEST_TEXT else line[:_LONGEST_TEXT - 1] + "…"
 
 
-def rejection_payload(plan: dict, decision: dict, report_url: str) -> dict:
+def rejection_payload(plan: Plan, decision: dict, report_url: str) -> dict:
     """The notifiers' ``contract_gate`` context entry for a rejected ``decision``."""
-    contract = plan["contract"]
     outcome = decision["outcome"]
     counts = {_one_line(rule): count for rule, count in sorted((decision.get("rule_failures") or {}).items())}
     rules = list(dict.fromkeys(_one_line(rule) for rule in decision.get("failed_rules") or []))
-    where = (f"contract {_one_line(contract['id'])} {_one_line(contract['version'])}, "
-             f"object {_one_line(plan['object'])}"
-             + (f", environment {_one_line(plan['environment'])}" if plan.get("environment") else ""))
+    where = (f"contract {_one_line(plan.contract_id)} {_one_line(plan.contract_version)}, "
+             f"object {_one_line(plan.object)}"
+             + (f", environment {_one_line(plan.environment)}" if plan.environment else ""))
     failing = "; ".join(f"{rule}: {counts[rule]} row(s)" if rule in counts else f"{rule}: failed"
                         for rule in rules) or "none"
     rows = (f"{decision.get('rows_landed')} landed, {decision.get('rows_published')} published, "
@@ -54,10 +54,10 @@ def rejection_payload(plan: dict, decision: dict, report_url: str) -> dict:
     ]
     return {
         "event": "submission_rejected",
-        "contract_id": contract["id"],
-        "contract_version": contract["version"],
-        "object": plan["object"],
-        "environment": plan.get("environment"),
+        "contract_id": plan.contract_id,
+        "contract_version": plan.contract_version,
+        "object": plan.object,
+        "environment": plan.environment,
         "submission_id": decision["submission_id"],
         "outcome": outcome,
         "reason": decision.get("reason"),
@@ -70,17 +70,17 @@ def rejection_payload(plan: dict, decision: dict, report_url: str) -> dict:
         "dag_id": decision.get("dag_id"),
         "run_id": decision.get("run_id"),
         "report_url": report_url,
-        "title": (f"contract-gate: {_one_line(contract['id'])} submission "
+        "title": (f"contract-gate: {_one_line(plan.contract_id)} submission "
                   f"{_one_line(decision['submission_id'])} {outcome}"),
         "message": "\n".join(lines),
     }
 
 
-def alert_rejection(plan: dict, decision: dict, report_url: str, context: dict, *,
+def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, *,
                     attempts: int = ATTEMPTS, backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
     """Tell every notifier of ``alerts.onRejection`` about ``decision``; returns ``{notifier key:
     error}`` for those still failing after ``attempts`` tries (empty: all were told once)."""
-    refs = (plan.get("gate") or {}).get("alerts", {}).get("onRejection") or []
+    refs = plan.rejection_notifiers
     pending = dict(zip(notifier_keys(refs), refs))
     if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
         return {}

@@ -25,23 +25,26 @@ from contract_plan.restricted import make_private_folder, write_private_text
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from contract_plan.model import Plan
+
     from contract_gate.runners import GateJob, GateRunner
 
 
 
-def as_correction(plan: dict) -> dict:
+def as_correction(plan: Plan) -> Plan:
     """The plan of a correction re-run: publication mode ``replace_keys``, with its own
     fingerprint, so every task of the run agrees on the plan it validated and publishes. As the
     compiler writes it for ``replace_keys``: without the cross-batch key rule, since a correction
     is meant to carry keys the target holds."""
     from contract_plan import keys_across_batches
-    from contract_plan.document import fingerprint as plan_fingerprint
+    from contract_plan.model import load_plan
 
-    gate = {**plan["gate"], "publication": {**plan["gate"]["publication"], "mode": "replace_keys"}}
-    rules = [rule for rule in plan["rules"] if rule["kind"] != keys_across_batches.KIND]
-    plan = {**plan, "gate": gate, "rules": rules}
-    plan["fingerprint"] = plan_fingerprint(plan)
-    return plan
+    document = plan.document
+    gate = {**document["gate"], "publication": {**document["gate"]["publication"], "mode": "replace_keys"}}
+    rules = [rule for rule in document["rules"] if rule["kind"] != keys_across_batches.KIND]
+    # without its fingerprint: load_plan computes the correction's own
+    corrected = {key: value for key, value in document.items() if key != "fingerprint"}
+    return load_plan({**corrected, "gate": gate, "rules": rules})
 
 
 def resolve_contract(contract: str) -> Path:
@@ -49,7 +52,7 @@ def resolve_contract(contract: str) -> Path:
     return path if path.is_absolute() else gate_home() / path
 
 
-def compile_gate_plan(contract: str, env: str | None, object_name: str | None) -> dict:
+def compile_gate_plan(contract: str, env: str | None, object_name: str | None) -> Plan:
     """The plan of one schema object of a contract file as it is now (a few milliseconds, no
     Spark): ``object_name``, else the contract's only (gated) object."""
     from contract_gate.contract.compiler import compile_plan
@@ -80,30 +83,30 @@ class ContractGateBaseOperator(BaseOperator):
         self.submission_id = submission_id
         self.object_name = object_name
 
-    def load_plan(self) -> dict:
+    def load_plan(self) -> Plan:
         plan = compile_gate_plan(self.contract, self.env, self.object_name)
-        if plan["tables"] is None:
+        if not plan.gated:
             raise ValueError(f"{self.contract}: the contract has no contractGate settings, so nothing to gate")
         return plan
 
-    def workdir(self, plan: dict) -> Path:
+    def workdir(self, plan: Plan) -> Path:
         root = work_root()
-        folder = root / plan["names"]["gate"] / check_submission_id(self.submission_id)
+        folder = root / plan.names.gate / check_submission_id(self.submission_id)
         for level in (root, folder.parent, folder):  # each owner-only from its creation
             make_private_folder(level)
         return folder
 
     @staticmethod
-    def check_fingerprint(plan: dict, handed: dict | None, what: str) -> None:
+    def check_fingerprint(plan: Plan, handed: dict | None, what: str) -> None:
         expected = (handed or {}).get("plan_fingerprint")
-        if expected and expected != plan["fingerprint"]:
+        if expected and expected != plan.fingerprint:
             raise ValueError(
-                f"the contract changed since {what} ({expected} -> {plan['fingerprint']}); "
+                f"the contract changed since {what} ({expected} -> {plan.fingerprint}); "
                 "re-run the submission so it is validated against the current contract"
             )
 
 
-def pick_execution(mode: str | None, conn_id: str | None, plan: dict) -> tuple[str | None, str | None]:
+def pick_execution(mode: str | None, conn_id: str | None, plan: Plan) -> tuple[str | None, str | None]:
     """The execution mode and connection of a gate job: the task's own ``execution_mode``, else
     the deployment's ``[contract_gate] execution_mode`` (one switch that points every gate at a
     Spark Connect server or a cluster, as the compose stack does), else the contract's
@@ -111,7 +114,7 @@ def pick_execution(mode: str | None, conn_id: str | None, plan: dict) -> tuple[s
     used only when that mode is the one chosen; otherwise the runner takes its default connection."""
     from contract_gate.runners import RUNNERS
 
-    execution = (plan.get("gate") or {}).get("execution") or {}
+    execution = plan.execution
     deployment = config.get("execution_mode")
     if deployment is not None and deployment not in RUNNERS:
         raise ValueError(f"{config.describe('execution_mode')}={deployment!r} is not an execution mode; "
@@ -157,23 +160,26 @@ class SparkGateOperator(ContractGateBaseOperator):
         self._runner: GateRunner | None = None
         self.lineage_result: Any = None
 
-    def load_plan(self) -> dict:
+    def load_plan(self) -> Plan:
         plan = super().load_plan()
         return as_correction(plan) if (self.submission or {}).get("correction") else plan
 
     # Subclasses: what to run, and what to make of its result.
-    def build_job(self, context: Context, plan: dict) -> GateJob:
+    def build_job(self, context: Context, plan: Plan) -> GateJob:
         raise NotImplementedError
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> Any:
+    def handle_result(self, context: Context, plan: Plan, result: dict) -> Any:
         raise NotImplementedError
 
-    def make_runner(self, plan: dict) -> GateRunner:
+    def make_runner(self, plan: Plan) -> GateRunner:
+        from contract_gate.object_storage import spark_job_conf
         from contract_gate.runners import get_runner
 
         mode, conn_id = pick_execution(self.execution_mode, self.conn_id, plan)
+        # the S3 credentials go to the runner only, never into a templated (rendered, stored) field
+        spark_conf = {**spark_job_conf(plan.document["tables"], mode), **(self.spark_conf or {})}
         kwargs: dict[str, Any] = {"conn_id": conn_id,
-                                  "spark_conf": self.spark_conf, "log": self.log, **(self.runner_options or {})}
+                                  "spark_conf": spark_conf, "log": self.log, **(self.runner_options or {})}
         if (mode or "local") == "local":
             kwargs["cwd"] = str(gate_home())
         return get_runner(mode, **kwargs)
@@ -203,10 +209,10 @@ class SparkGateOperator(ContractGateBaseOperator):
         if self._runner is not None:
             self._runner.on_kill()
 
-    def write_plan(self, plan: dict, folder: Path) -> Path:
+    def write_plan(self, plan: Plan, folder: Path) -> Path:
         from contract_plan.document import render_plan
 
         path = folder / "plan.json"
-        write_private_text(path, render_plan(plan))
+        write_private_text(path, render_plan(plan.document))
         return path
 

@@ -21,15 +21,17 @@ from airflow.sdk import BaseBranchOperator
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from contract_plan.model import Plan
+
 PUBLISH, QUARANTINE, SPLIT = "publish", "quarantine", "split"
 ROW_SCOPES = ("row", "group")
 
 
-def decide(plan: dict, summary: dict) -> tuple[str, str]:
+def decide(plan: Plan, summary: dict) -> tuple[str, str]:
     """(``publish`` | ``quarantine`` | ``split``, the reason in words)."""
     if summary["outcome"] != "fail":
         return PUBLISH, f"validation outcome {summary['outcome']}"
-    violations = (plan.get("gate") or {}).get("violations") or {}
+    violations = plan.violations
     if violations.get("policy") != "split_rows":
         return QUARANTINE, "the contract rejects a batch with any failed error rule (reject_batch)"
     if not summary["schema_ok"]:

@@ -17,6 +17,8 @@ from contract_gate.runners import GateJob
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from contract_plan.model import Plan
+
 
 class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
     """Run one outcome step (``steps``) on the validated candidate.
@@ -31,11 +33,11 @@ class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
         super().__init__(**kwargs)
         self.summary = summary
 
-    def lineage_of(self, plan: dict, result: dict | None):
+    def lineage_of(self, plan: Plan, result: dict | None):
         """OpenLineage: the validated candidate in, the tables this step writes out (``contract_gate.lineage``)."""
         return outcome_lineage(plan, self.steps, self.summary, result)
 
-    def build_job(self, context: Context, plan: dict) -> GateJob:
+    def build_job(self, context: Context, plan: Plan) -> GateJob:
         self.check_fingerprint(plan, self.summary, "the candidate was validated")
         self.submission_id = self.summary["submission_id"]
         folder = self.workdir(plan)
@@ -48,9 +50,9 @@ class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
             "--report": self.summary["report_path"],
         }
         return GateJob(self.steps, arguments, folder,
-                       name=f"contract-gate {plan['contract']['id']} {self.steps} {self.submission_id}")
+                       name=f"contract-gate {plan.contract_id} {self.steps} {self.submission_id}")
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+    def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
         """Push ``{"publish": ..., "quarantine": ...}`` (the steps that ran); a publish that the
         target's key guard rejected (a concurrent batch took the keys after validation) fails
         the task: nothing was written, and a new run judges the batch against the new keys."""
@@ -74,7 +76,7 @@ class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
 class PublishingStepOperator(CandidateStepOperator):
     """An outcome step that may publish: it attaches the publication to the target's Asset event."""
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+    def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
         result = super().handle_result(context, plan, result)
         published = result.get("publish") or {}
         if published.get("status") not in ("published", "already_published"):

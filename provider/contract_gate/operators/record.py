@@ -133,14 +133,14 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                                     run_ids=[ti.run_id]).get(ti.run_id, {})
         stopped = ti.xcom_pull(task_ids=self.task_ids["stage_validate"], key=STOPPED_KEY)
         record = verdict(submission, summary, results, states, stopped)
-        context_fields = {"contract_id": plan["contract"]["id"], "object": plan["object"],
-                          "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan["fingerprint"],
+        context_fields = {"contract_id": plan.contract_id, "object": plan.object,
+                          "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
                           "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}
         migrated = migration_record(results, record["submission_id"])
         if migrated:  # before the verdict, so the log reads in the order things happened
             decisions.record_decision(plan, {**migrated, **context_fields})
             self.log.info("%s", migrated["reason"])
-        record.update(contract_version=plan["contract"]["version"], **context_fields)
+        record.update(contract_version=plan.contract_version, **context_fields)
         stored = decisions.record_decision(plan, record)
         if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
             from contract_gate.freshness.check import age_after_publication  # deltalake: not at DAG parse time
@@ -155,7 +155,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             problems += self.alert(plan, stored, context)
         if stored["outcome"] == "failed":
             problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}")
-        elif stored["outcome"] in ("quarantined", "split") and plan["gate"]["alerts"].get("failRunOnRejection"):
+        elif stored["outcome"] in ("quarantined", "split") and plan.alerts.get("failRunOnRejection"):
             problems.insert(0, f"submission {record['submission_id']} was {stored['outcome']} "
                                "(alerts.failRunOnRejection); its decision is recorded")
         if problems:
@@ -167,7 +167,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             raise AirflowFailException("; ".join(problems))
         return stored
 
-    def alert(self, plan: dict, decision: dict, context: Context) -> list[str]:
+    def alert(self, plan: Plan, decision: dict, context: Context) -> list[str]:
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
         from contract_gate.notifications.rejection import alert_rejection
         from contract_gate.pages.links import base_url

@@ -19,6 +19,8 @@ from contract_gate.runners import GateJob
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from contract_plan.model import Plan
+
 
 class GateRetentionOperator(SparkGateOperator):
     """Run the ``cleanup`` gate job for one contract through its execution mode.
@@ -29,18 +31,18 @@ class GateRetentionOperator(SparkGateOperator):
     :param contract: path of the ODCS contract file. (templated)
     """
 
-    def build_job(self, context: Context, plan: dict) -> GateJob:
+    def build_job(self, context: Context, plan: Plan) -> GateJob:
         # The work folder is per run, not per submission: retention concerns none in particular.
         self.submission_id = re.sub(r"[^A-Za-z0-9_.-]", "_", f"retention-{context['run_id']}")[:128]
         folder = self.workdir(plan)
         return GateJob("cleanup", {"--plan": self.write_plan(plan, folder)}, folder,
-                       name=f"contract-gate {plan['contract']['id']} retention")
+                       name=f"contract-gate {plan.contract_id} retention")
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> dict:
+    def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
         from contract_gate import decisions
 
         result = {**result, "decisions": decisions.upkeep_decisions(plan)}
-        self.log.info("decision table upkeep for %s: %s", plan["contract"]["id"], result["decisions"])
+        self.log.info("decision table upkeep for %s: %s", plan.contract_id, result["decisions"])
         self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",
-                      plan["contract"]["id"], len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
+                      plan.contract_id, len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
         return result

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
 from contract_gate.submission import check_submission_id, derive_submission_id
+from contract_plan.model import Plan
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -61,7 +62,7 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         for recovered in decisions.recover_missing_decisions(plan):
             self.log.warning("recovered the missing decision of submission %s: %s (from the tables' commit history)",
                              recovered["submission_id"], recovered["outcome"])
-        landing = dict(plan["tables"]["landing"])
+        landing = dict(plan.document["tables"]["landing"])  # the submission's XCom: as the plan writes it
         if self.landing:
             landing = {"kind": "path", "path": str(self.landing),
                        "format": self.landing_format or landing.get("format", "delta"),
@@ -75,8 +76,7 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         if self.submission_id:
             submission_id = check_submission_id(str(self.submission_id))
         else:
-            submission_id = derive_submission_id(plan["contract"]["id"], landing, rerun_of,
-                                                 (plan["gate"].get("execution") or {}).get("connectionId"))
+            submission_id = derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id)
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             self.log.info("submission %s was already gated: %s; nothing to do", submission_id, prior.get("outcome"))
@@ -88,20 +88,20 @@ class GateSubmissionOperator(ContractGateBaseOperator):
             "landing": landing,
             "rerun_of": rerun_of,
             "correction": correction,
-            "plan_fingerprint": (as_correction(plan) if correction else plan)["fingerprint"],
+            "plan_fingerprint": (as_correction(plan) if correction else plan).fingerprint,
             "prior_decision": _brief(prior),
             "received_at": received_at.isoformat(),  # the receipt of the receipt-to-publication metric
         }
 
 
-def rerun_refusal(plan: dict, rerun_of: str, correction: bool) -> str | None:
+def rerun_refusal(plan: Plan, rerun_of: str, correction: bool) -> str | None:
     """Why ``rerun_of`` may not be re-run (None when it may): it must have a decision, and a
     published submission is only re-run as an explicit correction (else its rows publish twice)."""
     from contract_gate import decisions
 
     previous = decisions.final_decision(plan, rerun_of)
     if previous is None:
-        return f"cannot re-run {rerun_of}: contract {plan['contract']['id']} has no final decision for it"
+        return f"cannot re-run {rerun_of}: contract {plan.contract_id} has no final decision for it"
     if previous.get("outcome") in decisions.PUBLISHED_OUTCOMES and not correction:
         return (f"submission {rerun_of} was already {previous['outcome']}; re-running it would publish its rows "
                 "again. Ask for a correction (replace_keys) explicitly to replace them.")

@@ -27,7 +27,8 @@ from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob, GateJobError
-from contract_plan.limits import clear_stop, limits_of, read_stop
+from contract_plan.addresses import Address
+from contract_plan.limits import clear_stop, read_stop
 
 STOPPED_KEY = "stopped"
 # What a run that an engine ends from outside (Databricks) may take besides the validation
@@ -36,6 +37,8 @@ START_AND_STAGE_SECONDS = 1800
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from contract_plan.model import Plan
 
 
 def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any]:
@@ -79,7 +82,7 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         self._folder: Path | None = None
         self._resumed = False
 
-    def lineage_of(self, plan: dict, result: dict | None):
+    def lineage_of(self, plan: Plan, result: dict | None):
         """OpenLineage: the landing in, the staged candidate out (``contract_gate.lineage``)."""
         return validation_lineage(plan, self.submission, result)
 
@@ -109,7 +112,7 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
             context["ti"].xcom_push(key=STOPPED_KEY, value=asdict(stop))
             raise AirflowFailException(f"submission {self.submission_id}: {stop.describe()}") from exc
 
-    def build_job(self, context: Context, plan: dict) -> GateJob:
+    def build_job(self, context: Context, plan: Plan) -> GateJob:
         self.check_fingerprint(plan, self.submission, "the submission was resolved")
         self.submission_id = self.submission_id or (self.submission or {}).get("submission_id")
         folder = self._folder = self.workdir(plan)
@@ -125,16 +128,15 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         else:
             if not self.candidate:
                 raise ValueError("no candidate to validate: pass the stage task's output, or stage=True")
-            address = self.candidate["candidate"]
-            arguments["--candidate"] = address.get("path") or address["name"]
+            arguments["--candidate"] = Address.of(self.candidate["candidate"]).location
             arguments["--format"] = "delta"
             arguments["--version"] = self.candidate["version"]
             steps = "validate+batch_keys"
         return GateJob(steps, arguments, folder, writes_result=self.stage,
-                       name=f"contract-gate {plan['contract']['id']} {steps} {self.submission_id}",
-                       time_limit=limits_of(plan["gate"]).validation_seconds + START_AND_STAGE_SECONDS)
+                       name=f"contract-gate {plan.contract_id} {steps} {self.submission_id}",
+                       time_limit=plan.limits.validation_seconds + START_AND_STAGE_SECONDS)
 
-    def handle_result(self, context: Context, plan: dict, result: dict) -> dict[str, Any]:
+    def handle_result(self, context: Context, plan: Plan, result: dict) -> dict[str, Any]:
         report_path = self.workdir(plan) / "report.json"
         report = json.loads(report_path.read_text(encoding="utf-8"))
         candidate = result if self.stage else self.candidate

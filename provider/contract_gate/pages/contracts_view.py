@@ -18,6 +18,7 @@ from contract_gate.freshness.locations import status_dir
 from contract_gate.freshness.status import StatusStore, evaluate
 from contract_gate.pages.chart import bar_chart
 from contract_gate.pages.data import ContractEntry
+from contract_plan.model import Plan
 
 NO_SLA = "no SLA"
 NOT_CHECKED = "not checked yet"  # a catalog target the freshness DAG has not checked
@@ -31,7 +32,7 @@ def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[dict]
     """The page: one card per schema object (``contract`` + ``object``), in file order;
     ``decisions`` as :func:`contract_gate.pages.data.recent_decisions` returns them for the last ``last``."""
     return {"checked_at": now.isoformat(timespec="seconds"), "last": last,
-            "contracts": [contract_view(entry, decisions.get(entry.plan["names"]["gate"]) if entry.plan else None, now)
+            "contracts": [contract_view(entry, decisions.get(entry.plan.names.gate) if entry.plan else None, now)
                           for entry in entries]}
 
 
@@ -43,11 +44,10 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
     if entry.plan is None:
         return view
     plan = entry.plan
-    view.update(version=plan["contract"]["version"], name=plan["contract"].get("name"))
+    view.update(version=plan.contract_version, name=plan.contract_name)
     if not entry.gated:
         return view
-    address = plan["tables"]["decisions"]
-    view["decisions_table"] = address.get("path") or address.get("name")
+    view["decisions_table"] = plan.require_tables().decisions.location
     errors = []
     try:
         view["freshness"] = freshness_view(plan, now)
@@ -63,18 +63,18 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
     return view
 
 
-def freshness_view(plan: dict, now: datetime) -> dict:
+def freshness_view(plan: Plan, now: datetime) -> dict:
     """State (``fresh``, ``stale`` or ``no SLA``), the age of the latest accepted business date
     against the SLA, and the submission that brought it. A path target is evaluated now (its
     Delta log, no JVM); for a catalog target the page shows the freshness DAG's last record
     (``as_of`` its check), since a page view must not start a query on a SQL warehouse."""
-    if plan["freshness"] is None:
+    if plan.freshness is None:
         return {"state": NO_SLA, "age": None, "sla": None, "latest": None, "submission": None, "withheld": False,
                 "as_of": None}
-    if plan["tables"]["target"]["kind"] == "path":
+    if plan.require_tables().target.is_path:
         status, as_of = evaluate(plan, latest_accepted(plan), now), None
     else:
-        status = StatusStore(status_dir(plan)).read(plan["names"]["gate"])
+        status = StatusStore(status_dir(plan)).read(plan.names.gate)
         if status is None:
             return {"state": NOT_CHECKED, "age": None, "sla": None, "latest": None, "submission": None,
                     "withheld": False, "as_of": None}

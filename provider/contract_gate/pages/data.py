@@ -20,7 +20,7 @@ from contract_gate.contract_folder import compiled, contract_files
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.decision_log import of_object, read_decisions
-from contract_gate.freshness.locations import table_location
+from contract_plan.model import Plan
 from contract_gate.submission import check_submission_id
 
 DECISION_COLUMNS = tuple(name for name, _, _ in COLUMNS)
@@ -34,17 +34,17 @@ class ContractEntry:
     is documentation only), or the file's error when it does not compile."""
 
     file: Path
-    plan: dict | None
+    plan: Plan | None
     error: str | None
     not_gated: str | None = None
 
     @property
     def contract_id(self) -> str | None:
-        return self.plan["contract"]["id"] if self.plan else None
+        return self.plan.contract_id if self.plan else None
 
     @property
     def object(self) -> str | None:
-        return self.plan["object"] if self.plan else None
+        return self.plan.object if self.plan else None
 
     @property
     def several_objects(self) -> bool:
@@ -54,12 +54,12 @@ class ContractEntry:
     @property
     def dag_id(self) -> str | None:
         """The contract's gate DAG (derived from its id, ``contract_plan.names``)."""
-        return self.plan["names"]["dag_id"] if self.plan else None
+        return self.plan.names.dag_id if self.plan else None
 
     @property
     def gated(self) -> bool:
         """Whether the object is gated (so tables, decisions and a task group in the gate DAG)."""
-        return self.plan is not None and self.not_gated is None and self.plan["tables"] is not None
+        return self.plan is not None and self.not_gated is None and self.plan.gated
 
 
 def load_contracts(folder: Path, env: str | None = None) -> list[ContractEntry]:
@@ -85,7 +85,7 @@ def find_contract(entries: list[ContractEntry], contract_id: str, object_name: s
     return found[0] if len(found) == 1 else None
 
 
-def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Exception]:
+def recent_decisions(plans: list[Plan], limit: int) -> dict[str, list[dict] | Exception]:
     """Per gate (the plan's ``names.gate``), its object's ``limit`` newest decision records (newest
     first) with the columns the contracts page shows (``LISTED_COLUMNS``; ``rule_failures`` a dict),
     or the error its decision table raised. Each path decision table is read once for all its contracts, only those columns
@@ -93,9 +93,9 @@ def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Ex
     read per decision); a catalog table is not read here (its contracts are left out)."""
     wanted: dict[str, set[str]] = {}
     for plan in plans:
-        address = plan["tables"]["decisions"]
-        if address["kind"] == "path":
-            wanted.setdefault(table_location(address), set()).add(plan["contract"]["id"])
+        address = plan.require_tables().decisions
+        if address.is_path:
+            wanted.setdefault(address.deltalake_uri, set()).add(plan.contract_id)
     tables: dict[str, dict[str, list[dict]] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
@@ -104,39 +104,39 @@ def recent_decisions(plans: list[dict], limit: int) -> dict[str, list[dict] | Ex
             tables[location] = exc
     found: dict[str, list[dict] | Exception] = {}
     for plan in plans:
-        address = plan["tables"]["decisions"]
-        if address["kind"] != "path":
+        address = plan.require_tables().decisions
+        if not address.is_path:
             continue
-        table = tables[table_location(address)]
-        found[plan["names"]["gate"]] = table if isinstance(table, Exception) else [
+        table = tables[address.deltalake_uri]
+        found[plan.names.gate] = table if isinstance(table, Exception) else [
             {**row, "rule_failures": dict(row["rule_failures"] or {}), "failed_rules": list(row["failed_rules"] or [])}
-            for row in of_object(table[plan["contract"]["id"]], plan, limit)]
+            for row in of_object(table[plan.contract_id], plan, limit)]
     return found
 
 
-def submission_decisions(plan: dict, submission_id: str) -> list[Decision]:
+def submission_decisions(plan: Plan, submission_id: str) -> list[Decision]:
     """The submission's records (its final one and any ``failed`` ones), newest first."""
     from contract_gate.decisions import store_for
 
     check_submission_id(submission_id)
-    return store_for(plan).records(submission_id=submission_id, contract_id=plan["contract"]["id"],
+    return store_for(plan).records(submission_id=submission_id, contract_id=plan.contract_id,
                                    scope=ObjectScope.of(plan))
 
 
-def reruns_of(plan: dict, submission_id: str) -> list[Decision]:
+def reruns_of(plan: Plan, submission_id: str) -> list[Decision]:
     """Records of the submissions that re-ran ``submission_id`` (``rerun_of``), newest first."""
-    address = plan["tables"]["decisions"]
-    table = open_table(table_location(address)) if address["kind"] == "path" else None
+    address = plan.require_tables().decisions
+    table = open_table(address.deltalake_uri) if address.is_path else None
     if table is None:
         return []
     rows = read_rows(table, list(DECISION_COLUMNS), where=("rerun_of", {submission_id}))
-    contract_id, scope = plan["contract"]["id"], ObjectScope.of(plan)
+    contract_id, scope = plan.contract_id, ObjectScope.of(plan)
     records = [Decision.from_row(row) for row in rows
                if row["contract_id"] == contract_id and (scope is None or scope.holds(row["object"]))]
     return sorted(records, key=lambda decision: decision.decided_at, reverse=True)
 
 
-def stored_report(plan: dict, decision: Decision | None, submission_id: str) -> dict | None:
+def stored_report(plan: Plan, decision: Decision | None, submission_id: str) -> dict | None:
     """The report JSON the gate wrote for the submission, or None when it is not readable here.
 
     The decision names the file; it is read only when it lies inside the gate's work folder
@@ -144,13 +144,13 @@ def stored_report(plan: dict, decision: Decision | None, submission_id: str) -> 
     (``<work dir>/<gate>/<submission id>/report.json``, the gate named as in the plan's ``names``),
     so a page never reads a file because a table row named it."""
     root = work_root().resolve()
-    expected = root / plan["names"]["gate"] / check_submission_id(submission_id) / "report.json"
+    expected = root / plan.names.gate / check_submission_id(submission_id) / "report.json"
     candidates = [Path(decision.report_path)] if decision is not None and decision.report_path else []
     for path in [*candidates, expected]:
         resolved = path.resolve()
         if not resolved.is_relative_to(root) or not resolved.is_file():
             continue
         report = json.loads(resolved.read_text(encoding="utf-8"))
-        if report.get("submission_id") == submission_id and report.get("contract", {}).get("id") == plan["contract"]["id"]:
+        if report.get("submission_id") == submission_id and report.get("contract", {}).get("id") == plan.contract_id:
             return report
     return None

@@ -14,8 +14,8 @@ import json
 import shlex
 from pathlib import Path
 
-from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision, ObjectScope
-from contract_plan.addresses import location, sql_name
+from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision
+from contract_plan.model import Plan
 
 # The quarantine table's submission column (spark_jobs.steps.quarantine.SUBMISSION; that module
 # imports pyspark, so the name is repeated here and a test checks the two agree).
@@ -29,21 +29,21 @@ OPERATORS = {
 }
 
 
-def report_view(plan: dict, contract_file: Path, submission_id: str, records: list[Decision],
+def report_view(plan: Plan, contract_file: Path, submission_id: str, records: list[Decision],
                 report: dict | None, reruns: list[Decision]) -> dict:
     """Everything the report page shows. ``records`` are the submission's decision records
     (newest first); the final one stands for the submission, else the newest ``failed`` one."""
     final = next((record for record in records if record.final), None)
     decision = final or (records[0] if records else None)
-    contract = (report or {}).get("contract") or {"id": plan["contract"]["id"],
+    contract = (report or {}).get("contract") or {"id": plan.contract_id,
                                                   "version": decision.contract_version if decision else None}
     candidate = (report or {}).get("candidate") or {}
     return {
         "submission_id": submission_id,
-        "contract": {"id": contract["id"], "version": contract["version"], "name": plan["contract"].get("name")},
-        "object": plan["object"],
+        "contract": {"id": contract["id"], "version": contract["version"], "name": plan.contract_name},
+        "object": plan.object,
         # links to the contract's other reports name the object when the contract has several
-        "object_link": None if ObjectScope.of(plan).sole else plan["object"],
+        "object_link": None if plan.names.sole else plan.object,
         "plan_fingerprint": (report or {}).get("plan_fingerprint") or (decision.plan_fingerprint if decision else None),
         "outcome": decision.outcome if decision else None,
         "final": bool(final),
@@ -59,7 +59,7 @@ def report_view(plan: dict, contract_file: Path, submission_id: str, records: li
         "rules": rules_view(plan, report, decision),
         "rows": _rows(decision, report),
         "target": {
-            "table": location(plan["tables"]["target"]),
+            "table": plan.require_tables().target.location,
             "version_before": decision.target_version_before if decision else None,
             "version_after": decision.target_version_after if decision else None,
             "latest_business_date": _business_date(plan, decision),
@@ -76,7 +76,7 @@ def report_view(plan: dict, contract_file: Path, submission_id: str, records: li
     }
 
 
-def rules_view(plan: dict, report: dict | None, decision: Decision | None) -> list[dict]:
+def rules_view(plan: Plan, report: dict | None, decision: Decision | None) -> list[dict]:
     """Every rule with its kind, severity, threshold, failed rows and share of evaluated rows,
     failing rules first (then errors before warnings, then the plan's order). Without a report,
     the decision's failing rules with their counts."""
@@ -84,7 +84,7 @@ def rules_view(plan: dict, report: dict | None, decision: Decision | None) -> li
         entries = [_rule(plan, entry) for entry in report["rules"]]
     else:
         failures = decision.rule_failures if decision else {}
-        kinds = {rule["id"]: rule for rule in plan["rules"]}
+        kinds = {rule["id"]: rule for rule in plan.document["rules"]}
         entries = [{"id": rule_id, "kind": kinds.get(rule_id, {}).get("kind"),
                     "severity": kinds.get(rule_id, {}).get("severity"), "threshold": None,
                     "failed_rows": failures.get(rule_id), "evaluated_rows": None, "share": None, "measured": None,
@@ -95,7 +95,7 @@ def rules_view(plan: dict, report: dict | None, decision: Decision | None) -> li
     return sorted(entries, key=lambda e: (not e["failing"], e["severity"] != "error", order[e["id"]]))
 
 
-def _rule(plan: dict, entry: dict) -> dict:
+def _rule(plan: Plan, entry: dict) -> dict:
     failed, evaluated = entry.get("failed_rows"), entry.get("evaluated_rows")
     return {
         "id": entry["id"],
@@ -114,16 +114,16 @@ def _rule(plan: dict, entry: dict) -> dict:
     }
 
 
-def physical_columns(plan: dict, columns: list[str]) -> list[dict]:
+def physical_columns(plan: Plan, columns: list[str]) -> list[dict]:
     """The rule's columns whose physicalName differs from the property name (the rule id says the
     name): each as {name, physical}."""
     labels = _labels(plan)
     return [{"name": labels[column], "physical": column} for column in columns if column in labels]
 
 
-def _labels(plan: dict) -> dict[str, str]:
+def _labels(plan: Plan) -> dict[str, str]:
     """The property name of each column whose physicalName differs from it (plan column ``label``)."""
-    return {column["name"]: column["label"] for column in plan["columns"] if column.get("label")}
+    return plan.column_labels
 
 
 def failing(entry: dict) -> bool:
@@ -152,15 +152,15 @@ def share_text(failed: int | None, evaluated: int | None) -> str | None:
     return f"{share:.1f} %" if share >= 0.1 or failed == 0 else f"{share:.3g} %"
 
 
-def _samples(plan: dict, sample: dict) -> list[dict]:
+def _samples(plan: Plan, sample: dict) -> list[dict]:
     """The report's failing-value sample, kept to columns the contract marks sampleAllowed and
     does not classify (the gate already samples only those: this holds the page to it too)."""
-    allowed = {c["name"] for c in plan["columns"] if c.get("sample_allowed") and not c.get("classification")}
+    allowed = {c.name for c in plan.columns if c.sample_allowed and not c.classified}
     return [{"column": column, "shown": [json.dumps(value, ensure_ascii=False) for value in values]}
             for column, values in sorted(sample.items()) if column in allowed]
 
 
-def _schema(plan: dict, report: dict | None) -> dict | None:
+def _schema(plan: Plan, report: dict | None) -> dict | None:
     """The schema check, a column shown as its property name with its physicalName beside it where they differ."""
     if report is None:
         return None
@@ -183,30 +183,28 @@ def _rows(decision: Decision | None, report: dict | None) -> dict:
             "quarantined": decision.rows_quarantined if decision else None}
 
 
-def _business_date(plan: dict, decision: Decision | None) -> str | None:
+def _business_date(plan: Plan, decision: Decision | None) -> str | None:
     """The latest business date the submission published, unless its column is classified."""
-    freshness = plan.get("freshness")
+    freshness = plan.freshness
     if decision is None or freshness is None:
         return None
-    classified = any(c["name"] == freshness["column"] and c.get("classification") for c in plan["columns"])
-    return None if classified else decision.latest_business_date
+    return None if freshness.column in plan.classified_columns else decision.latest_business_date
 
 
-def _quarantine(plan: dict, submission_id: str) -> dict:
-    address = plan["tables"]["quarantine"]
-    return {"table": location(address),
+def _quarantine(plan: Plan, submission_id: str) -> dict:
+    address = plan.require_tables().quarantine
+    return {"table": address.location,
             "filter": f"{QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'",
-            "query": f"SELECT * FROM {sql_name(address)} WHERE {QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'"}
+            "query": f"SELECT * FROM {address.sql_name} WHERE {QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'"}
 
 
-def _chain(plan: dict, contract_file: Path, submission_id: str, decision: Decision | None,
+def _chain(plan: Plan, contract_file: Path, submission_id: str, decision: Decision | None,
            reruns: list[Decision]) -> dict:
     """The re-run chain and how to re-run this batch. A published batch is re-run only as a
     correction (key replacement); the CLI and the DAG's ``rerun_of`` param apply the same rule."""
     correction = decision is not None and decision.outcome in PUBLISHED_OUTCOMES
-    dag_id = (decision.dag_id if decision else None) or plan["names"]["dag_id"]
-    scope = ObjectScope.of(plan)
-    which = ["--object", plan["object"]] if scope is not None and not scope.sole else []
+    dag_id = (decision.dag_id if decision else None) or plan.names.dag_id
+    which = ["--object", plan.object] if not plan.names.sole else []
     if decision is not None and decision.final:
         cli = ["contract-gate", "rerun", str(contract_file), submission_id, *which,
                *(["--correction"] if correction else [])]

@@ -32,12 +32,12 @@ Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (se
 from __future__ import annotations
 
 import base64
-import json
 import posixpath
 import time
 from importlib.metadata import version
 from pathlib import Path
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_plan.addresses import Address
 from contract_plan.limits import STOP_RECORD, Stop, write_stop
 from contract_plan.restricted import write_private_text
 
@@ -189,17 +189,19 @@ class DatabricksRunner(GateRunner):
         revoked by hand is restored. Path-based tables have no grants to give."""
         from contract_gate.unity_catalog.grants import apply_access, statement_runner
 
-        plan = json.loads(Path(job.arguments["--plan"]).read_text(encoding="utf-8"))
-        if not plan.get("tables") or plan["tables"]["target"]["kind"] != "table":
+        from contract_plan.model import load_plan
+
+        plan = load_plan(Path(job.arguments["--plan"]))
+        if not plan.gated or plan.require_tables().target.is_path:
             return
         if not self.warehouse_id:
-            raise GateJobError(f"contract {plan['contract']['id']} has catalog tables, so its access boundary is "
+            raise GateJobError(f"contract {plan.contract_id} has catalog tables, so its access boundary is "
                                "granted in Unity Catalog: set warehouse_id (a SQL warehouse for the GRANTs) in the "
                                f"contract_gate extra of connection {self.conn_id!r}")
-        candidate = result.get("candidate") if isinstance(result.get("candidate"), dict) else {}
+        staged = Address.of(result["candidate"]) if isinstance(result.get("candidate"), dict) else None
         issued = apply_access(plan, statement_runner(hook, self.warehouse_id), self.principal,
-                              candidate.get("name") if candidate.get("kind") == "table" else None)
-        self.log.info("access boundary of %s: %d statement(s) issued", plan["contract"]["id"], len(issued))
+                              staged.location if staged is not None and not staged.is_path else None)
+        self.log.info("access boundary of %s: %d statement(s) issued", plan.contract_id, len(issued))
 
     def on_kill(self) -> None:
         if self._run_id is not None:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contract_plan.addresses import candidate_schema as candidate_folder
+from contract_plan.model import Plan
 from contract_plan.sql_text import quote_identifier, quote_qualified
 
 STATEMENTS = ("POST", "2.0/sql/statements")
@@ -39,10 +40,10 @@ GATE_SCHEMA_PRIVILEGES = ("USE SCHEMA", "CREATE TABLE", "SELECT", "MODIFY")
 _MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "NO_SUCH_CATALOG_EXCEPTION", "DOES_NOT_EXIST")
 
 
-def principals(plan: dict[str, Any]) -> dict[str, list[str]]:
+def principals(plan: Plan) -> dict[str, list[str]]:
     """``{"consumers": [...], "owners": [...]}`` from the plan's ``access`` (compiled from ODCS roles)."""
-    access = plan.get("access") or {}
-    return {"consumers": list(access.get("consumers", [])), "owners": list(access.get("owners", []))}
+    access = plan.access
+    return {"consumers": list(access.consumers if access else ()), "owners": list(access.owners if access else ())}
 
 
 def _grant(privileges: tuple[str, ...] | str, securable: str, name: str, principal: str) -> str:
@@ -54,16 +55,16 @@ def _schema_of(name: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-def candidate_schema(plan: dict[str, Any]) -> str:
+def candidate_schema(plan: Plan) -> str:
     """``catalog.schema`` of the candidates."""
-    return candidate_folder(plan["tables"]["candidate_schema"])["name"]
+    return candidate_folder(plan.require_tables().candidate_schema).location
 
 
-def grant_statements(plan: dict[str, Any], gate_principal: str | None, candidate: str | None = None) -> list[str]:
+def grant_statements(plan: Plan, gate_principal: str | None, candidate: str | None = None) -> list[str]:
     """Every GRANT of the boundary, in a fixed order (``candidate``: a staged candidate table
     whose owner grant is due)."""
-    tables = plan["tables"]
-    target, quarantine = tables["target"]["name"], tables["quarantine"]["name"]
+    tables = plan.require_tables()
+    target, quarantine = tables.target.location, tables.quarantine.location
     who = principals(plan)
     gate = [gate_principal] if gate_principal else []
     readers = list(dict.fromkeys([*who["consumers"], *who["owners"]]))
@@ -101,12 +102,12 @@ def revoke_statements(securable: str, name: str, grants: list[dict[str, Any]], a
             for p, privileges in extra.items()]
 
 
-def apply_access(plan: dict[str, Any], run_sql: Callable[[str], list[dict[str, Any]]],
+def apply_access(plan: Plan, run_sql: Callable[[str], list[dict[str, Any]]],
                  gate_principal: str | None, candidate: str | None = None) -> list[str]:
     """Issue the boundary for ``plan``'s catalog tables through ``run_sql`` (statement -> rows);
     returns the statements that ran. A table not created yet is skipped: a new Unity Catalog table
     is its creator's (the gate's) alone, and the next job grants it."""
-    if plan["tables"]["target"]["kind"] != "table":
+    if plan.require_tables().target.is_path:
         return []
     issued = []
     for statement in grant_statements(plan, gate_principal, candidate):
@@ -114,7 +115,7 @@ def apply_access(plan: dict[str, Any], run_sql: Callable[[str], list[dict[str, A
             issued.append(statement)
     gate = [gate_principal] if gate_principal else []
     for securable, name, allowed, harmless in (
-        ("TABLE", plan["tables"]["quarantine"]["name"], [*principals(plan)["owners"], *gate], ()),
+        ("TABLE", plan.require_tables().quarantine.location, [*principals(plan)["owners"], *gate], ()),
         ("SCHEMA", candidate_schema(plan), gate, ("USE SCHEMA",)),  # shared by every contract's candidates
     ):
         rows = _run(run_sql, f"SHOW GRANTS ON {securable} {quote_qualified(name)}")
