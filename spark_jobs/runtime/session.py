@@ -72,10 +72,8 @@ def local_defaults(cores: int | None = None) -> dict[str, str]:
     laptop-sized batch schedule 200 near-empty tasks. Delta's snapshot partitions are kept
     small for the same reason (the default is 50). DataFrame debugging is off: with it, every
     ``pyspark.sql.functions`` call walks the Python stack and makes JVM round trips to record
-    its call site for error messages, and the engine builds a column per rule (with it off and
-    the engine's summary read by position, 0.08 s of driver CPU per validation of a 10-rule
-    contract instead of 0.22 s; benchmarks/RESULTS.md, "Validation engine").
-    The gate names only an error's condition anyway (``spark_jobs.runtime.errors``).
+    its call site for error messages, and the engine builds a column per rule. The gate names
+    only an error's condition anyway (``spark_jobs.runtime.errors``).
     """
     cores = cores or os.cpu_count() or 1
     return {

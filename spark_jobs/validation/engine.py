@@ -1,58 +1,12 @@
 """Execute a ValidationPlan on a candidate with the fewest passes the rules allow.
 
-Spark jobs per validation (``depth`` data/all):
-
-* 1 fused pass over the candidate: the row count, every row rule, every metric rule and
-  every row-count rule (each a bit of a per-row flag word, ``flag_words``; a predicate that
-  is NULL counts as failing), carried by the first key set's group-by for uniqueness rules
-  (or, without a key, grouped on those words);
-* 1 group-by per further distinct key set;
-* 2 small jobs (a look) per key set whose batch has duplicate keys (below);
-* 1 query per ``type: sql`` rule;
-* 1 more aggregate only when ``rows.invalid`` cannot be folded into the passes above: when
-  error-level uniqueness rules span two or more key sets, or one of them has a filter;
-* opt-in only: 1 small ``limit`` query per failing rule that gets a value sample;
-* 1 more aggregate for a batch crafted to raise more than ``flag_words.FLAG_SETS`` distinct
-  sets of flags, or whose key groups of three or more rows differ in their flags (the flags
-  are then counted one aggregate function each).
-
-A key set is grouped on a 64-bit hash of its columns (``key_hash``), not on the columns: a
-long is cheaper to hash, compare and shuffle than strings and dates. The rows are shuffled on
-that hash and grouped only after the shuffle: nearly every key is one row, so grouping before
-it would keep a map entry per row and reduce nothing. A hash group of one row is
-one key; when hash groups of two or more rows exist (duplicates, or keys whose hashes
-collide), a look broadcasts those groups' hashes, reads only the key columns of their rows and
-compares each group's least and greatest key (``key_hash.merged_keys``). Only when that look
-finds a hash group holding distinct keys is the key set counted again on its columns. So a
-batch without duplicate keys costs no more job, a batch with duplicates two small ones, and no
-collision changes a count.
-
-The number of row rules never adds a pass, nor an aggregate function per row. The flags are
-evaluated in chunks that Spark compiles as functions of their own (``flag_words``); should a
-contract still make a generated method longer than HotSpot compiles, the passes run with
-``spark.sql.codegen.hugeMethodLimit`` at that limit (8000 bytes), so the stage runs operator by
-operator in compiled code instead of being interpreted. (With adaptive query execution Spark
-submits each shuffle stage as its own job, and Delta's first read of a version adds the small
-log-replay jobs of its snapshot; both scale with the passes above, not with the rules.)
-
-Semantics, the same as the Delta CHECK constraints built from the same predicates:
-
-* a row fails a rule when ``NOT coalesce(predicate, false)``: NULL is a failure;
-* NaN sorts above every number, +Infinity included, and NaN = NaN (Spark's ordering): NaN
-  passes ``x >= 0`` and fails ``x <= 100``; -Infinity fails a minimum. A contract that must
-  reject NaN says so with its own rule (``NOT isnan(x)``);
-* a percent threshold divides by the rows the rule evaluated (its ``filter``); with none
-  evaluated the percentage is 0;
-* uniqueness counts every row of a group of 2+ evaluated rows; as in SQL, a row with a NULL
-  key part is never a duplicate, unless the rule says ``nulls_distinct: false`` (then NULL key
-  parts compare equal);
-* ``rows.invalid`` counts rows failing at least one error-level row or uniqueness rule;
-  dataset rules (row counts, metrics with a real tolerance) and query rules judge the batch and
-  mark no row. A metric with zero tolerance (``mustBe: 0``...) is compiled as a row rule.
-
-The cross-batch key rule (``key.unique_across_batches``, scope ``target``) needs the target, not
-the batch: it is reported ``not_executed``, which does not fail the outcome, and the gate's
-``batch_keys`` step (``spark_jobs.commands.chains``) measures it and fills its entry.
+One fused pass counts the rows and every row, metric and row-count rule as bits of a per-row
+flag word (``flag_words``), carried by the first key set's group-by on its hash (``key_hash``);
+each further key set adds a group-by and each ``type: sql`` rule a query, so the number of rules
+never adds a pass. Counts mean what the target's CHECK constraints mean: a NULL predicate fails.
+The jobs per validation, the exact look at hash groups and the semantics are described in
+docs/architecture.md ("The validation engine"). The cross-batch key rule is left
+``not_executed`` here: the ``batch_keys`` step measures it against the target.
 """
 
 from __future__ import annotations
@@ -262,14 +216,12 @@ def _pass_settings(spark: SparkSession) -> Iterator[None]:
       after the shuffle (``_key_groups``), are grouped by one sort aggregate instead of a
       partial and a final hash aggregate, each of which would insert every row into a hash
       map of its own. From Spark 4.3 that sort aggregate also runs in generated code (on by
-      default there), which cut the engine's CPU by about a sixth on the narrow benchmark
-      shapes (benchmarks/RESULTS.md, "The committed engine on Spark 4.3.0");
+      default there);
     * at least ``KEY_PARTITIONS`` partitions after the key's shuffle
       (``spark.sql.adaptive.coalescePartitions.initialPartitionNum``), which adaptive execution
       coalesces into partitions of about ``KEY_PARTITION_SIZE`` (a small batch's into one).
       Every task of the key's group-by writes one file per partition for the summary's
-      shuffle, so more partitions cost more files (64 measured slower than 16 at 10M rows;
-      benchmarks/RESULTS.md, "Validation engine").
+      shuffle, so more partitions cost more files than they save.
     """
     wanted = {}
     if _setting(spark, HUGE_METHOD_LIMIT, 65535) > JIT_METHOD_BYTES:
@@ -618,9 +570,7 @@ def _run_queries(
 def read_reference(spark: SparkSession, address: Address) -> DataFrame:
     """A reference table of the gate settings (a Delta table by name or path, resolved in the
     plan), as it is now."""
-    if address["kind"] == "path":
-        return spark.read.format("delta").load(address["path"])
-    return spark.read.table(address["name"])
+    return address.read(spark.read.format("delta"))
 
 
 def _sample(

@@ -192,7 +192,7 @@ def world(gate) -> World:
             queued, runs = schedule_from(stored[0], event)
             decision = run_scheduled(bag.dags[GATE], runs[0][-1]) if runs else None
         bad = Landed(event.payload, queued, runs, decision)
-        yield World(bag.dags[GATE], stored, good, same_again, bad, len(asset_events(f"contract_gate.{GATE}.landing")))
+        yield World(bag.dags[GATE], stored, good, same_again, bad, len(asset_events(f"contract_gate.{GATE}@local.landing")))
     finally:
         (gate.dags / DAG_FILE).unlink()
         gate.reset_bag()
@@ -256,7 +256,8 @@ def test_the_accepted_data_sensor_releases_on_a_published_decision_and_waits_aft
         # freshness: today's published data is within the 2-day SLA; nothing accepted is stale
         fresh = accepted_sensor(GATE).poke({}).xcom_value
         assert fresh.pop("age_seconds") <= 172800
-        assert fresh == {"contract_id": GATE, "reason": "fresh", "sla_seconds": 172800, "submission_id": good}
+        assert fresh == {"contract_id": GATE, "object": "regional_daily_cases", "reason": "fresh", "sla_seconds": 172800,
+                         "submission_id": good}
         assert accepted_sensor(IDLE).poke({}) is False
 
     for dag_id in ("accepted_poke", "accepted_deferred"):

@@ -21,7 +21,7 @@ from waiting import wait_until
 pytestmark = pytest.mark.slow  # an Airflow triggerer process, started twice
 
 CONTRACT = "cases_watched"
-ASSET = f"contract_gate.{CONTRACT}.landing"
+ASSET = f"contract_gate.{CONTRACT}@local.landing"  # per object and environment
 CONTRACTS = HOME / "triggerer_contracts"
 DAG_FILE = "triggerer_watch_dags.py"
 DAGS = f'''"""The gate DAG of tests/airflow/test_triggerer_watch.py (written by the test, removed after it)."""
