@@ -216,7 +216,7 @@ _REFUSED_NAMES = {
 def _tokens(text: str):
     try:
         return _DIALECT.tokenize(text)
-    except TokenError as exc:
+    except TokenError:
         raise SqlRefused("does not parse as Spark SQL: a quote is not closed") from None
 
 

@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,6 @@ import hashlib
 import re
 from pathlib import Path
 
-from contract_gate.config import gate_home
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
 from contract_plan.addresses import Address

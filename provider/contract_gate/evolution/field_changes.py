@@ -42,8 +42,7 @@ def _walk_level(level: str, old: dict, new: dict, path: str, object_name: str | 
         if nested:
             _walk_named_list(nested, old.get(key) or [], new.get(key) or [], here, object_name, found)
         elif key == "customProperties":
-            keep = lambda items: [i for i in items or [] if not (isinstance(i, dict) and i.get("property") in _COMPILED_CUSTOM)]
-            _walk_value(keep(old.get(key)), keep(new.get(key)), here, object_name, found)
+            _walk_value(_uncompiled(old.get(key)), _uncompiled(new.get(key)), here, object_name, found)
         elif key not in _COMPILED[level]:
             _walk_value(old.get(key), new.get(key), here, object_name, found)
 
@@ -104,3 +103,8 @@ def _by_identity(items: list, key: str | None = None) -> dict:
         if len(set(names)) == len(names):
             return dict(zip(names, items))
     return dict(enumerate(items))
+
+
+def _uncompiled(items) -> list:
+    """The customProperties entries the compiler does not turn into the plan (those are diffed there)."""
+    return [i for i in items or [] if not (isinstance(i, dict) and i.get("property") in _COMPILED_CUSTOM)]

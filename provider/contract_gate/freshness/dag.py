@@ -8,7 +8,6 @@ never race on the status record.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -68,6 +67,6 @@ def _doc(plan: Plan) -> str:
         f"**{freshness.value} {freshness.unit}** old ({freshness.sla_property} SLA, "
         f"{freshness.max_age_seconds} s). A date counts from the end of its UTC day.",
         "",
-        f"Alerts once per stale episode, and when fresh again, through: "
+        "Alerts once per stale episode, and when fresh again, through: "
         + (", ".join(f"`{ref['class']}`" for ref in notifiers) or "no notifiers configured") + ".",
     ])

@@ -30,6 +30,8 @@ from contract_plan.limits import Stop
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from contract_plan.model import Plan
+
 FAILED_STATES = ("failed", "upstream_failed")
 
 
