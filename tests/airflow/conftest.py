@@ -12,7 +12,7 @@ import os
 import shutil
 
 import pytest
-from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, ROOT, WORLD_DIR_ENV, Gate
+from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, ROOT, WORLD_DIR_ENV, Gate, gate_home
 
 os.environ.update(AIRFLOW_ENV)
 
@@ -52,3 +52,15 @@ def s3_server():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def cli_env(gate, monkeypatch):
+    """The CLI points Airflow at a DAG folder of its own (process environment): undo that after."""
+    for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "CONTRACT_GATE_HOME",
+                 "AIRFLOW__LOGGING__LOGGING_LEVEL"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # remembers the value, or its absence
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
+    with gate_home():
+        yield gate

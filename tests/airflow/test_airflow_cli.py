@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from _airflow_gate import gate_home, order_rows, regional_rows
+from _airflow_gate import order_rows, regional_rows
 
 from contract_gate.cli.main import main
-
-
-@pytest.fixture
-def cli_env(gate, monkeypatch):
-    """The CLI points Airflow at a DAG folder of its own (process environment): undo that after."""
-    for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "CONTRACT_GATE_HOME",
-                 "AIRFLOW__LOGGING__LOGGING_LEVEL"):
-        monkeypatch.setenv(name, os.environ.get(name, ""))  # remembers the value, or its absence
-        if not os.environ[name]:
-            monkeypatch.delenv(name)
-    with gate_home():
-        yield gate
 
 
 @pytest.mark.slow

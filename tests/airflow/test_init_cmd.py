@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from datetime import date
 
 import pyarrow as pa
 import pytest
 import yaml
-from _airflow_gate import CONTRACTS, DAGS, HOME, gate_home
+from _airflow_gate import CONTRACTS, DAGS, HOME
 from deltalake import DeltaTable, write_deltalake
 
 from contract_gate.cli.main import main
@@ -47,16 +46,6 @@ def test_a_hostile_column_name_stays_one_scalar(tmp_path):
     profile = SampleProfile(rows=1, columns=(ColumnProfile(hostile, "bigint", nulls=0, distinct=1),))
     document = yaml.safe_load(draft_contract(profile, contract_id="c", object_name="o", landing=Landing("json", path="i")))
     assert [p["name"] for p in document["schema"][0]["properties"]] == [hostile]
-
-
-@pytest.fixture
-def cli_env(gate, monkeypatch):
-    for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "AIRFLOW__LOGGING__LOGGING_LEVEL"):
-        monkeypatch.setenv(name, os.environ.get(name, ""))  # remembers the value, or its absence
-        if not os.environ[name]:
-            monkeypatch.delenv(name)
-    with gate_home():
-        yield gate
 
 
 @pytest.mark.slow
