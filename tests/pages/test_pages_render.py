@@ -219,8 +219,9 @@ def test_the_quarantine_submission_column_is_the_spark_sides():
 
 
 def test_the_extra_link_names_the_submission_of_either_gate_task():
-    assert submission_of({"submission_id": "s1", "contract": {"id": "orders"}, "outcome": "fail"}) == ("orders", "s1")
-    assert submission_of({"submission_id": "s1", "contract_id": "orders", "outcome": "split"}) == ("orders", "s1")
+    assert submission_of({"submission_id": "s1", "contract": {"id": "orders"}, "outcome": "fail"}) == ("orders", "s1", None)
+    assert submission_of({"submission_id": "s1", "contract_id": "orders", "object": "lines", "outcome": "split"}) \
+        == ("orders", "s1", "lines")
     assert submission_of(None) is None and submission_of({"outcome": "split"}) is None
 
 
