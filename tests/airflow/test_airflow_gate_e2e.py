@@ -126,8 +126,8 @@ def test_rejected_batch_fixed_and_rerun_is_published_once(gate):
     from contract_gate import decisions
     from contract_gate.contract.compiler import compile_plan
 
-    plan = compile_plan(gate.contracts / f"{REGIONAL}.yaml")
-    with gate_home():
+    with gate_home():  # the plan's tables resolve against the gate's home when it is compiled
+        plan = compile_plan(gate.contracts / f"{REGIONAL}.yaml")
         chain = [decisions.final_decision(plan, s) for s in (rejected["submission_id"], decision["submission_id"])]
     assert [d["outcome"] for d in chain] == ["quarantined", "published"]
     assert chain[1]["rerun_of"] == chain[0]["submission_id"]

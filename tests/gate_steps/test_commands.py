@@ -7,6 +7,7 @@ import json
 import pytest
 
 from _gate_plans import case, plan_for, table_rows, version_of, write_csv
+from contract_plan.model import load_plan
 from spark_jobs.commands.gate_job import main
 
 
@@ -83,7 +84,7 @@ def test_the_plans_cross_batch_key_rule_quarantines_a_batch_whose_keys_the_targe
             assert main(["stage+validate+batch_keys", *common, *stage, "--report", str(report_path)]) == 0
         staged, report = _json(tmp_path / f"{submission}.stage.json"), _json(report_path)
         assert [r["id"] for r in report["rules"]][:len(plan_ids)] == plan_ids  # in plan order, not appended
-        branch, reason = decide(plan, summarize(report, report_path, staged))
+        branch, reason = decide(load_plan(plan), summarize(report, report_path, staged))
         candidate = [*common, "--candidate", json.dumps(staged["candidate"]), "--version", str(staged["version"]),
                      "--report", str(report_path), "--result", str(tmp_path / f"{submission}.{branch}.json")]
         if branch == PUBLISH:

@@ -252,8 +252,8 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
     previous = os.umask(0o000)
     try:
         operator = SparkGateOperator(task_id="stage", contract="orders.yaml", submission_id="job")
-        folder = operator.workdir(plan)
-        job = GateJob("stage", {"--plan": operator.write_plan(plan, folder), "--submission-id": "job"}, folder)
+        folder = operator.workdir(load_plan(plan))
+        job = GateJob("stage", {"--plan": operator.write_plan(load_plan(plan), folder), "--submission-id": "job"}, folder)
         result = LocalRunner(cores=1, cwd=str(tmp_path)).start(job)
     finally:
         os.umask(previous)

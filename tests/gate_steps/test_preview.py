@@ -13,6 +13,7 @@ import pytest
 
 from _gate_plans import order, version_of, write_json
 from contract_gate import decisions
+from contract_plan.model import load_plan
 from contract_gate.cli.main import main
 from spark_jobs.steps.preview import preview
 from spark_jobs.steps.publish import publish
@@ -34,7 +35,7 @@ def _accept(spark, plan: dict, root, n: int, rows: list[dict]) -> dict:
                             .load(candidate["path"]))
     assert report["outcome"] == "pass"
     published = publish(spark, plan, submission_id, candidate, staged["version"])
-    return decisions.record_decision(plan, {
+    return decisions.record_decision(load_plan(plan), {
         "submission_id": submission_id, "contract_id": plan["contract"]["id"],
         "contract_version": plan["contract"]["version"], "outcome": "published",
         "candidate": {"candidate": candidate, "version": staged["version"]}, "rows_published": published["rows"],

@@ -9,6 +9,7 @@ import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
 from contract_gate import decisions
+from contract_plan.model import load_plan
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore, DeltaPathHistory
 from spark_jobs.steps.publish import publish
 from spark_jobs.steps.quarantine import quarantine
@@ -33,12 +34,12 @@ def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, t
     quarantine(spark, plan, "mix", mixed, 0, report=None, rows="invalid")
     quarantine(spark, plan, "bad", _candidate(spark, tmp_path, "regional_daily_cases__bad", [case("E", 1, -1)]),
                0, report=None)
-    decisions.record_decision(plan, {"submission_id": "bad", "contract_id": "regional_daily_cases",
+    decisions.record_decision(load_plan(plan), {"submission_id": "bad", "contract_id": "regional_daily_cases",
                                      "contract_version": "1.0.0", "outcome": "quarantined"}, store)
 
-    assert decisions.recover_missing_decisions(plan, store, history) == []  # too young: their runs may still record
+    assert decisions.recover_missing_decisions(load_plan(plan), store, history) == []  # too young: their runs may still record
 
-    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+    recovered = decisions.recover_missing_decisions(load_plan(plan), store, history, min_age=NOW)
 
     by_id = {d["submission_id"]: d for d in recovered}
     assert sorted(by_id) == ["mix", "pub"]
@@ -49,7 +50,7 @@ def test_publishes_and_quarantines_without_a_decision_are_recorded_once(spark, t
         "candidate_version": 0}
     assert by_id["pub"]["candidate"].endswith("_contract_gate_candidates/regional_daily_cases__pub")
     assert (by_id["mix"]["outcome"], by_id["mix"]["rows_published"], by_id["mix"]["rows_quarantined"]) == ("split", 1, 1)
-    assert decisions.recover_missing_decisions(plan, store, history, min_age=NOW) == []
+    assert decisions.recover_missing_decisions(load_plan(plan), store, history, min_age=NOW) == []
     assert [len(store.records(submission_id=s)) for s in ("pub", "mix", "bad")] == [1, 1, 1]
 
 
@@ -68,7 +69,7 @@ def test_a_split_that_died_between_its_halves_is_left_for_the_retrigger_to_compl
     publish(spark, plan, "half", mixed, 0, rows="valid")  # the run dies here
     after_first_half = version_of(spark, plan["tables"]["target"])
 
-    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+    recovered = decisions.recover_missing_decisions(load_plan(plan), store, history, min_age=NOW)
 
     assert [(d["submission_id"], d["outcome"], d["rows_published"]) for d in recovered] == [("clean", "published", 2)]
     assert store.final("half") is None
@@ -77,7 +78,7 @@ def test_a_split_that_died_between_its_halves_is_left_for_the_retrigger_to_compl
     publish(spark, plan, "half", mixed, 0, rows="valid")
     quarantine(spark, plan, "half", mixed, 0, report=None, rows="invalid")
     assert version_of(spark, plan["tables"]["target"]) == after_first_half
-    recovered = decisions.recover_missing_decisions(plan, store, history, min_age=NOW)
+    recovered = decisions.recover_missing_decisions(load_plan(plan), store, history, min_age=NOW)
     assert [(d["submission_id"], d["outcome"], d["rows_published"], d["rows_quarantined"]) for d in recovered] == [
         ("half", "split", 2, 1)]
     assert sorted(r.region_code for r in spark.read.format("delta").load(plan["tables"]["target"]["path"]).collect()) == [
