@@ -76,7 +76,7 @@ def assert_asset_event(contract_id: str, submission_id: str, commit: dict) -> No
     with create_session() as session:
         events = session.scalars(
             select(AssetEvent).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
-            .where(AssetModel.name == f"contract_gate.{contract_id}")
+            .where(AssetModel.name == f"contract_gate.{contract_id}@local")  # per object and environment
         ).all()
         extras = [event.extra for event in events]
     # of this submission's three runs, the two whose publish task ran (the first, and the cleared

@@ -76,7 +76,9 @@ def test_every_table_the_gate_creates_names_its_contract_and_role(spark, tmp_pat
     contract = {CONTRACT: "regional_daily_cases"}
     assert staged["version"] == 0 and staged["row_count"] == 2  # one commit: created with its properties
     assert _properties(spark, staged["candidate"]) == {**contract, ROLE: "candidate"}
-    assert _properties(spark, plan["tables"]["target"]) == {**contract, ROLE: "target"}
+    # the target also records the contract version its schema follows (governed evolution)
+    assert _properties(spark, plan["tables"]["target"]) == {**contract, ROLE: "target",
+                                                            "contract_gate.schema_version": "1.0.0"}
     assert _properties(spark, plan["tables"]["quarantine"]) == {**contract, ROLE: "quarantine"}
     assert _properties(spark, plan["tables"]["decisions"]) == {ROLE: "decisions"}  # shared by every contract
 

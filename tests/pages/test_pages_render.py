@@ -259,7 +259,7 @@ def test_a_catalog_target_shows_the_freshness_dags_last_record_and_queries_no_wa
     html = build.contracts_page([regional])
     assert "has not checked the catalog table yet" in html and "error" not in html.split("<body>")[1]
     StatusStore(tmp_path / "status").write({
-        "contract_id": "regional_daily_cases", "state": "stale", "age_seconds": 3 * 86400, "sla_seconds": 172800,
+        "contract_id": "regional_daily_cases", "gate": "regional_daily_cases", "state": "stale", "age_seconds": 3 * 86400, "sla_seconds": 172800,
         "sla": {"property": "freshness", "value": 2, "unit": "d", "column": "report_date"},
         "latest_accepted_date": "2025-03-01", "latest_accepted_date_withheld": False,
         "latest_accepted_submission": "s-9", "checked_at": "2025-03-04T00:00:00Z"})
