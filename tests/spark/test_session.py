@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
 from pyspark.errors.utils import is_debugging_enabled
+from pyspark.sql import SparkSession
 
 from spark_jobs.runtime.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
+
+
+@pytest.fixture(autouse=True)
+def _the_suites_session_is_the_active_one(spark):
+    """These tests are about the session running in the process. An earlier test file of the same
+    worker may have left another session of the same SparkContext active on this thread (a
+    step's child session), so the suite's session is made the active one first."""
+    SparkSession._activeSession = spark
+    spark._jvm.org.apache.spark.sql.classic.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 def test_an_active_session_is_reused_never_a_second_one(spark):
