@@ -106,18 +106,18 @@ def main(argv: list[str] | None = None) -> int:
         for contract in contracts:
             prepare_environment(contract, None, verbose=False)
             plan = compile_plan(contract)
-            sample = SAMPLES.get(plan["contract"]["id"])
+            sample = SAMPLES.get(plan.contract_id)
             if sample is None:
                 print(f"demo: no sample batches for {contract.name}; skipped", file=sys.stderr)
                 continue
-            landing = plan["tables"]["landing"]
+            landing = plan.require_tables().landing  # resolved against CONTRACT_GATE_HOME
             for batch in ("good", "bad"):
                 # the bad batch has its own business keys: it is judged on its rows, not on the good one's keys
-                write_batch(home / landing["path"], landing["format"], sample(batch == "bad", salt + (batch == "bad")))
+                write_batch(Path(landing.path), landing.format, sample(batch == "bad", salt + (batch == "bad")))
                 ready()
                 started = time.perf_counter()
                 decision = run_dag(contract, {})
-                table.append((plan["contract"]["id"], batch, decision, time.perf_counter() - started))
+                table.append((plan.contract_id, batch, decision, time.perf_counter() - started))
     print_table(table, home)
     return 0 if all(d.get("outcome") in ("published", "split", "quarantined") for _, _, d, _ in table) else 1
 

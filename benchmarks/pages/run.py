@@ -72,7 +72,7 @@ def build_world(out: Path, count: int) -> None:
                                                        **({"order_total_not_negative": 2} if number % 8 == 2 else {})}
         record_decision(plan, {
             "submission_id": f"orders-{number:04d}", "contract_id": "orders", "contract_version": "1.0.0",
-            "plan_fingerprint": plan["fingerprint"], "outcome": outcome, "rule_failures": failures,
+            "plan_fingerprint": plan.fingerprint, "outcome": outcome, "rule_failures": failures,
             "failed_rules": list(failures), "rows_landed": 8, "rows_published": 0 if outcome == "quarantined" else 6,
             "rows_quarantined": 0 if outcome == "published" else 2, "target_version_before": number,
             "target_version_after": number + 1, "dag_id": "orders", "run_id": f"manual__{number}", "try_number": 1,
@@ -90,8 +90,8 @@ def write_report(folder: Path, plan: dict) -> None:
     rules = [{"id": r["id"], "kind": r["kind"], "scope": r["scope"], "columns": r.get("columns", []),
               "severity": r["severity"], "threshold": r.get("threshold"), "status": "evaluated",
               "failed_rows": failed.get(r["id"], 0), "evaluated_rows": 8, "measured": None,
-              "passed": r["id"] not in failed, "reason": None} for r in plan["rules"]]
-    report = {"report_version": 1, "contract": {"id": "orders", "version": "1.0.0"}, "plan_fingerprint": plan["fingerprint"],
+              "passed": r["id"] not in failed, "reason": None} for r in plan.document["rules"]]
+    report = {"report_version": 1, "contract": {"id": "orders", "version": "1.0.0"}, "plan_fingerprint": plan.fingerprint,
               "submission_id": REPORTED, "environment": "dev", "depth": "all",
               "candidate": {"table": "candidates/orders__" + REPORTED, "version": 0, "format": "delta", "row_count": 8},
               "schema": {"ok": True, "policy": "strict", "missing": [], "unexpected": [], "type_mismatches": []},

@@ -267,15 +267,15 @@ def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, ob
     plan = compile_plan(ROOT / contract_path)
     candidate = read_candidate(spark, data, format="delta")
     df = candidate.df
-    predicates = [r["predicate"] for r in plan["rules"] if r["scope"] == "row"]
+    predicates = [r["predicate"] for r in plan.document["rules"] if r["scope"] == "row"]
     quiet = logging.getLogger("benchmark.pyspark_contracts")
     quiet.addHandler(logging.NullHandler())
     quiet.propagate = False
     variants = {
-        "floor": lambda: floor(df, plan["key"]),
+        "floor": lambda: floor(df, list(plan.key)),
         "engine": lambda: run_validation(spark, plan, candidate),
         "pyspark_contracts": lambda: contract_cls().validate(df, mode="soft", logger=quiet),
-        "plain": lambda: plain_gate(df, predicates, plan["key"]),
+        "plain": lambda: plain_gate(df, predicates, list(plan.key)),
     }
     report = run_validation(spark, plan, candidate)  # warm-up, and the invalid share
     clock = Clock(spark)
