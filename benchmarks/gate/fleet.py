@@ -129,7 +129,8 @@ def check_runs(runs: list[dict], home: Path) -> list[str]:
 def child(spec_path: Path) -> list[dict]:
     """One worker: parse its contracts' DAGs, wait for the start, gate each once."""
     spec = json.loads(spec_path.read_text())
-    folder, home = Path(spec["folder"]), Path(spec["home"])
+    folder = Path(spec["folder"])
+    os.environ["CONTRACT_GATE_HOME"] = spec["home"]  # the plans' landings resolve there
     os.environ.update(AIRFLOW__CORE__LOAD_EXAMPLES="False", AIRFLOW__LOGGING__LOGGING_LEVEL="WARNING")
     sys.path[:0] = [str(REPO / "scripts"), str(REPO / "tests")]
     from demo import SAMPLES, write_batch  # the quick start's sample batches
@@ -147,7 +148,7 @@ def child(spec_path: Path) -> list[dict]:
     bag = DagBag(str(folder / "dags" / STUB_FOLDER))
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
-    landings = {run["id"]: compile_plan(folder / "contracts" / f"{run['id']}.yaml")["tables"]["landing"]
+    landings = {run["id"]: compile_plan(folder / "contracts" / f"{run['id']}.yaml").require_tables().landing
                 for run in spec["runs"]}
     (folder / "ready").write_text("")
     wait_until(lambda: Path(spec["go"]).exists(), timeout=START_TIMEOUT, interval=0.05, message="the fleet's start")
@@ -155,7 +156,7 @@ def child(spec_path: Path) -> list[dict]:
     for run in spec["runs"]:
         landing = landings[run["id"]]
         started = time.time()
-        write_batch(home / landing["path"], landing["format"], SAMPLES[run["example"]](run["bad"], run["salt"]))
+        write_batch(Path(landing.path), landing.format, SAMPLES[run["example"]](run["bad"], run["salt"]))
         dag_run = bag.dags[run["id"]].test()
         decision = decision_of(dag_run)
         done.append({**run, "started": started, "ended": time.time(), "outcome": decision.get("outcome"),
