@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 write_batch(Path(landing.path), landing.format, sample(batch == "bad", salt + (batch == "bad")))
                 ready()
                 started = time.perf_counter()
-                decision = run_dag(contract, {})
+                [decision] = run_dag(contract, {})  # each example contract gates one object
                 table.append((plan.contract_id, batch, decision, time.perf_counter() - started))
     print_table(table, home)
     return 0 if all(d.get("outcome") in ("published", "split", "quarantined") for _, _, d, _ in table) else 1
