@@ -159,7 +159,7 @@ def widens(old: str, new: str) -> bool:
         return p2 - s2 >= p - s and s2 >= s
     if (old, new) in _TEMPORAL_WIDENING:
         return True
-    old_parts, new_parts = _nested(old), _nested(new)
+    old_parts, new_parts = nested_parts(old), nested_parts(new)
     if old_parts and new_parts and old_parts[0] == new_parts[0]:
         (kind, old_items), (_, new_items) = old_parts, new_parts
         if len(old_items) != len(new_items):
@@ -171,7 +171,7 @@ def widens(old: str, new: str) -> bool:
     return False
 
 
-def _nested(type_string: str) -> tuple[str, list[str]] | None:
+def nested_parts(type_string: str) -> tuple[str, list[str]] | None:
     """(``array``/``map``/``struct``, its element types or ``name:type`` fields), or None."""
     kind, bracket, inner = type_string.partition("<")
     if not bracket or kind not in ("array", "map", "struct") or not inner.endswith(">"):

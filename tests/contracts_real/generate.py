@@ -20,6 +20,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from contract_plan.spark_types import nested_parts
+
 _ATOMIC = {"string": pa.string(), "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(),
            "int": pa.int32(), "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
            "date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us"),
@@ -101,19 +103,10 @@ def _value(spark_type: str, name: str, i: int, rng: random.Random):
 
 def _nested(spark_type: str) -> tuple[str, list[str]]:
     """(``array``/``map``/``struct``, its element types or ``name:type`` fields, split at depth 0)."""
-    kind, _, inner = spark_type.partition("<")
-    if kind not in ("array", "map", "struct") or not inner.endswith(">"):
+    parts = nested_parts(spark_type)
+    if parts is None:
         raise ValueError(f"no generator for Spark type {spark_type!r}")
-    items, depth, start = [], 0, 0
-    for i, char in enumerate(inner[:-1]):
-        if char in "<(":
-            depth += 1
-        elif char in ">)":
-            depth -= 1
-        elif char == "," and depth == 0:
-            items.append(inner[start:i])
-            start = i + 1
-    return kind, [*items, inner[start:-1]]
+    return parts
 
 
 def _json_value(value):
