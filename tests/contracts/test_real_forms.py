@@ -237,3 +237,12 @@ def test_a_templated_name_with_a_real_part_or_another_table_stays_refused(query)
         [(_, message)] = issues_of(contract(column("id", "string", "string"),
                                             f"- type: sql\n  query: \"{query}\"\n  mustBe: 0\n", extra=gate))
         assert "is not allowed" in message
+
+
+def test_a_string_bound_is_one_quoted_literal_whatever_it_holds():
+    """A time of day is text, so its range compares as text; a hostile bound stays a literal."""
+    hostile = "00:00' OR 1=1 OR 'a"
+    plan = compile_text(contract(column("at", "time", "time",
+                                        logicalTypeOptions=f'{{minimum: "{hostile}", maximum: "23:59:59"}}')))
+    assert rule(plan, "at.minimum")["predicate"] == "(`at` IS NULL OR `at` >= '00:00\\' OR 1=1 OR \\'a')"
+    assert rule(plan, "at.maximum")["predicate"] == "(`at` IS NULL OR `at` <= '23:59:59')"
