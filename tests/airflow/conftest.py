@@ -55,12 +55,13 @@ def s3_server():
 
 
 @pytest.fixture
-def cli_env(gate, monkeypatch):
-    """The CLI points Airflow at a DAG folder of its own (process environment): undo that after."""
-    for name in ("AIRFLOW__CORE__DAGS_FOLDER", "CONTRACT_GATE_CONTRACTS_DIR", "CONTRACT_GATE_HOME",
-                 "AIRFLOW__LOGGING__LOGGING_LEVEL"):
-        monkeypatch.setenv(name, os.environ.get(name, ""))  # remembers the value, or its absence
-        if not os.environ[name]:
-            monkeypatch.delenv(name)
-    with gate_home():
-        yield gate
+def cli_env(gate):
+    """The CLI points Airflow and the gate at folders of its own through the process environment
+    (``run_cmd.prepare_environment``): every variable is put back after the test."""
+    saved = dict(os.environ)
+    try:
+        with gate_home():
+            yield gate
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -205,7 +205,7 @@ def test_an_on_landing_contract_makes_a_gate_dag_scheduled_on_its_watched_landin
 
     assert isinstance(world.dag.timetable, AssetTriggeredTimetable)
     asset = world.dag.timetable.asset_condition
-    assert asset.name == f"contract_gate.{GATE}.landing"
+    assert asset.name == f"contract_gate.{GATE}@local.landing"
     (watcher,) = asset.watchers
     assert isinstance(watcher.trigger, LandingTrigger) and watcher.trigger.repeat
     _, classpath, kwargs = world.stored_trigger

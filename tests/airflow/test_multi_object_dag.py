@@ -15,7 +15,7 @@ import yaml
 
 from _airflow_gate import REPO
 
-FULL_EXAMPLE = REPO / "benchmarks" / "odcs_public" / "contracts" / "odcs-standard" / "all__full-example.odcs.yaml"
+FULL_EXAMPLE = REPO / "tests" / "airflow" / "odcs_full_example.odcs.yaml"  # the published file, vendored
 sys.path.insert(0, str(REPO / "tests" / "contracts_real"))
 ROWS = {"tbl": 4, "receivers": 3}
 

@@ -43,7 +43,7 @@ def smtp_notifier(conn_id: str) -> dict:
                           "html_content": "<pre>{{ contract_gate.message | e }}</pre>"}}
 
 
-def alerting_contract(contract_id: str, conn_id: str, **alerts) -> dict:
+def alerting_contract(contract_id: str, conn_id: str, **alerts) -> Plan:
     """The example contract under ``contract_id`` with a rejection alert by e-mail, in a folder of
     its own (it gates the same object as the other); returns its plan."""
     path = write_contract(CONTRACTS / contract_id, contract_id)
@@ -51,7 +51,8 @@ def alerting_contract(contract_id: str, conn_id: str, **alerts) -> dict:
     gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
     gate["alerts"] = {"onRejection": [smtp_notifier(conn_id)], **alerts}
     path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return compile_plan(path)
+    with gate_home():  # its tables resolve against the gate's home, as the DAG's do
+        return compile_plan(path)
 
 
 def regional_plan(**alerts) -> Plan:
@@ -167,7 +168,7 @@ def bad_batch(contract_id: str, region: str) -> None:
     land_csv(contract_id, rows)
 
 
-def recorded(plan: dict, run) -> dict:
+def recorded(plan: Plan, run) -> dict:
     with gate_home():
         return final_decision(plan, run.xcoms["submission"]["submission_id"])
 

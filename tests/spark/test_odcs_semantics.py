@@ -20,6 +20,7 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
 from spark_jobs.validation.engine import run_validation
 from contract_plan.document import read_document
+from contract_plan.model import load_plan
 
 HEADER = """\
 apiVersion: v3.1.0
@@ -304,7 +305,7 @@ def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_
     assert failed(report) == {"currency.invalidValues": 2, "note.missingValues": 1}
     assert entry(report, "note.missingValues")["passed"] is True  # 20 % < 50 %: the batch passes it
     assert report["rows"] == {"valid": 3, "invalid": 2}
-    decision, reason = decide(plan, summarize(report, report_path, staged["candidate"]))
+    decision, reason = decide(load_plan(plan), summarize(report, report_path, staged["candidate"]))
     assert decision == SPLIT, reason  # before issue 15: quarantined, "failed rules judge the whole batch"
 
     assert main(["split", *common, "--candidate", json.dumps(staged["candidate"]), "--version",
