@@ -12,7 +12,8 @@ breaking a rule, it times in one Spark session, interleaved run by run:
   (d) plain     the usual hand-written gate: one filter().count() per rule + a group-by
 
 Data is generated once into benchmarks/out/ (git-ignored) as Delta tables and read at a
-pinned version. Medians and ratios go to benchmarks/RESULTS.md, section "Validation engine".
+pinned version. Medians and ratios replace the current table of benchmarks/RESULTS.md, section
+"Validation engine" (``--no-write`` only prints them).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import time
 from datetime import date
@@ -40,6 +42,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "out" / "validation"
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 SECTION = "## Validation engine"
+RUN_BEGIN = "<!-- current run: written by benchmarks/validation/run.py -->"
+RUN_END = "<!-- end of current run -->"
 SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.driver.memory": "8g",
@@ -295,20 +299,13 @@ def bench(spark: SparkSession, shape: str, rows: int, runs: int) -> dict[str, ob
     }
 
 
-def markdown(results: list[dict[str, object]], command: str, runs: int, load: str) -> str:
+def markdown(results: list[dict[str, object]], load: str) -> str:
+    """This run's table, headed by when and where it ran (the section's prose says how)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=False).stdout.strip() or "unknown"
     lines = [
-        SECTION,
-        "",
-        f"Command: `{command}` — {runs} timed runs per variant, interleaved, after one warm-up",
-        "validation; medians. One local Spark session (local[2], AQE on, driver memory 8g) on",
-        f"the 2-core machine; candidates are Delta tables read at a pinned version. {load}",
-        "",
-        "(a) floor = one aggregate scan reading every column + one group-by on the key;",
-        "(b) this engine on the full compiled contract; (c) pyspark-contracts 0.11.1 with the",
-        "same rules (`mode=\"soft\"`); (d) plain PySpark, one `filter().count()` per rule plus",
-        "a group-by. CPU = seconds of CPU used by the Spark JVM and the Python driver; task CPU =",
-        "the CPU Spark reports for the tasks of the stages each variant ran (its plans' work,",
-        "without JIT compilation, garbage collection and the driver's planning).",
+        RUN_BEGIN,
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit}. {load}",
         "",
         "| shape | rows | invalid rows | row rules | measure | (a) floor | (b) engine | (c) pyspark-contracts | (d) plain | (b)/(a) | (c)/(b) | (d)/(b) |",
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -322,23 +319,28 @@ def markdown(results: list[dict[str, object]], command: str, runs: int, load: st
                 f"{m['engine'] / m['floor']:.2f} | {m['pyspark_contracts'] / m['engine']:.2f} | "
                 f"{m['plain'] / m['engine']:.2f} |"
             )
+    lines.append(RUN_END)
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Add this run's table at the end of this section of RESULTS.md, under a heading of its
-    own: the section is the record of the runs and of what was tried, oldest first. Other
-    benchmarks own the other sections."""
-    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+def write_table(text: str) -> None:
+    """Replace the current run's table in the "Validation engine" section of RESULTS.md (between
+    its markers, else at the section's end): RESULTS.md holds current figures; older runs live in
+    benchmarks/history/."""
+    existing = RESULTS.read_text(encoding="utf-8")
+    if RUN_BEGIN in existing and RUN_END in existing:
+        head, rest = existing.split(RUN_BEGIN, 1)
+        tail = rest.split(RUN_END, 1)[1]
+        RESULTS.write_text(head + text.rstrip("\n") + tail, encoding="utf-8")
+        return
     lines = existing.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
     if start is None:
-        RESULTS.write_text(existing.rstrip("\n") + "\n\n" + text, encoding="utf-8")
+        RESULTS.write_text(existing.rstrip("\n") + "\n\n" + SECTION + "\n\n" + text, encoding="utf-8")
         return
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    run = text.replace(SECTION, f"**A run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.**", 1)
     head, tail = "".join(lines[:end]).rstrip("\n"), "".join(lines[end:])
-    RESULTS.write_text(head + "\n\n" + run + ("\n" + tail if tail else ""), encoding="utf-8")
+    RESULTS.write_text(head + "\n\n" + text + ("\n" + tail if tail else ""), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=list(SHAPES))
     parser.add_argument("--wide-rows", type=int, nargs="+", default=[10_000_000],
                         help="the sizes of --rows at which the 50-column shape runs")
-    parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave RESULTS.md as it is")
     args = parser.parse_args(argv)
     spark = get_session("contract-gate-benchmark", SESSION_CONF)
     results = []
@@ -358,12 +360,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             results.append(bench(spark, shape, rows, args.runs))
             print(results[-1], flush=True)
-    command = ".venv/bin/python benchmarks/validation/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     load = "Load average at the end: {:.1f} / {:.1f} / {:.1f} (1/5/15 min).".format(*os.getloadavg())
-    text = markdown(results, command.strip(), args.runs, load)
+    text = markdown(results, load)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_table(text)
     return 0
 
 
