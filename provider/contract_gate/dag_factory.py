@@ -199,6 +199,10 @@ def contract_dag(contract: str | Path, env: str | None = None):
         "rerun_of": Param(None, type=["null", "string"], description="The submission this run re-runs."),
         "correction": Param(False, type="boolean", description="Re-run a published submission, replacing its keys."),
     }
+    if len(plans) > 1:  # the overrides above name one object's batch: which one must be said
+        params["object"] = Param(None, type=["null", "string"], enum=[None, *(p.object for p in plans)],
+                                 description="The object the overrides above apply to (required with any "
+                                             "of them); the other objects gate their landings as usual.")
     deadline = decision_deadline(plan)
     with DAG(
         dag_id=plan.names.dag_id,
@@ -226,6 +230,7 @@ def contract_dag(contract: str | Path, env: str | None = None):
                 landing_format="{{ params.landing_format or '' }}",
                 rerun_of="{{ params.rerun_of or '' }}",
                 correction="{{ params.correction }}",
+                overrides_for="{{ params.object or '' }}" if len(plans) > 1 else None,
             )
     return dag
 

@@ -61,6 +61,7 @@ def contract_gate_task_group(
     landing_format: str | None = None,
     rerun_of: str | None = None,
     correction: bool | str = False,
+    overrides_for: str | None = None,
     execution_mode: str | None = None,
     conn_id: str | None = None,
     spark_conf: dict[str, str] | None = None,
@@ -73,7 +74,7 @@ def contract_gate_task_group(
 
     :param contract: the contract file. A relative path resolves against ``CONTRACT_GATE_HOME``
         (else the working directory), at parse time and at run time alike.
-    :param submission_id, landing, landing_format, rerun_of, correction: see
+    :param submission_id, landing, landing_format, rerun_of, correction, overrides_for: see
         :class:`~contract_gate.operators.submission.GateSubmissionOperator` (all templated).
     :param execution_mode, conn_id, spark_conf, runner_options: see
         :class:`~contract_gate.operators.base.SparkGateOperator`.
@@ -94,7 +95,7 @@ def contract_gate_task_group(
     with TaskGroup(group_id=group_id, prefix_group_id=prefix_group_id) as group:
         submission = GateSubmissionOperator(
             task_id="submission", submission_id=submission_id, landing=landing, landing_format=landing_format,
-            rerun_of=rerun_of, correction=correction, **common,
+            rerun_of=rerun_of, correction=correction, overrides_for=overrides_for, **common,
         )
         validate = GateValidateOperator(task_id="stage_validate", stage=True, submission=submission.output,
                                         **spark, **common)

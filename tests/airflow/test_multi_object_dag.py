@@ -141,3 +141,64 @@ def test_two_contracts_deriving_one_dag_id_are_refused_and_a_third_still_loads(t
     assert sorted(errors) == ["derived.py", "spaced.py"]
     assert str(contracts / "derived.yaml") in errors["spaced.py"]
     assert str(contracts / "spaced.yaml") in errors["derived.py"]
+
+
+TWO_OBJECTS = """\
+apiVersion: v3.0.2
+kind: DataContract
+id: two_objects
+version: 1.0.0
+status: active
+servers:
+  - server: local
+    type: local
+    path: lakehouse
+    format: delta
+schema:
+  - name: first
+    properties: [{name: amount, logicalType: integer, physicalType: bigint}]
+  - name: second
+    properties: [{name: amount, logicalType: integer, physicalType: bigint}]
+customProperties:
+  - property: contractGate
+    value:
+      landing: {path: "landing/{object}", format: json}
+"""
+NOT_SUBMISSION = r".*\.(stage_validate|branch|publish|quarantine|split|record_decision)$"
+
+
+@pytest.fixture
+def two_objects(gate):
+    from contract_gate.dag_factory import sync_dag_files
+
+    contract = gate.contracts / "two_objects.yaml"
+    contract.write_text(TWO_OBJECTS, encoding="utf-8")
+    for name in ("first", "second"):
+        gate.land(name, [{"amount": 1}], "json")
+    try:
+        sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+        gate.reset_bag()
+        yield gate
+    finally:
+        contract.unlink()
+        sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+        gate.reset_bag()
+
+
+def test_a_run_override_on_a_contract_of_several_objects_must_name_its_object(two_objects):
+    """A run's override (``submission_id``, ``rerun_of``...) names one object's batch: without the
+    ``object`` param no group takes it; with it, only that object's group does, the other gates
+    its landing as usual."""
+    dag = two_objects.bag().dags["two_objects"]
+    assert dag.params.get_param("object").schema["enum"] == [None, "first", "second"]
+
+    unnamed = two_objects.run("two_objects", mark_success=NOT_SUBMISSION, submission_id="sub-1")
+    assert unnamed.states["first.submission"] == unnamed.states["second.submission"] == "failed"
+    assert "first.submission" not in unnamed.xcoms and "second.submission" not in unnamed.xcoms
+
+    named = two_objects.run("two_objects", mark_success=NOT_SUBMISSION, rerun_of="sub-1", object="first")
+    # the named object takes the override (and refuses it: sub-1 has no decision); the other ignores it
+    assert named.states["first.submission"] == "failed" and "first.submission" not in named.xcoms
+    assert named.states["second.submission"] == "success"
+    assert named.xcoms["second.submission"]["rerun_of"] is None
+    assert named.xcoms["second.submission"]["landing"]["path"].endswith("landing/second")

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
-from contract_gate.submission import check_submission_id, derive_submission_id
+from contract_gate.submission import check_submission_id, derive_submission_id, object_of
 from contract_plan.model import Plan
 
 if TYPE_CHECKING:
@@ -35,9 +35,13 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         one is only re-run as a correction. (templated)
     :param correction: publish with key replacement (``replace_keys``) instead of the
         contract's mode; required to re-run a submission that was published. (templated)
+    :param overrides_for: in a DAG gating several objects, the object that ``submission_id``,
+        ``landing``, ``landing_format``, ``rerun_of`` and ``correction`` are meant for; the other
+        objects ignore them. Giving any of them without naming the object is refused. (templated)
     """
 
-    template_fields = (*ContractGateBaseOperator.template_fields, "landing", "landing_format", "rerun_of", "correction")
+    template_fields = (*ContractGateBaseOperator.template_fields, "landing", "landing_format", "rerun_of", "correction",
+                      "overrides_for")
 
     def __init__(
         self,
@@ -46,6 +50,7 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         landing_format: str | None = None,
         rerun_of: str | None = None,
         correction: bool | str = False,
+        overrides_for: str | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -53,11 +58,13 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         self.landing_format = landing_format
         self.rerun_of = rerun_of
         self.correction = correction
+        self.overrides_for = overrides_for
 
     def execute(self, context: Context) -> dict[str, Any]:
         from contract_gate import decisions
 
         received_at = datetime.now(timezone.utc)
+        self.apply_overrides_to_this_object()
         plan = self.load_plan()
         for recovered in decisions.recover_missing_decisions(plan):
             self.log.warning("recovered the missing decision of submission %s: %s (from the tables' commit history)",
@@ -76,7 +83,8 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         if self.submission_id:
             submission_id = check_submission_id(str(self.submission_id))
         else:
-            submission_id = derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id)
+            submission_id = derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id,
+                                                 object_of(plan.object, plan.names.sole))
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             self.log.info("submission %s was already gated: %s; nothing to do", submission_id, prior.get("outcome"))
@@ -92,6 +100,29 @@ class GateSubmissionOperator(ContractGateBaseOperator):
             "prior_decision": _brief(prior),
             "received_at": received_at.isoformat(),  # the receipt of the receipt-to-publication metric
         }
+
+
+    def apply_overrides_to_this_object(self) -> None:
+        """In a gate of several objects, keep the run's overrides only in the named object's group."""
+        if self.overrides_for is None or not self.object_name:
+            return
+        given = [name for name in OVERRIDES if _given(getattr(self, name))]
+        if given and not self.overrides_for:
+            raise ValueError(f"{', '.join(given)} given for a contract that gates several objects: name the "
+                             "object they are meant for in the run's `object` param")
+        if given and self.overrides_for != self.object_name:
+            self.log.info("the run's %s are for object %s; object %s gates its landing as usual",
+                          ", ".join(given), self.overrides_for, self.object_name)
+            self.submission_id = self.landing = self.landing_format = self.rerun_of = None
+            self.correction = False
+
+
+OVERRIDES = ("submission_id", "landing", "landing_format", "rerun_of", "correction")
+
+
+def _given(value: object) -> bool:
+    """Whether a templated override was given: it renders to '' (or False) when it was not."""
+    return value is not None and str(value).strip().lower() not in ("", "false", "none")
 
 
 def rerun_refusal(plan: Plan, rerun_of: str, correction: bool) -> str | None:
