@@ -107,18 +107,19 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
 
     :raises LandingRefused: the landing is a catalog table that is not Delta, holds a link or
         special file, or is a Delta table that cannot be read."""
-    from contract_gate.submission import delta_digest, derive_submission_id, submission_id_of
+    from contract_gate.submission import delta_digest, derive_submission_id, object_of, submission_id_of
 
     landing = Address.from_document(watch.landing)
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
+    object_name = object_of(watch.object_name, watch.sole_object)
     if not landing.is_path and landing.format == "delta":
         from contract_gate.landing_tables import catalog_version
 
         version = catalog_version(landing, connection_id=watch.connection_id)
         if version is None:
             return None
-        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version)), landing.location,
+        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version), object_name=object_name), landing.location,
                      "delta", delta_version=version, object=watch.object_name)
     if not landing.is_path or "://" in landing.location:
         raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location!r} "
@@ -134,7 +135,7 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
             raise LandingRefused(f"contract {watch.contract_id}: Delta landing {exc}") from exc
         if version is None:
             return None
-        submission_id = derive_submission_id(watch.contract_id, landing)
+        submission_id = derive_submission_id(watch.contract_id, landing, object_name=object_name)
         return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version,
                      object=watch.object_name)
     entries = listing(folder, watch.contract_id)
@@ -148,7 +149,7 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
         newest = max(entry.mtime for entry in entries)
         if (time.time() if now is None else now) - newest < watch.settle_seconds:
             return None
-    submission_id = derive_submission_id(watch.contract_id, landing)
+    submission_id = derive_submission_id(watch.contract_id, landing, object_name=object_name)
     return Batch(watch.contract_id, submission_id, str(folder), "files", files=len(data), object=watch.object_name)
 
 
@@ -163,7 +164,7 @@ async def alanded_batch(watch: Watch, now: float | None = None) -> Batch | None:
 
 def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], now: float | None) -> Batch | None:
     """The batch that one listing of an object-storage landing shows as landed and settled, or None."""
-    from contract_gate.submission import submission_id_of
+    from contract_gate.submission import object_of, submission_id_of
 
     data = [stored for stored in objects if not stored.skipped]
     if not data:
@@ -178,7 +179,8 @@ def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], 
                                  "modification time; set schedule.onLanding.marker")
         if (time.time() if now is None else now) - max(times) < watch.settle_seconds:
             return None
-    submission_id = submission_id_of(watch.contract_id, objects_digest(objects))
+    submission_id = submission_id_of(watch.contract_id, objects_digest(objects),
+                                     object_name=object_of(watch.object_name, watch.sole_object))
     return Batch(watch.contract_id, submission_id, landing.location, "objects", files=len(data),
                  object=watch.object_name)
 

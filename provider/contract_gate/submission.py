@@ -106,18 +106,31 @@ def delta_version(table: Path) -> int:
 
 
 def derive_submission_id(contract_id: str, landing: Address | dict, rerun_of: str | None = None,
-                         connection_id: str | None = None) -> str:
+                         connection_id: str | None = None, object_name: str | None = None) -> str:
     """The id of the batch now at ``landing``; a re-run of ``rerun_of`` gets its own id, also deterministic.
 
     A re-run folds the original id in, so re-running unchanged data (after a contract fix, say)
     is a new submission, and triggering the same re-run twice is still one submission.
+    ``object_name``: see :func:`submission_id_of`.
     """
-    return submission_id_of(contract_id, batch_digest(landing, connection_id), rerun_of)
+    return submission_id_of(contract_id, batch_digest(landing, connection_id), rerun_of, object_name)
 
 
-def submission_id_of(contract_id: str, digest: str, rerun_of: str | None = None) -> str:
-    """The submission id of a batch whose :func:`batch_digest` is ``digest``."""
+def submission_id_of(contract_id: str, digest: str, rerun_of: str | None = None,
+                     object_name: str | None = None) -> str:
+    """The submission id of a batch whose :func:`batch_digest` is ``digest``.
+
+    ``object_name``: the schema object, given when the contract has several. Their landings can
+    hold the same digest (two Delta landings at one version, equal files), and each object's
+    batch is a submission of its own; a one-object contract passes None and keeps its ids."""
     seed = f"{contract_id}\0{digest}"
+    if object_name is not None:
+        seed += f"\0object:{object_name}"
     if rerun_of:
         seed += f"\0rerun_of:{rerun_of}"
     return hashlib.sha256(seed.encode()).hexdigest()[:ID_LENGTH]
+
+
+def object_of(object_name: str | None, sole: bool) -> str | None:
+    """What a submission id folds in of its object: nothing for a contract's only object."""
+    return None if sole else object_name
