@@ -202,3 +202,18 @@ def test_a_run_override_on_a_contract_of_several_objects_must_name_its_object(tw
     assert named.states["second.submission"] == "success"
     assert named.xcoms["second.submission"]["rerun_of"] is None
     assert named.xcoms["second.submission"]["landing"]["path"].endswith("landing/second")
+
+
+@pytest.mark.slow  # one gate's Spark jobs
+def test_the_cli_gates_one_named_object_with_its_overrides(two_objects, cli_env, capsys):
+    from contract_gate.cli.main import main
+
+    contract = str(two_objects.contracts / "two_objects.yaml")
+    assert main(["run", contract, "--submission-id", "s-2", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"].endswith("the contract gates 'first', 'second': give --object")
+
+    assert main(["run", contract, "--object", "second", "--submission-id", "s-2", "--json"]) == 0
+    [decision] = json.loads(capsys.readouterr().out)["decisions"]
+    assert (decision["object"], decision["submission_id"], decision["outcome"]) == ("second", "s-2", "published")
+    assert two_objects.version("lakehouse/second") is not None
+    assert two_objects.version("lakehouse/first") is None  # the other object was not gated

@@ -131,7 +131,12 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     plans = [plan for name, plan in gated.items() if object_name in (None, name)]
     dag = bag.dags[plans[0].names.dag_id]
     several = len(gated) > 1  # then each object's tasks are in its task group
+    if several and object_name is None and conf:
+        raise ValueError(f"the run's {', '.join(sorted(conf))} are for one object's batch, and the contract gates "
+                         f"{', '.join(map(repr, gated))}: give --object")
     others = f"(?!{re.escape(plans[0].names.group)}\\.).*" if several and object_name else None
+    if several and object_name:
+        conf = {**conf, "object": object_name}  # the DAG's overrides are for this object
     run = dag.test(run_conf=conf, mark_success_pattern=others)
     return [decision_of(run, f"{plan.names.group}.record_decision" if several else "record_decision")
             for plan in plans]
