@@ -6,9 +6,10 @@ commit history, statistics at a version), submission identity (a Delta landing's
 table it keeps open for writing (``contract_gate.decisions.delta_path``), with the same library.
 The Delta protocol itself (checkpoints, log replay, column mapping, deletion vectors, reader
 features) is ``deltalake``'s (delta-rs) job; this module only says which of its answers the
-callers need and what a missing statistic means. Unity Catalog tables are not read here: they go
-through the Databricks SQL hook
-(``contract_gate.freshness.databricks_sql``, ``contract_gate.decisions.unity_catalog``).
+callers need and what a missing statistic means. Unity Catalog tables go through the Databricks
+SQL hook (``contract_gate.freshness.databricks_sql``, ``contract_gate.decisions.unity_catalog``);
+only a catalog landing's version is read here, at the location the catalog gives
+(``contract_gate.landing_tables``).
 
 One question ``deltalake`` does not answer: which files given commits wrote (a snapshot lists the
 live files, not the commit that added each). The decision store needs it to make what a record

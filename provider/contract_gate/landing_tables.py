@@ -1,10 +1,18 @@
 """The version of a landing given as a catalog table (Unity Catalog, a Hive metastore), without Spark.
 
-A catalog table has no folder here to read, so its newest Delta version is asked of the
-Databricks SQL warehouse through the providers' ``DatabricksSqlHook`` (``DESCRIBE HISTORY``, the
+A catalog table whose storage location the catalog gives is read through its own Delta log with
+``deltalake``, like a path landing: Unity Catalog's tables API (``GET
+/api/2.1/unity-catalog/tables/<name>``, through the Databricks provider's ``DatabricksHook``)
+names the location, and its temporary table credentials (``POST
+/api/2.1/unity-catalog/temporary-table-credentials``, ``READ``) are the short-lived storage
+access delta-rs needs, held in memory for that one read. No SQL warehouse starts for it.
+
+A table without a location the catalog gives (a view, a table of ``hive_metastore``, a name without
+its catalog), or in storage whose credentials delta-rs cannot take (GCS's OAuth token, R2), is
+asked of the Databricks SQL warehouse through ``DatabricksSqlHook`` (``DESCRIBE HISTORY``, the
 newest commit only). The connection is the landing's ``connection``, else the gate's execution
 connection, else ``databricks_default``. A landing given by path (also a table name that the
-server maps to a path) is read through its Delta log with ``deltalake``
+server maps to a path) is read through its Delta log directly
 (:func:`contract_gate.submission.delta_version`).
 
 The batch is that version: the submission id derives from it, and a new version is a new batch.
@@ -12,23 +20,51 @@ The batch is that version: the submission id derives from it, and a new version 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from contract_plan.addresses import Address
 
-_MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE")
+_MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE", "TABLE_DOES_NOT_EXIST")
+TABLES_API = "2.1/unity-catalog/tables"  # the hook puts "api/" before it
+CREDENTIALS_API = "2.1/unity-catalog/temporary-table-credentials"
 
 
-def catalog_version(landing: Address | dict, runner: Any = None, connection_id: str | None = None) -> int | None:
+class TableNotFound(LookupError):
+    """The catalog has no such table: nothing has landed."""
+
+
+@dataclass(frozen=True)
+class TableStorage:
+    """Where a catalog table's Delta log is, and the short-lived access delta-rs reads it with."""
+
+    location: str
+    storage_options: dict[str, str] | None = field(default=None, repr=False)  # never printed
+
+
+def catalog_version(landing: Address | dict, runner: Any = None, connection_id: str | None = None,
+                    hook: Any = None) -> int | None:
     """The newest Delta version of the catalog table ``landing``, or None when it does not exist.
 
-    :param runner: what runs the SQL (``query(sql) -> rows``); by default a
-        :class:`~contract_gate.decisions.unity_catalog.SqlRunner` on the Databricks connection."""
+    :param runner: what runs the SQL (``query(sql) -> rows``); given, the warehouse is asked
+        directly. By default a :class:`~contract_gate.decisions.unity_catalog.SqlRunner` on the
+        Databricks connection, for a table without a location the catalog gives.
+    :param hook: the ``DatabricksHook`` of the catalog's API; by default one on that connection."""
+    from contract_gate.delta_tables import newest_version
+
     landing = Address.of(landing)
+    conn_id = landing.connection or connection_id or "databricks_default"
     if runner is None:
+        try:
+            storage = table_storage(landing, hook or _databricks_hook(conn_id))
+        except TableNotFound:
+            return None
+        if storage is not None:
+            return newest_version(storage.location, storage.storage_options)
         from contract_gate.decisions.unity_catalog import SqlRunner  # the Databricks provider, at run time only
 
-        runner = SqlRunner(databricks_conn_id=landing.connection or connection_id or "databricks_default")
+        runner = SqlRunner(databricks_conn_id=conn_id)
     try:
         rows = runner.query(f"DESCRIBE HISTORY {landing.sql_name} LIMIT 1")
     except Exception as exc:  # the engines name a missing table by error class, whatever the exception type
@@ -36,3 +72,48 @@ def catalog_version(landing: Address | dict, runner: Any = None, connection_id: 
             return None
         raise
     return int(rows[0]["version"]) if rows else None
+
+
+def table_storage(landing: Address, hook: Any) -> TableStorage | None:
+    """The storage of the Unity Catalog table ``landing`` as delta-rs reads it; None when the
+    warehouse must be asked instead (see the module doc).
+
+    :raises TableNotFound: the catalog has no such table."""
+    name = landing.name or ""
+    parts = name.split(".")
+    if len(parts) != 3 or parts[0].lower() == "hive_metastore":
+        return None
+    try:
+        table = hook._do_api_call(("GET", f"{TABLES_API}/{quote(name, safe='')}"), {})
+    except Exception as exc:  # the hook wraps an HTTP error in AirflowException, with the API's error code
+        if "TABLE_DOES_NOT_EXIST" in str(exc):
+            raise TableNotFound(name) from exc
+        raise
+    location = table.get("storage_location")
+    if not location or str(table.get("data_source_format", "DELTA")).upper() != "DELTA":
+        return None
+    if urlsplit(location).scheme in ("", "file"):  # a local metastore's table: no credentials to ask for
+        return TableStorage(location)
+    granted = hook._do_api_call(("POST", CREDENTIALS_API), {"table_id": table["table_id"], "operation": "READ"})
+    options = delta_rs_options(granted)
+    return TableStorage(location, options) if options is not None else None
+
+
+def delta_rs_options(granted: dict[str, Any]) -> dict[str, str] | None:
+    """delta-rs ``storage_options`` of Unity Catalog's temporary credentials; None for a kind
+    delta-rs takes no short-lived token of."""
+    if aws := granted.get("aws_temp_credentials"):
+        options = {"AWS_ACCESS_KEY_ID": aws.get("access_key_id"), "AWS_SECRET_ACCESS_KEY": aws.get("secret_access_key"),
+                   "AWS_SESSION_TOKEN": aws.get("session_token")}
+        return {key: value for key, value in options.items() if value}
+    if sas := granted.get("azure_user_delegation_sas"):
+        return {"AZURE_STORAGE_SAS_TOKEN": sas["sas_token"]}
+    if aad := granted.get("azure_aad"):
+        return {"AZURE_STORAGE_TOKEN": aad["aad_token"]}
+    return None
+
+
+def _databricks_hook(conn_id: str) -> Any:
+    from airflow.providers.databricks.hooks.databricks import DatabricksHook  # the provider, at run time only
+
+    return DatabricksHook(databricks_conn_id=conn_id)
