@@ -10,7 +10,8 @@ import pytest
 from _spark_plans import cases_df, cases_plan, failed, good_row, rule, rule_entry, with_rules
 
 from spark_jobs.validation import flag_words, key_hash
-from spark_jobs.validation.engine import HUGE_METHOD_LIMIT, run_validation
+from spark_jobs.validation.engine import run_validation
+from spark_jobs.validation.pass_settings import HUGE_METHOD_LIMIT
 
 RULES = 150  # three 63-bit words
 

@@ -17,8 +17,9 @@ import pytest
 from _spark_plans import cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
 from contract_plan.model import load_plan
-from spark_jobs.validation import engine, key_hash
+from spark_jobs.validation import key_hash, key_passes
 from spark_jobs.validation.engine import run_validation
+from spark_jobs.validation.pass_settings import pass_settings
 from spark_jobs.validation.rule_columns import triage
 from spark_jobs.validation.schema_compare import check_schema
 
@@ -204,12 +205,12 @@ def test_the_hashed_key_is_grouped_by_one_sort_aggregate(spark):
     plan = load_plan(unique_plan(["region_code", "report_date"]))
     rules = triage(plan, df, check_schema(plan, df.schema), "all", submission=False)
     key_rules = rules.by_scope("group")
-    with engine._pass_settings(spark):
-        summary = engine._key_groups(df, None, key_rules, fold=False, hashed=True)
+    with pass_settings(spark):
+        summary = key_passes.key_groups(df, None, key_rules, fold=False, hashed=True)
         totals = summary.collect()
         executed = summary._jdf.queryExecution().executedPlan().toString()
     assert "isFinalPlan=true" in executed
-    key_groupings = [line for line in executed.splitlines() if f"keys=[{engine.HASH}" in line or f"key=[{engine.HASH}" in line]
+    key_groupings = [line for line in executed.splitlines() if f"keys=[{key_passes.HASH}" in line or f"key=[{key_passes.HASH}" in line]
     assert key_groupings and all("SortAggregate" in line for line in key_groupings), executed
     assert sum(row["rows"] for row in totals) == 31
     assert sum(row["failed0"] for row in totals) == 2 and sum(row["groups0"] for row in totals) == 1
