@@ -14,9 +14,13 @@ and only the rest (a retyped column, a new required one) is refused. The publish
 prints them, and the ``evolution: manual`` gate setting refuses with them.
 
 Kill-safe: Delta commits each statement on its own, so the first one records the migration's
-intent in a table property (the constraints it adds); a run after a kill reads the intent and
-goes on where it stopped, checking the table's state before each statement
+intent in a table property (the constraints it adds, its statements); a run after a kill reads
+the intent and goes on where it stopped, checking the table's state before each statement
 (:meth:`Step.done`). The last ones set the table's schema version and forget the intent.
+
+Durable: the intent's two commits, set and forgotten, stay in the table's history, so a
+migration whose run died before recording it is found there (:func:`finished_migrations`) and
+recorded by the next run's recovery, under the same :func:`migration_id`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from contract_plan.addresses import Address
 from contract_plan.model import Plan, load_plan
@@ -182,7 +188,8 @@ def plan_migration(plan: Plan | dict, fields: Fields, properties: dict[str, str]
     if breaking or not (structural or intent):  # an intent with nothing left: killed before it finished
         return Migration(from_version, plan.contract_version, tuple(structural), tuple(breaking), plan.fingerprint)
     begin = json.dumps(intent or {"from": from_version, "to": plan.contract_version, "fingerprint": plan.fingerprint,
-                                  "add": sorted(step.name for step in adds)}, sort_keys=True)
+                                  "add": sorted(step.name for step in adds), "breaking": allowed,
+                                  "statements": [step.statement for step in structural]}, sort_keys=True)
     steps = [Step("begin", INTENT_PROPERTY, begin, _set_property(table, INTENT_PROPERTY, begin)), *structural,
              Step("finish", SCHEMA_VERSION_PROPERTY, plan.contract_version,
                   _set_property(table, SCHEMA_VERSION_PROPERTY, plan.contract_version)),
@@ -246,3 +253,67 @@ def _intent(properties: dict[str, str], plan: Plan) -> dict | None:
     if isinstance(intent, dict) and intent.get("fingerprint") == plan.fingerprint and isinstance(intent.get("add"), list):
         return intent
     return None
+
+
+def migration_id(fingerprint: str, target_version_after: int) -> str:
+    """The decision log's id of a migration: its plan and the table version it left."""
+    return f"migration-{fingerprint[:16]}-{target_version_after}"
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One commit of a table's history as both history readers give it (``DESCRIBE HISTORY``,
+    ``deltalake``): ``parameters`` are the commit's operationParameters, values as text."""
+
+    version: int
+    timestamp: datetime
+    operation: str
+    parameters: dict[str, str]
+
+
+@dataclass(frozen=True)
+class FinishedMigration:
+    """A migration the history shows from its intent's commit to the commit that forgot it."""
+
+    intent: dict
+    version_before: int
+    version_after: int
+    finished_at: datetime
+
+    @property
+    def id(self) -> str:
+        return migration_id(self.intent["fingerprint"], self.version_after)
+
+    def statements(self, table: str) -> list[str]:
+        """Its statements on ``table``, as the run that applied them had them."""
+        return [_set_property(table, INTENT_PROPERTY, json.dumps(self.intent, sort_keys=True)),
+                *self.intent.get("statements", []),
+                _set_property(table, SCHEMA_VERSION_PROPERTY, self.intent["to"]),
+                f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ({string_literal(INTENT_PROPERTY)})"]
+
+
+def finished_migrations(history: list[HistoryEntry]) -> list[FinishedMigration]:
+    """The migrations that ``history`` (any order) shows finished, oldest first: each intent set
+    (``SET TBLPROPERTIES``) and later forgotten (``UNSET TBLPROPERTIES``). A migration that a kill
+    stopped and a later run finished has one of each too: its intent is set once."""
+    finished, intent, begun = [], None, None
+    for entry in sorted(history, key=lambda e: e.version):
+        if entry.operation == "SET TBLPROPERTIES":
+            value = _json(entry.parameters.get("properties"), dict).get(INTENT_PROPERTY)
+            found = _json(value, dict) if value is not None else {}
+            if {"from", "to", "fingerprint"} <= set(found) and found != intent:  # a twin's second set is no begin
+                intent, begun = found, entry.version
+        elif entry.operation == "UNSET TBLPROPERTIES" and intent is not None \
+                and INTENT_PROPERTY in _json(entry.parameters.get("properties"), list):
+            finished.append(FinishedMigration(intent, begun - 1, entry.version, entry.timestamp))
+            intent = None
+    return finished
+
+
+def _json(text: str | None, kind: type) -> Any:
+    """``text`` parsed as JSON of ``kind``, else an empty one (history written by other tools)."""
+    try:
+        value = json.loads(text or "null")
+    except ValueError:
+        return kind()
+    return value if isinstance(value, kind) else kind()

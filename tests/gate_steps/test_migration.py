@@ -7,17 +7,28 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
+from _fault_trials import _wait_group_gone
 from _gate_plans import ROOT, table_rows, version_of
+from waiting import wait_until
+from contract_gate import decisions
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
 from contract_plan.document import read_document
+from contract_gate.operators.record import migration_record
 from contract_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, plan_migration
+from spark_jobs.steps.publish import publish
 from spark_jobs.steps.target import (
     MigrationNeedsReview,
     TargetDriftError,
@@ -159,13 +170,15 @@ def test_plan_migrate_prints_the_statements_for_review(spark, tmp_path, monkeypa
 
     assert codes == [0, 1]
     table = f"delta.`{tmp_path}/lakehouse/orders`"
-    assert out.getvalue().splitlines() == [
-        f"-- target {tmp_path}/lakehouse/orders: contract version 1.0.0 -> 1.1.0, 4 statement(s)",
-        f"ALTER TABLE {table} SET TBLPROPERTIES ('{INTENT_PROPERTY}' = '" + out.getvalue().split("= '")[1].split("'")[0] + "');",
-        f"ALTER TABLE {table} ADD COLUMNS (`coupon` string COMMENT 'Coupon code.');",
-        f"ALTER TABLE {table} SET TBLPROPERTIES ('{SCHEMA_VERSION_PROPERTY}' = '1.1.0');",
-        f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ('{INTENT_PROPERTY}');",
-    ]
+    lines = out.getvalue().splitlines()
+    add = f"ALTER TABLE {table} ADD COLUMNS (`coupon` string COMMENT 'Coupon code.')"
+    assert lines[0] == f"-- target {tmp_path}/lakehouse/orders: contract version 1.0.0 -> 1.1.0, 4 statement(s)"
+    begin = f"ALTER TABLE {table} SET TBLPROPERTIES ('{INTENT_PROPERTY}' = '"
+    assert lines[1].startswith(begin) and lines[1].endswith("');")
+    intent = json.loads(lines[1][len(begin):-len("');")].replace("\\'", "'"))  # the intent names its statements
+    assert (intent["from"], intent["to"], intent["statements"]) == ("1.0.0", "1.1.0", [add])
+    assert lines[2:5] == [f"{add};", f"ALTER TABLE {table} SET TBLPROPERTIES ('{SCHEMA_VERSION_PROPERTY}' = '1.1.0');",
+                          f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ('{INTENT_PROPERTY}');"]
     assert "column 'customer_id' is in the table but not in the plan" in err.getvalue()
     allowed = tmp_path / "v2_allowed.yaml"
     allowed.write_text(orders_text("2.0.0", drop="customer_id", evolution={"breaking": "allow", "consumers": ["bi"]}))
@@ -262,3 +275,75 @@ def test_breaking_allow_needs_the_consumers_it_breaks():
     with pytest.raises(Exception, match="consumers"):
         compile_plan(load_contract_text(orders_text("2.0.0", evolution={"breaking": "newTarget",
                                                                          "consumers": ["x"]}), "orders.yaml"))
+
+
+def _publish_and_record(spark, plan: dict, submission_id: str, candidate: dict, run_id: str) -> None:
+    """What a gate run does from its submission task to its record task: recovery first (no
+    grace period: an earlier run is known dead), then publish, the migration's record if the
+    publish migrated, the final record."""
+    typed = load_plan(plan)
+    decisions.recover_missing_decisions(typed, min_age=timedelta(0))
+    published = publish(spark, plan, submission_id, candidate, 0)
+    context = {"contract_id": typed.contract_id, "object": typed.object, "run_id": run_id}
+    migrated = migration_record({"publish": {"publish": published}}, submission_id)
+    if migrated:
+        decisions.record_decision(typed, {**migrated, **context})
+    decisions.record_decision(typed, {"submission_id": submission_id, "outcome": "published", "contract_version":
+                                      typed.contract_version, "target_version_before": published["target_version_before"],
+                                      "target_version_after": published["target_version_after"], **context})
+
+
+def _v1_1_batch(spark, root: Path) -> dict:
+    address = {"kind": "path", "path": str(root / "candidates" / "batch"), "format": "delta"}
+    spark.createDataFrame([("o-3", "c-3", 30.0, "JPY", "WELCOME")],
+                          "order_id string, customer_id string, order_total double, currency string, coupon string") \
+        .selectExpr("*", "timestamp'2024-03-02 01:00:00' AS order_timestamp") \
+        .write.format("delta").save(address["path"])
+    return address
+
+
+def _migrations(plan: dict) -> list:
+    return [d for d in decisions.store_for(load_plan(plan)).records(contract_id="orders") if d.outcome == "migrated"]
+
+
+@pytest.mark.slow  # a child Spark JVM of its own, killed
+def test_a_migration_whose_run_was_killed_before_its_batch_is_recorded_once_by_the_next_run(spark, tmp_path):
+    clean_root, killed_root = tmp_path / "clean", tmp_path / "killed"
+    deployed_v1(spark, clean_root)
+    clean = orders_plan(clean_root, "1.1.0", coupon=True, yen=True)
+    _publish_and_record(spark, clean, "sub-1", _v1_1_batch(spark, clean_root), "clean")
+
+    deployed_v1(spark, killed_root)
+    killed = orders_plan(killed_root, "1.1.0", coupon=True, yen=True)
+    (killed_root / "plan.json").write_text(json.dumps(killed), encoding="utf-8")
+    flag = killed_root / "migrated"
+    child = subprocess.Popen([sys.executable, str(Path(__file__).parent / "_migrate_once.py"),
+                              "--plan", str(killed_root / "plan.json"), "--flag", str(flag)],
+                             env={**os.environ, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR"},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")
+        assert child.poll() is None, f"the child exited ({child.returncode}) before it migrated"
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: after the ALTERs, before the batch
+        child.wait()
+    _wait_group_gone(child.pid)
+    assert state(spark, killed)[1][SCHEMA_VERSION_PROPERTY] == "1.1.0" and _migrations(killed) == []
+
+    _publish_and_record(spark, killed, "sub-1", _v1_1_batch(spark, killed_root), "re-run")
+    decisions.recover_missing_decisions(load_plan(killed), min_age=timedelta(0))  # and any later run
+
+    assert decisions.recover_missing_decisions(load_plan(clean), min_age=timedelta(0)) == []  # recorded by its run
+    [recovered], [reference] = _migrations(killed), _migrations(clean)
+    assert recovered.source == "recovery" and reference.source == "gate"
+    fingerprints = load_plan(killed).fingerprint, load_plan(clean).fingerprint  # the plans differ in their paths
+    assert [s.replace(str(killed_root), str(clean_root)).replace(*fingerprints)
+            for s in recovered.migration["statements"]] == reference.migration["statements"]
+    assert (recovered.migration["from_version"], recovered.contract_version) == ("1.0.0", "1.1.0")
+    assert (recovered.submission_id.replace(fingerprints[0][:16], fingerprints[1][:16]),
+            recovered.target_version_before, recovered.target_version_after) == (
+        reference.submission_id, reference.target_version_before, reference.target_version_after)
+    assert state(spark, killed) == state(spark, clean)
+    assert sorted(map(tuple, table_rows(spark, killed["tables"]["target"]))) == \
+        sorted(map(tuple, table_rows(spark, clean["tables"]["target"])))
+    assert version_of(spark, killed["tables"]["target"]) == version_of(spark, clean["tables"]["target"])

@@ -56,6 +56,7 @@ from contract_gate.decisions.store import (
     TableHistory,
 )
 from contract_plan.addresses import Address
+from contract_plan.migration import HistoryEntry
 from contract_plan.ownership import CONTRACT, ROLE, check_owner, owner_properties
 from contract_plan.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
 from contract_plan.tagged_commit import TaggedCommit
@@ -354,6 +355,17 @@ class DeltaPathHistory(TableHistory):
             )
             for entry in delta_tables.tagged_commits(table)
         ]
+
+    def commits(self, address: Address | dict) -> list[HistoryEntry]:
+        address = Address.of(address)
+        table = delta_tables.open_table(address.deltalake_uri, storage_options=self.storage_options(address))
+        if table is None:
+            return []
+        return sorted((HistoryEntry(version=entry["version"],
+                                    timestamp=datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc),
+                                    operation=entry.get("operation", ""),
+                                    parameters={k: str(v) for k, v in (entry.get("operationParameters") or {}).items()})
+                       for entry in table.history()), key=lambda entry: entry.version)
 
     def max_value(self, address: Address | dict, version: int, column: str) -> str | None:
         """From the per-file ``maxValues`` statistics of the snapshot at ``version``."""

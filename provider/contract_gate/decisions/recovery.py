@@ -13,6 +13,11 @@ record gets one, written from what the history shows:
 * ``source = "recovery"``: no rule counts or run ids (they died with the run). If the gate
   itself records the submission later, its full record replaces this one (see ``store``).
 
+A migration of the target (``contract_plan.migration``) that a run applied and died before
+recording is found the same way: its intent's commits in the target's history
+(``finished_migrations``), without a ``migrated`` record of its id, get one, its statements
+rebuilt from the intent and its consumers from the plan when the plan is the one it migrated to.
+
 Commits younger than ``min_age`` are left alone: their own run is most likely still about to
 record them, and a split whose quarantine half is still running would be misread.
 
@@ -32,9 +37,11 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta, timezone
 
-from contract_gate.decisions.record import Decision, ObjectScope
+from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
 from contract_gate.decisions.store import DecisionStore, TableHistory
+from contract_plan.migration import FinishedMigration, finished_migrations
 from contract_plan.model import Plan
+from contract_plan.table_ddl import target_reference
 from contract_plan.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
@@ -49,14 +56,19 @@ def recover_missing_decisions(
     min_age: timedelta = DEFAULT_MIN_AGE,
     now: datetime | None = None,
 ) -> list[Decision]:
-    """Write the missing final decisions of ``plan``'s contract; return the records written."""
+    """Write the missing final decisions of ``plan``'s contract, and the missing records of its
+    target's migrations; return the records written."""
     now = now or datetime.now(timezone.utc)
     tables = plan.require_tables()
     published = {c.submission_id: c for c in history.tagged_commits(tables.target)}
     quarantined = {c.submission_id: c for c in history.tagged_commits(tables.quarantine)}
     scope = ObjectScope.of(plan)
-    decided = {d.submission_id for d in store.records(contract_id=plan.contract_id, scope=scope) if d.final}
-    recovered = []
+    records = store.records(contract_id=plan.contract_id, scope=scope)
+    decided = {d.submission_id for d in records if d.final}
+    recorded = {d.submission_id for d in records if d.outcome == MIGRATED}
+    recovered = [store.record(_migration_decision(plan, migration, now), scope)
+                 for migration in finished_migrations(history.commits(tables.target))
+                 if migration.id not in recorded and now - migration.finished_at >= min_age]
     for submission_id in sorted((set(published) | set(quarantined)) - decided):
         commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
         if now - max(c.timestamp for c in commits) < min_age:
@@ -72,6 +84,31 @@ def recover_missing_decisions(
                              quarantined.get(submission_id), history, now)
         recovered.append(store.record(decision, scope))
     return recovered
+
+
+def _migration_decision(plan: Plan, migration: FinishedMigration, now: datetime) -> Decision:
+    intent = migration.intent
+    ours = intent["fingerprint"] == plan.fingerprint  # the plan that migrated: its consumers are the ones broken
+    statements = migration.statements(target_reference(plan, plan.require_tables().target))
+    consumers = list((plan.gate.get("evolution") or {}).get("consumers") or []) if ours and intent.get("breaking") else []
+    return Decision(
+        submission_id=migration.id,
+        contract_id=plan.contract_id,
+        contract_version=intent["to"],
+        plan_fingerprint=intent["fingerprint"],
+        object=plan.object,
+        outcome=MIGRATED,
+        reason=(f"target migrated from contract version {intent['from'] or 'unknown'} to {intent['to']} "
+                f"({len(statements)} statements); recovered from the commit history (target versions "
+                f"{migration.version_before + 1} to {migration.version_after}): the run that migrated it did not "
+                "record it"),
+        target_version_before=migration.version_before,
+        target_version_after=migration.version_after,
+        migration={"from_version": intent["from"], "statements": statements, "breaking": intent.get("breaking", []),
+                   "consumers": consumers, "submission_id": None},
+        source="recovery",
+        decided_at=now,
+    )
 
 
 def _split_half_done(plan: Plan, submission_id: str, target: TaggedCommit, history: TableHistory) -> bool:

@@ -38,6 +38,7 @@ from datetime import timezone
 
 from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
 from contract_plan.addresses import Address
+from contract_plan.migration import HistoryEntry
 from contract_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
@@ -118,6 +119,11 @@ class TableHistory(ABC):
     @abstractmethod
     def tagged_commits(self, address: Address) -> list[TaggedCommit]:
         """Commits carrying a submission id, oldest first ([] when the table does not exist)."""
+
+    @abstractmethod
+    def commits(self, address: Address) -> list[HistoryEntry]:
+        """Every commit the table's log still holds, oldest first ([] when the table does not
+        exist): migrations are found among them (``contract_plan.migration.finished_migrations``)."""
 
     @abstractmethod
     def max_value(self, address: Address, version: int, column: str) -> str | None:

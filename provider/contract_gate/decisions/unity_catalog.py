@@ -38,6 +38,7 @@ from contract_gate.decisions.store import (
     TableHistory,
 )
 from contract_plan.addresses import Address
+from contract_plan.migration import HistoryEntry
 from contract_plan.ownership import check_owner, owner_properties, properties_clause
 from contract_plan.sql_text import quote_identifier, quote_qualified, string_literal
 from contract_plan.tagged_commit import TaggedCommit
@@ -64,6 +65,8 @@ class SqlRunner:
     @property
     def hook(self) -> Any:
         if self._hook is None:
+            # Airflow's Databricks provider loads in the task that runs SQL: the decisions
+            # package is read without Airflow (`contract-gate status`, the pages)
             from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
 
             self._hook = DatabricksSqlHook(**self.hook_arguments)
@@ -73,7 +76,7 @@ class SqlRunner:
         self.hook.run(sql)
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        from airflow.providers.common.sql.hooks.handlers import fetch_all_handler
+        from airflow.providers.common.sql.hooks.handlers import fetch_all_handler  # Airflow: as in `hook`
 
         rows = self.hook.run(sql, handler=fetch_all_handler) or []
         names = [column[0] for column in self.hook.descriptions[-1]]
@@ -231,6 +234,19 @@ class UnityCatalogHistory(TableHistory):
             if row.get("userMetadata")
         ]
         return sorted(commits, key=lambda commit: commit.version)
+
+    def commits(self, address: Address | dict) -> list[HistoryEntry]:
+        table = quote_qualified(Address.of(address).location)
+        try:
+            rows = self.runner.query(f"DESCRIBE HISTORY {table}")
+        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
+                return []
+            raise
+        return sorted((HistoryEntry(version=int(row["version"]), timestamp=_aware(row["timestamp"]),
+                                    operation=row["operation"],
+                                    parameters={k: str(v) for k, v in dict(row.get("operationParameters") or {}).items()})
+                       for row in rows), key=lambda entry: entry.version)
 
     def max_value(self, address: Address | dict, version: int, column: str) -> str | None:
         table = quote_qualified(Address.of(address).location)
