@@ -5,6 +5,12 @@ report (``--report``) and JUnit XML, one test case per rule (``--junit``). Exit 
 1 fail, 2 when it could not validate (bad contract, unreadable data, crashed engine).
 Spark is imported only when the command runs, so ``lint``/``plan`` never pay for it.
 
+``--target`` validates the contract's own target tables as they are now instead of ``--data``
+(a backfill check: does today's table meet this contract version?): each gated object's
+target, or the one ``--object`` names, read at its latest Delta version pinned once (the report
+names it), all in one Spark session, writing nothing. ``--json`` then prints one report per
+object (a JSON array when there are several); the exit code is the worst object's.
+
 ``--remote sc://host:port`` (else ``SPARK_REMOTE``) makes the command a thin Spark Connect
 client: the server reads the data and validates it, no JVM starts here. Without one, local
 Spark starts as the local runner starts a gate job (``contract_gate.dataframe.spark_session``).
@@ -20,7 +26,7 @@ from typing import Any
 from contract_gate.cli.junit import Case, Suite, write_junit
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
 from contract_gate.cli.progress import progress
-from contract_plan.model import load_plan
+from contract_plan.model import Plan, load_plan
 
 FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
 EXIT = {"pass": 0, "warn": 0, "fail": 1}
@@ -31,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "validate", help="validate a file or table against a contract on local Spark or a Spark Connect server"
     )
     parser.add_argument("contract", help="ODCS contract YAML")
-    parser.add_argument("--data", required=True, help="path or catalog table to validate")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", help="path or catalog table to validate")
+    source.add_argument("--target", action="store_true",
+                        help="validate the contract's target tables as they are now (at a pinned Delta version); "
+                             "writes nothing")
+    parser.add_argument("--object", metavar="NAME", help="with --target: only this schema object's target")
     add_input_format(parser, FORMATS, "delta", "format of --data (default: delta)")
     parser.add_argument("--version", type=int, help="Delta version (default: latest, pinned)")
     parser.add_argument("--env", help="servers entry of the contract to compile for")
@@ -50,34 +61,58 @@ def run(args: argparse.Namespace) -> int:
     from contract_gate.contract.compiler import compile_plan
     from contract_gate.contract.errors import ContractError
 
+    if args.object and not args.target:
+        report_error(args, "error: --object names the target to validate; give it with --target")
+        return 2
     try:
-        plan = compile_plan(args.contract, env=args.env)
-    except (ContractError, OSError) as exc:
+        plans = _target_plans(args) if args.target else [compile_plan(args.contract, env=args.env)]
+    except (ContractError, OSError, ValueError) as exc:
         report_error(args, f"error: {exc}")
         return 2
+    if args.report and len(plans) > 1:
+        report_error(args, f"error: --report writes one report; the contract gates {len(plans)} objects: "
+                           "name one with --object")
+        return 2
+    what = "the target" if args.target else args.data
     try:
         with progress("starting Spark", args.verbose) as shown:
-            report = _validate(plan, args, shown)
+            reports = _validate(plans, args, shown)
     except Exception as exc:  # unreadable data or a crashed engine: not a verdict on the data
-        report_error(args, f"error: could not validate {args.data}: {str(exc).splitlines()[0]}")
+        report_error(args, f"error: could not validate {what}: {str(exc).splitlines()[0]}")
         return 2
+    code = max(EXIT[report["outcome"]] for report in reports)
     if args.report:
         from spark_jobs.validation.report import write_report
 
-        write_report(report, args.report)
+        write_report(reports[0], args.report)
     if args.junit:
-        write_junit(args.junit, [junit_suite(report)])
+        write_junit(args.junit, [junit_suite(report) for report in reports])
     if args.json:
-        print_json(report)
-        return EXIT[report["outcome"]]
-    print(render(report))
+        print_json(reports[0] if len(reports) == 1 else reports)
+        return code
+    print("\n\n".join(render(report) for report in reports))
     for kind, path in (("report", args.report), ("JUnit XML", args.junit)):
         if path:
             print(f"{kind} written to {path}")
-    return EXIT[report["outcome"]]
+    return code
 
 
-def _validate(plan: dict[str, Any], args: argparse.Namespace, shown: Any) -> dict[str, Any]:
+def _target_plans(args: argparse.Namespace) -> list[Plan]:
+    """The plans whose targets ``--target`` validates: the one ``--object`` names, else every
+    gated object's."""
+    from contract_gate.contract.compiler import compile_plans
+
+    compiled = compile_plans(args.contract, env=args.env)
+    plans = [compiled.plan(args.object)] if args.object else list(compiled.gated.values())
+    ungated = [plan.object for plan in plans if not plan.gated]
+    if not plans or ungated:
+        raise ValueError(f"{args.contract}: {', '.join(ungated) or 'no schema object'} has no contractGate "
+                         "settings, so no target table to validate")
+    return plans
+
+
+def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[dict[str, Any]]:
+    """One report per plan, all in one Spark session: of ``--data``, or of each plan's target."""
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 
@@ -86,23 +121,32 @@ def _validate(plan: dict[str, Any], args: argparse.Namespace, shown: Any) -> dic
         # aids (CONTRACT_GATE_LOCAL_START); never in a process that has a session of its own
         job_start.prepare()
     from contract_gate.dataframe import spark_session
+    from spark_jobs.steps.history import exists
     from spark_jobs.validation.candidate import read_candidate
     from spark_jobs.validation.engine import run_validation
     from spark_jobs.validation.report import log_summary
 
-    plan = load_plan(plan)
     spark = spark_session(args.remote)
     shown.step("validating")
+    reports = []
     try:
-        candidate = read_candidate(
-            spark, args.data, format=args.input_format, version=args.version, columns=plan.columns
-        )
-        report = run_validation(spark, plan, candidate, sample_size=args.sample)
+        for plan in map(load_plan, plans):
+            if args.target:
+                target = plan.require_tables().target
+                if not exists(spark, target):
+                    raise ValueError(f"the target of {plan.object}, {target.location}, holds no Delta table yet")
+                candidate = read_candidate(spark, target.location, version=args.version)
+            else:
+                candidate = read_candidate(
+                    spark, args.data, format=args.input_format, version=args.version, columns=plan.columns
+                )
+            reports.append(run_validation(spark, plan, candidate, sample_size=args.sample))
     finally:
         if is_connect(spark):  # the server keeps a session until it is released
             spark.stop()
-    log_summary(report)
-    return report
+    for report in reports:
+        log_summary(report)
+    return reports
 
 
 def render(report: dict[str, Any]) -> str:
