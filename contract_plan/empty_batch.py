@@ -13,13 +13,13 @@ an empty DataFrame fails only the contract's own ``rowCount`` rules.
 
 from __future__ import annotations
 
+from contract_plan.model import Rule, Threshold
+
 RULE_ID = "submission.not_empty"
 
 
 def empty_batch_rule():
     """The rule (the compiler refuses a contract rule with its id, so none can stand in for it)."""
-    from contract_plan.model import Rule, Threshold  # the compiler imports RULE_ID without the model
-
     return Rule(
         id=RULE_ID, kind="row_count", scope="dataset", severity="error",
         source="the gate (an empty submission is never published)",

@@ -30,10 +30,12 @@ from urllib.parse import urlparse
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
+from contract_gate.contract.compiler import compile_plan
 from contract_gate.local_spark import class_archive
 from contract_gate.local_spark.submit import local_start_conf
 from spark_jobs.validation.engine import DEPTHS, run_validation
 from contract_plan.model import Plan, load_plan
+from spark_jobs.runtime.session import active_session, connect, get_session
 from spark_jobs.validation.report import log_summary
 
 DISABLE_ENV = "CONTRACT_GATE_DISABLE_VALIDATION"
@@ -70,8 +72,6 @@ def spark_session(remote: str | None = None) -> SparkSession:
     running in this process, else local Spark started as the local runner starts a gate job
     (``contract_gate.local_spark.submit.local_start_conf``: Delta's jars from the install's cache, no
     Ivy resolution, the class archive when built, Spark's log quiet)."""
-    from spark_jobs.runtime.session import active_session, connect, get_session
-
     remote = remote or os.environ.get("SPARK_REMOTE")
     if remote:
         _require_listening(remote)
@@ -109,8 +109,6 @@ def compile_contract(contract: Contract, env: str | None = None) -> Plan:
     """The typed plan for ``contract``: compiled from a contract file, or a plan dict checked."""
     if isinstance(contract, (dict, Plan)):
         return load_plan(contract)
-    from contract_gate.contract.compiler import compile_plan
-
     return load_plan(compile_plan(contract, env=env))
 
 

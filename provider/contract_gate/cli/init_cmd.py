@@ -17,6 +17,7 @@ from pathlib import Path
 
 from contract_gate.cli.options import add_verbose
 from contract_gate.cli.progress import progress
+from contract_gate.contract.draft import Landing, draft_contract
 from contract_gate.contract.environments import DEFAULT_ROOT
 from contract_plan.addresses import looks_like_path
 
@@ -41,8 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_gate.contract.draft import Landing, draft_contract
-
     input_format = args.input_format or guess_format(args.sample)
     home = Path(os.environ.get("CONTRACT_GATE_HOME") or os.getcwd()).resolve()
     landing, name = landing_of(args.sample, input_format, home)
@@ -100,12 +99,13 @@ def _identifier(text: str) -> str:
 
 
 def profile_of(sample: str, input_format: str, remote: str | None):
+    # pyspark loads only when a sample is read: the other commands start without it
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 
     if not (remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
         job_start.prepare()  # the local gate job's start-up aids, as `validate` uses them
-    from contract_gate.dataframe import spark_session
+    from contract_gate.dataframe import spark_session  # pyspark, as above
     from contract_gate.sample_profile import profile_sample, read_sample
 
     spark = spark_session(remote)

@@ -11,6 +11,7 @@ import importlib
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from contract_gate import __version__
 from contract_gate.cli.options import configure_logging
 
 SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview")
@@ -46,7 +47,7 @@ def version_line() -> str:
     try:
         installed = version("airflow-provider-contract-gate")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        from contract_gate import __version__ as installed
+        installed = __version__
     return f"contract-gate {installed}"
 
 

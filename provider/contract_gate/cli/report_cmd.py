@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from contract_gate.contract.compiler import compile_plans
 from contract_gate.contract.errors import ContractError
 from contract_plan.model import Plan
 
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from contract_gate.pages import build, data
+    from contract_gate.pages import build, data  # deltalake and pyarrow: `report --help` starts without them
 
     try:
         entry = data.ContractEntry(args.contract, *_compile(args.contract, args.env, args.object_name))
@@ -58,8 +59,6 @@ def run(args) -> int:
 
 def _compile(contract: Path, env: str | None, object_name: str | None) -> tuple[Plan, None, str | None]:
     """(plan, no error, why it is not gated or None) of the object the report is about."""
-    from contract_gate.contract.compiler import compile_plans
-
     compiled = compile_plans(contract, env=env)
     plan = compiled.plan(object_name)
     return plan, None, compiled.not_gated.get(plan.object)

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from contract_gate import config
+from contract_gate.cli.report_cmd import write_page
 from contract_gate.contract.compiler import CompiledContract, compile_plans
 from contract_gate.contract.errors import ContractError
 from contract_gate.freshness.business_time import render, render_duration
@@ -27,6 +28,8 @@ from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir
 from contract_plan.model import Plan
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
+from contract_gate.pages.build import contracts_page
+from contract_gate.pages.data import ContractEntry
 
 
 def register(subparsers) -> None:
@@ -61,10 +64,6 @@ def run(args) -> int:
                            args.decisions)
     entries = [_entry(file, plan, reason, error, now, args.decisions, decisions) for file, plan, reason, error in shown]
     if args.html:
-        from contract_gate.cli.report_cmd import write_page
-        from contract_gate.pages.build import contracts_page
-        from contract_gate.pages.data import ContractEntry
-
         write_page(args.html, contracts_page([ContractEntry(file, plan, error, reason) for file, plan, reason, error in shown]))
         print(f"wrote {args.html}")
     elif args.json:

@@ -11,8 +11,8 @@ written without Spark.
 * ``upkeep_decisions(plan)``: the retention DAG's daily care of the table for the plan's
   contract (compaction, checkpoint, log retention; see ``DecisionStore.upkeep``).
 
-Importing this package imports neither pyspark nor Airflow; the store modules are imported
-when a store is built.
+Importing this package imports neither pyspark nor Airflow, nor ``deltalake``: the path
+store's module is imported when a path store is built.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from contract_gate.decisions import recovery
 from contract_gate.decisions.record import (
     FINAL_OUTCOMES,
     OUTCOMES,
@@ -28,6 +29,8 @@ from contract_gate.decisions.record import (
     ObjectScope,
 )
 from contract_gate.decisions.store import DecisionStore, TableHistory
+from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore, UnityCatalogHistory
+from contract_gate.object_storage import storage_options
 from contract_plan.addresses import Address
 from contract_plan.model import Plan
 
@@ -62,24 +65,18 @@ def decision_store(address: Address, databricks_conn_id: str | None, tables: dic
     """The store of the decision table at ``address``; ``tables``: the plan's addresses as it
     writes them, whose connections reach an object-storage bucket."""
     if address.is_path:
-        from contract_gate.decisions.delta_path import DeltaPathDecisionStore
-        from contract_gate.object_storage import storage_options
+        from contract_gate.decisions.delta_path import DeltaPathDecisionStore  # deltalake and pyarrow: on first use
 
         return DeltaPathDecisionStore(address, storage_options(tables, address.as_document()))
-    from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore
-
     return UnityCatalogDecisionStore(address.location, SqlRunner(databricks_conn_id=databricks_conn_id or "databricks_default"))
 
 
 def history_for(plan: Plan, databricks_conn_id: str | None = None) -> TableHistory:
     """Reads the commit history of ``plan``'s target (path: ``deltalake``; catalog: SQL)."""
     if plan.require_tables().target.is_path:
-        from contract_gate.decisions.delta_path import DeltaPathHistory
-        from contract_gate.object_storage import storage_options
+        from contract_gate.decisions.delta_path import DeltaPathHistory  # deltalake and pyarrow: on first use
 
         return DeltaPathHistory(lambda address: storage_options(plan.document["tables"], address.as_document()))
-    from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogHistory
-
     return UnityCatalogHistory(SqlRunner(databricks_conn_id=_connection(plan, databricks_conn_id)))
 
 
@@ -107,8 +104,6 @@ def recover_missing_decisions(
 ) -> list[dict[str, Any]]:
     """Record the final decisions missing for publishes/quarantines found in ``plan``'s
     tables' commit histories (see ``contract_gate.decisions.recovery``); returns them."""
-    from contract_gate.decisions import recovery
-
     recovered = recovery.recover_missing_decisions(
         plan, store or store_for(plan), history or history_for(plan),
         min_age=recovery.DEFAULT_MIN_AGE if min_age is None else min_age,

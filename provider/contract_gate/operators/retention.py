@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from contract_gate import decisions
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.runners import GateJob
 
@@ -39,8 +40,6 @@ class GateRetentionOperator(SparkGateOperator):
                        name=f"contract-gate {plan.contract_id} retention")
 
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
-        from contract_gate import decisions
-
         result = {**result, "decisions": decisions.upkeep_decisions(plan)}
         self.log.info("decision table upkeep for %s: %s", plan.contract_id, result["decisions"])
         self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",

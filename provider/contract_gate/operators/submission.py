@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from contract_gate import decisions
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
 from contract_gate.submission import check_submission_id, derive_submission_id, object_of
 from contract_plan.model import Plan
@@ -61,8 +62,6 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         self.overrides_for = overrides_for
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from contract_gate import decisions
-
         received_at = datetime.now(timezone.utc)
         self.apply_overrides_to_this_object()
         plan = self.load_plan()
@@ -128,8 +127,6 @@ def _given(value: object) -> bool:
 def rerun_refusal(plan: Plan, rerun_of: str, correction: bool) -> str | None:
     """Why ``rerun_of`` may not be re-run (None when it may): it must have a decision, and a
     published submission is only re-run as an explicit correction (else its rows publish twice)."""
-    from contract_gate import decisions
-
     previous = decisions.final_decision(plan, rerun_of)
     if previous is None:
         return f"cannot re-run {rerun_of}: contract {plan.contract_id} has no final decision for it"

@@ -23,6 +23,7 @@ same settings as the DAG processor.
 
 from __future__ import annotations
 
+from html import escape
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
@@ -44,7 +45,7 @@ SECURITY_HEADERS = {
 async def airflow_user(request: Request) -> Any:
     """The signed-in Airflow user, resolved exactly as the core API resolves it (bearer token,
     else the UI's session cookie); raises 401 without one."""
-    from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
+    from airflow.api_fastapi.core_api.security import bearer_scheme, get_user  # Airflow: per request (module doc)
 
     return await get_user(request, None, await bearer_scheme(request))
 
@@ -54,12 +55,13 @@ User = Annotated[Any, Depends(airflow_user)]
 
 def readable_dags(user: Any) -> set[str]:
     """The DAG ids ``user`` may read, from the auth manager (one query for the whole page)."""
-    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.app import get_auth_manager  # Airflow: per request (module doc)
 
     return get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
 
 
 def may_read_dag(user: Any, dag_id: str) -> bool:
+    # Airflow: per request (module doc)
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import DagDetails
     from airflow.models.dag import DagModel
@@ -83,11 +85,9 @@ def create_app(prefix: str = URL_PREFIX) -> FastAPI:
     @app.exception_handler(HTTPException)
     async def refused(request: Request, exc: HTTPException) -> HTMLResponse:
         # Airflow's dependencies raise 401/403 with a short detail; a reader gets a small page.
-        from html import escape
-
         sign_in = ""
         if exc.status_code == 401:  # not signed in: point at Airflow's own sign-in page
-            from airflow.api_fastapi.app import get_auth_manager
+            from airflow.api_fastapi.app import get_auth_manager  # Airflow: per request (module doc)
 
             sign_in = f'<p><a href="{escape(get_auth_manager().get_url_login())}">Sign in to Airflow</a></p>'
         return html(f"<!doctype html><title>{exc.status_code}</title><h1>{exc.status_code}</h1>"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 import jinja2
 
 from contract_gate.pages.urls import report_path
@@ -57,8 +58,6 @@ def render_contracts(view: dict, links: Links = NO_LINKS, restricted: bool = Fal
 
 
 def _render(template: str, **context) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         installed = version("airflow-provider-contract-gate")
     except PackageNotFoundError:

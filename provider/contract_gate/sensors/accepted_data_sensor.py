@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from contract_gate.operators.base import resolve_contract
+from contract_gate.triggers.accepted_data_trigger import ACCEPTED, AcceptedDataTrigger, accepted_data_event
+
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
@@ -44,19 +47,13 @@ class AcceptedDataSensor(BaseSensorOperator):
         self.deferrable = deferrable
 
     def contract_path(self) -> str:
-        from contract_gate.operators.base import resolve_contract
-
         return str(resolve_contract(self.contract))
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
-        from contract_gate.triggers.accepted_data_trigger import accepted_data_event
-
         return self.finish(accepted_data_event(self.contract_path(), self.env or None, self.business_date or None,
                                 self.object_name or None))
 
     def finish(self, event: dict[str, Any] | None) -> bool | PokeReturnValue:
-        from contract_gate.triggers.accepted_data_trigger import ACCEPTED
-
         if event is None:
             self.log.info("no accepted data%s yet", f" for {self.business_date}" if self.business_date else
                           " within the SLA")
@@ -71,8 +68,6 @@ class AcceptedDataSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        from contract_gate.triggers.accepted_data_trigger import AcceptedDataTrigger
-
         self.defer(trigger=AcceptedDataTrigger(self.contract_path(), self.env or None, self.business_date or None,
                                                poll_seconds=self.poke_interval, object_name=self.object_name or None),
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout))

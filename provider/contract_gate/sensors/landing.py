@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from contract_gate.landing_batches import Watch, gated, landed_batch
+from contract_gate.operators.base import compile_gate_plan
+from contract_gate.triggers.landing import LANDED, LandingTrigger
+
 if TYPE_CHECKING:
     from airflow.sdk import Context
-
-    from contract_gate.landing_batches import Watch
 
 
 class ContractLandingSensor(BaseSensorOperator):
@@ -50,15 +52,10 @@ class ContractLandingSensor(BaseSensorOperator):
         self.deferrable = deferrable
 
     def watch(self) -> Watch:
-        from contract_gate.landing_batches import Watch
-        from contract_gate.operators.base import compile_gate_plan
-
         plan = compile_gate_plan(self.contract, self.env, self.object_name)
         return Watch.from_plan(plan, marker=self.marker, settle_seconds=self.settle_seconds)
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
-        from contract_gate.landing_batches import gated, landed_batch
-
         watch = self.watch()
         batch = landed_batch(watch)
         if batch is None:
@@ -74,14 +71,10 @@ class ContractLandingSensor(BaseSensorOperator):
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        from contract_gate.triggers.landing import LandingTrigger
-
         self.defer(trigger=LandingTrigger(**self.watch().as_kwargs(), poll_seconds=self.poke_interval),
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
-        from contract_gate.triggers.landing import LANDED
-
         if event.get("status") != LANDED:
             raise RuntimeError(event.get("message") or f"landing trigger ended without a batch: {event}")
         payload = {key: value for key, value in event.items() if key != "status"}

@@ -13,6 +13,10 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.errors import ContractError
+from contract_gate.freshness.readiness import accepted_data
+
 ACCEPTED = "accepted"
 ERROR = "error"
 
@@ -21,10 +25,6 @@ def accepted_data_event(contract: str, env: str | None, business_date: str | Non
          object_name: str | None = None) -> dict[str, Any] | None:
     """One look at ``object_name``'s target (default the contract's only gated object): the event
     to fire, or None while the consumer waits."""
-    from contract_gate.freshness.readiness import accepted_data
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.contract.errors import ContractError
-
     try:
         found = accepted_data(compile_plan(contract, env=env, object_name=object_name), business_date)
     except (ContractError, ValueError) as exc:  # a broken contract, or one that cannot be waited on: say why
