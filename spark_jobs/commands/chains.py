@@ -22,8 +22,15 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contract_plan import keys_across_batches
 from contract_plan.addresses import Address
 from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result, plan_of
+from spark_jobs.runtime.session import get_session
+from spark_jobs.runtime.side_by_side import side_by_side
+from spark_jobs.steps import publish
+from spark_jobs.steps.quarantine import quarantine
+from spark_jobs.validation.report import Measurement, fill_measured, write_report
+from spark_jobs.validation.schema_compare import check_schema
 
 if TYPE_CHECKING:
     from contract_plan.model import Plan, Rule
@@ -41,10 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def batch_keys(args: argparse.Namespace) -> int:
-    from spark_jobs.steps.publish import keys_across_batches, read_pinned
-    from spark_jobs.validation.report import Measurement, fill_measured, write_report
-    from spark_jobs.runtime.session import get_session
-
     plan = plan_of(args)
     report = read_report(args.report)
     rule = _across_batches_rule(plan)
@@ -59,8 +62,8 @@ def batch_keys(args: argparse.Namespace) -> int:
     held = counted[1].result() if counted is not None and counted[0] == (candidate, version) else None
     if held is None:  # not counted ahead (or there the schema looked wrong, which the report denies)
         spark = get_session()
-        held = keys_across_batches(spark, plan, read_pinned(spark, plan, Address.of(candidate), version),
-                                   args.submission_id)
+        pinned = publish.read_pinned(spark, plan, Address.of(candidate), version)
+        held = publish.keys_across_batches(spark, plan, pinned, args.submission_id)
     fill_measured(report, rule, Measurement(failed_rows=held, evaluated_rows=report["candidate"]["row_count"]))
     write_report(report, args.report)
     return 0
@@ -70,11 +73,6 @@ def _count_ahead(args: argparse.Namespace) -> None:
     """``batch_keys``'s early start: once ``stage`` has left the candidate, count its keys that the
     target holds beside ``validate``. Not when the candidate lacks the contract's schema: the
     report will fail the batch on that, and the count would read columns that may be missing."""
-    from spark_jobs.runtime.side_by_side import side_by_side
-    from spark_jobs.runtime.session import get_session
-    from spark_jobs.steps.publish import keys_across_batches, read_pinned
-    from spark_jobs.validation.schema_compare import check_schema
-
     plan = plan_of(args)
     staged = args.context.get("stage")
     if staged is None or _across_batches_rule(plan) is None:
@@ -82,10 +80,10 @@ def _count_ahead(args: argparse.Namespace) -> None:
     spark = get_session()
 
     def count() -> int | None:  # all on the second thread: even the schema is a round trip over Connect
-        df = read_pinned(spark, plan, Address.of(staged["candidate"]), staged["version"])
+        df = publish.read_pinned(spark, plan, Address.of(staged["candidate"]), staged["version"])
         if not check_schema(plan, df.schema).ok:
             return None
-        return keys_across_batches(spark, plan, df, args.submission_id)
+        return publish.keys_across_batches(spark, plan, df, args.submission_id)
 
     args.counted_ahead = ((staged["candidate"], staged["version"]), side_by_side(count, "batch-keys"))
 
@@ -93,8 +91,6 @@ def _count_ahead(args: argparse.Namespace) -> None:
 def _across_batches_rule(plan: Plan) -> Rule | None:
     """The plan's cross-batch key rule, or None: the compiler writes it only for ``append`` with a
     business key, the one publication that can duplicate keys across batches."""
-    from contract_plan import keys_across_batches
-
     return next((rule for rule in plan.rules if rule.kind == keys_across_batches.KIND), None)
 
 
@@ -107,12 +103,8 @@ def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
 def split_rows(args: argparse.Namespace) -> int:
     """Publish first: a retry after a crash between the two finds the publish done (Delta's
     idempotent write) and completes the quarantine."""
-    from spark_jobs.steps.publish import publish
-    from spark_jobs.steps.quarantine import quarantine
-    from spark_jobs.runtime.session import get_session
-
     spark, plan, report = get_session(), plan_of(args), read_report(args.report)
-    published = publish(spark, plan, args.submission_id, args.candidate, args.version, "valid", report)
+    published = publish.publish(spark, plan, args.submission_id, args.candidate, args.version, "valid", report)
     result: dict[str, Any] = {"publish": published}
     if published["status"] != "rejected":
         result["quarantine"] = quarantine(spark, plan, args.submission_id, args.candidate, args.version, report,

@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 
 from spark_jobs.commands._step_io import write_result, plan_of
+from spark_jobs.runtime.session import get_session
+from spark_jobs.steps.retention import cleanup
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +19,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.steps.retention import cleanup
-    from spark_jobs.runtime.session import get_session
-
     return write_result(args.result, cleanup(get_session(), plan_of(args)))

@@ -35,6 +35,8 @@ if job_start.asked():
     job_start.prepare()
 
 import spark_jobs.commands  # noqa: E402
+from spark_jobs.commands import warm_up  # noqa: E402
+from spark_jobs.runtime.session import get_session  # noqa: E402
 
 LOGGER = logging.getLogger("contract_gate.gate_job")
 
@@ -84,10 +86,7 @@ def _warm_up(steps: list[argparse.Namespace]) -> None:
         LOGGER.debug("no warm-up: the steps' tables could not be named", exc_info=True)
         return
     if tables:
-        from spark_jobs.runtime.session import get_session
-        from spark_jobs.commands.warm_up import load_snapshots
-
-        load_snapshots(get_session(), tables)
+        warm_up.load_snapshots(get_session(), tables)
 
 
 def _start_ahead(args: argparse.Namespace) -> None:

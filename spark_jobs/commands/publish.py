@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 
 from spark_jobs.commands._step_io import add_candidate_arguments, candidate_and_target, read_report, write_result, plan_of
+from spark_jobs.runtime.session import get_session
+from spark_jobs.steps.publish import publish
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,9 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.steps.publish import publish
-    from spark_jobs.runtime.session import get_session
-
     result = publish(get_session(), plan_of(args), args.submission_id, args.candidate,
                      args.version, args.rows, read_report(args.report))
     args.context["publish"] = result

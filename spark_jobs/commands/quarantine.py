@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from spark_jobs.commands._step_io import add_candidate_arguments, read_report, write_result, plan_of
+from spark_jobs.runtime.session import get_session
+from spark_jobs.steps.quarantine import quarantine
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,9 +18,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.steps.quarantine import quarantine
-    from spark_jobs.runtime.session import get_session
-
     result = quarantine(get_session(), plan_of(args), args.submission_id, args.candidate,
                         args.version, read_report(args.report), args.rows)
     args.context["quarantine"] = result

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 
 from spark_jobs.commands._step_io import add_plan_arguments, address_argument, write_result, plan_of
+from spark_jobs.runtime.session import get_session
+from spark_jobs.steps.stage import stage_candidate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,9 +21,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spark_jobs.runtime.session import get_session
-    from spark_jobs.steps.stage import stage_candidate
-
     staged = stage_candidate(get_session(), plan_of(args), args.submission_id, args.landing)
     args.context["stage"] = staged
     return write_result(args.result, staged)
