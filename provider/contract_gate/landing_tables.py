@@ -51,7 +51,7 @@ def catalog_version(landing: Address | dict, runner: Any = None, connection_id: 
         directly. By default a :class:`~contract_gate.decisions.unity_catalog.SqlRunner` on the
         Databricks connection, for a table without a location the catalog gives.
     :param hook: the ``DatabricksHook`` of the catalog's API; by default one on that connection."""
-    from contract_gate.delta_tables import newest_version
+    from contract_gate.delta_tables import newest_version  # deltalake and pyarrow: on first use
 
     landing = Address.of(landing)
     conn_id = landing.connection or connection_id or "databricks_default"

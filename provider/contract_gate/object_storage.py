@@ -5,8 +5,9 @@ landing, target, quarantine or decisions), handed over for that job only.
 * **Spark** (the ``local`` and ``spark_submit`` modes): Hadoop's S3A settings per bucket
   (``spark.hadoop.fs.s3a.bucket.<bucket>.access.key``...), so a landing and a target in two
   accounts each get their own credentials, plus the S3A connector's jars on the job's class path
-  (``spark_jobs.runtime.s3a_jars``). They go into the runner's settings when the job starts,
-  never into the plan, a templated field, a report or a decision. ``s3://`` is read through S3A
+  (``spark_jobs.runtime.s3a_jars``). The credentials go to the runner when the job starts, which
+  hands them to Spark in an owner-only file (``contract_gate.runners.job_credentials``), never on
+  a command line, into the plan, a templated field, a report or a decision. ``s3://`` is read through S3A
   too, as EMR and Databricks read it natively.
 * **delta-rs** (the decision log, recovery's reading of the target's history): the same
   credentials as ``storage_options``.
@@ -31,7 +32,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contract_plan.addresses import Address
+    from contract_plan.model import Plan
 
 S3_SCHEMES = ("s3a", "s3", "s3n")
 SPARK_ROLES = ("landing", "candidate_schema", "target", "quarantine")
@@ -100,14 +105,25 @@ def bucket_connections(tables: dict[str, Any], roles: tuple[str, ...]) -> dict[s
     return found
 
 
-def spark_job_conf(tables: dict[str, Any], mode: str | None, jars_dir=None) -> dict[str, str]:
+@dataclass(frozen=True)
+class SparkJobStorage:
+    """What a Spark job needs for the plan's S3 tables, in two parts that travel apart."""
+
+    conf: dict[str, str]
+    """File systems, Delta's log store, the connector's jars: settings fit for a command line."""
+    credentials: dict[str, str]
+    """Each bucket's S3A settings from its connection: only ever in an owner-only file
+    (``contract_gate.runners.job_credentials``), never on a command line."""
+
+
+def spark_job_storage(tables: dict[str, Any], mode: str | None, jars_dir=None) -> SparkJobStorage:
     """The Spark settings a job needs in ``mode`` for the S3 tables among the plan's ``tables``
-    (its addresses as the plan document writes them); {} without any."""
+    (its addresses as the plan document writes them); empty without any."""
     if (mode or "local") not in JOB_MODES:
-        return {}
+        return SparkJobStorage({}, {})
     buckets = bucket_connections(tables, SPARK_ROLES)
     if not buckets:
-        return {}
+        return SparkJobStorage({}, {})
     conf = {
         "spark.hadoop.fs.s3.impl": S3A_FILESYSTEM,
         "spark.hadoop.fs.s3n.impl": S3A_FILESYSTEM,
@@ -115,10 +131,11 @@ def spark_job_conf(tables: dict[str, Any], mode: str | None, jars_dir=None) -> d
         **{f"spark.delta.logStore.{scheme}.impl": SINGLE_DRIVER_LOG_STORE for scheme in S3_SCHEMES},
         **_classpath(mode or "local", jars_dir),
     }
+    credentials: dict[str, str] = {}
     for bucket, conn_id in sorted(buckets.items()):
         if conn_id is not None:
-            conf.update(bucket_settings(bucket, AwsAccess.of_connection(conn_id)))
-    return conf
+            credentials.update(bucket_settings(bucket, AwsAccess.of_connection(conn_id)))
+    return SparkJobStorage(conf, credentials)
 
 
 def bucket_settings(bucket: str, access: AwsAccess) -> dict[str, str]:
@@ -156,6 +173,12 @@ def storage_options(tables: dict[str, Any], address: dict[str, Any]) -> dict[str
     if access.endpoint and access.endpoint.lower().startswith("http:"):
         options["AWS_ALLOW_HTTP"] = "true"
     return {key: value for key, value in options.items() if value}
+
+
+def address_storage_options(plan: Plan, address: Address) -> dict[str, str] | None:
+    """delta-rs's ``storage_options`` for one of ``plan``'s addresses: what the JVM-free readers
+    (decision log, freshness, the pages) open an S3 table with."""
+    return storage_options(plan.document["tables"], address.as_document())
 
 
 def _classpath(mode: str, jars_dir) -> dict[str, str]:

@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 
 from spark_jobs.runtime.errors import keep_connect_causes
 from spark_jobs.runtime.job_start import CONNECT_MODE_ENV
+from spark_jobs.runtime.private_settings import read_private_settings
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 """The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
@@ -223,6 +224,8 @@ def get_session(
             if not submitted.contains(key):
                 builder = builder.config(key, value)
         for key, value in NO_SUBSTITUTION.items():  # never left to the cluster's defaults
+            builder = builder.config(key, value)
+        for key, value in read_private_settings().items():  # kept off the driver's command line
             builder = builder.config(key, value)
         return builder.getOrCreate()
     for key, value in {**local_defaults(), **(conf or {})}.items():

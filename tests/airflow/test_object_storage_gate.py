@@ -20,6 +20,7 @@ from contract_gate import config
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions import store_for
 from contract_gate.object_storage import storage_options
+from contract_plan.model import Plan
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +91,7 @@ def lake(gate, s3_server):
                 os.environ[name] = value
 
 
-def plan() -> dict:
+def plan() -> Plan:
     with gate_home():
         return compile_plan(CONTRACT)
 
@@ -107,10 +108,10 @@ def delta(role: str):
     """The plan's ``role`` table read with delta-rs through the connection; None before it exists."""
     from deltalake import DeltaTable
 
-    compiled = plan()
-    address = compiled["tables"][role]
+    tables = plan().document["tables"]
+    address = tables[role]
     with gate_home():
-        options = storage_options(compiled["tables"], address)
+        options = storage_options(tables, address)
     uri = address["path"]
     return DeltaTable(uri, storage_options=options) if DeltaTable.is_deltatable(uri, options) else None
 
@@ -126,7 +127,7 @@ def decisions() -> list:
 
 
 def test_the_gate_publishes_to_s3_rejects_a_bad_batch_there_and_never_gates_a_batch_twice(lake, gate, capfd):
-    assert plan()["tables"]["target"]["path"] == f"{ROOT}/{CONTRACT_ID}"  # the URI as the contract gives it
+    assert plan().document["tables"]["target"]["path"] == f"{ROOT}/{CONTRACT_ID}"  # the URI as the contract gives it
 
     land(lake, case_rows("2025-05-01", region="S"))
     first = gate.run("s3_gate_on_landing")

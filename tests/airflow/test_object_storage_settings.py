@@ -11,8 +11,9 @@ import pytest
 
 from contract_gate.object_storage import (
     ObjectStorageError,
+    SparkJobStorage,
     bucket_connections,
-    spark_job_conf,
+    spark_job_storage,
     storage_options,
 )
 from spark_jobs.runtime import s3a_jars
@@ -48,9 +49,10 @@ def connection(monkeypatch, tmp_path):
 
 
 def test_local_jobs_get_the_buckets_credentials_and_the_connector_on_the_drivers_class_path(connection):
-    conf = spark_job_conf(tables(), "local", jars_dir=connection)
-    prefix = "spark.hadoop.fs.s3a.bucket.lake."
-    assert {key: conf[key] for key in conf if key.startswith(prefix)} == {
+    storage = spark_job_storage(tables(), "local", jars_dir=connection)
+    conf, prefix = storage.conf, "spark.hadoop.fs.s3a.bucket.lake."
+    assert not [key for key in conf if key.startswith(prefix)]  # settings fit for a command line only
+    assert storage.credentials == {
         prefix + "access.key": KEY, prefix + "secret.key": SECRET, prefix + "endpoint": ENDPOINT,
         prefix + "path.style.access": "true", prefix + "connection.ssl.enabled": "false",
         prefix + "endpoint.region": "eu-west-1"}
@@ -61,24 +63,26 @@ def test_local_jobs_get_the_buckets_credentials_and_the_connector_on_the_drivers
 
 
 def test_spark_submit_ships_the_connector_and_the_other_modes_get_nothing(connection):
-    conf = spark_job_conf(tables(), "spark_submit", jars_dir=connection)
-    assert conf["spark.hadoop.fs.s3a.bucket.lake.secret.key"] == SECRET
+    storage = spark_job_storage(tables(), "spark_submit", jars_dir=connection)
+    conf = storage.conf
+    assert storage.credentials["spark.hadoop.fs.s3a.bucket.lake.secret.key"] == SECRET
+    assert SECRET not in repr(conf)
     assert [Path(jar).name for jar in conf["spark.jars"].split(",")] == list(s3a_jars.MAVEN_JARS)
     # the cluster or the Connect server owns its storage access: the URIs reach it as they are
-    assert spark_job_conf(tables(), "databricks", jars_dir=connection) == {}
-    assert spark_job_conf(tables(), "spark_connect", jars_dir=connection) == {}
+    for mode in ("databricks", "spark_connect"):
+        assert spark_job_storage(tables(), mode, jars_dir=connection) == SparkJobStorage({}, {})
 
 
 def test_a_gate_without_s3_tables_pays_nothing(connection, tmp_path):
     local = {role: {"kind": "path", "path": f"/lake/{role}", "format": "delta"} for role in tables()}
-    assert spark_job_conf(local, "local", jars_dir=tmp_path / "no-jars") == {}
+    assert spark_job_storage(local, "local", jars_dir=tmp_path / "no-jars") == SparkJobStorage({}, {})
     assert storage_options(local, local["decisions"]) is None
 
 
 def test_without_the_connector_jars_the_error_says_how_to_fetch_them(connection, tmp_path, monkeypatch):
     monkeypatch.setenv("CONTRACT_GATE_IVY_JARS", str(tmp_path / "empty-ivy"))
     with pytest.raises(ObjectStorageError, match=r"python -m spark_jobs.runtime.jars --s3a"):
-        spark_job_conf(tables(), "local", jars_dir=tmp_path / "no-jars")
+        spark_job_storage(tables(), "local", jars_dir=tmp_path / "no-jars")
 
 
 def test_delta_rs_reaches_the_decision_log_with_its_buckets_connection(connection):

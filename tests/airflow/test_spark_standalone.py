@@ -139,8 +139,14 @@ def test_a_failed_driver_fails_the_job_naming_the_driver(connections, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("killer", ["runner", "trigger"])
 def test_on_kill_kills_the_driver(connections, tmp_path, killer):
-    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF)
+    from contract_gate.runners.job_credentials import driver_settings_file
+
+    # a bucket's settings the driver never uses: their file must go with the killed driver
+    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=APP_CONF,
+                        credentials={"spark.hadoop.fs.s3a.bucket.cg-unused.secret.key": "never-used"})
     deferral = runner.start(validate_job(tmp_path, regional_rows(region="L")))
+    settings = driver_settings_file(tmp_path, "validate")
+    assert settings.is_file() and deferral.trigger.serialize()[1]["settings_file"] == str(settings)
     driver_id = deferral.trigger.driver_id
     wait_until(lambda: driver_states(connections).get(driver_id) == "RUNNING", timeout=120, interval=0.2,
                message=f"driver {driver_id} running")
@@ -148,6 +154,7 @@ def test_on_kill_kills_the_driver(connections, tmp_path, killer):
         runner.on_kill()  # the task is killed while it waits in the worker
     else:
         asyncio.run(deferral.trigger.on_kill())  # the deferred task is killed by a user
+    assert not settings.exists()
     event = asyncio.run(first_event(deferral.trigger))
     assert event["driver_state"] == "KILLED"
     assert driver_states(connections)[driver_id] == "KILLED"
@@ -308,3 +315,62 @@ def test_a_query_past_its_budget_is_stopped_on_the_standalone_cluster(gate, conn
     assert gate.version(f"lakehouse/{name}") is None  # nothing was published
     wait_until(lambda: connections.state().get("activeapps") == [] and connections.state().get("activedrivers") == [],
                timeout=10, interval=0.5, message="no application or driver running on the cluster")
+
+
+# --- a plan with S3 tables: the connector's jars shipped, the credentials off every command line --
+
+S3_BUCKET = "cg-standalone"
+S3_CONNECTION = "cg_standalone_s3"
+
+
+def command_lines_under(folder: Path) -> list[str]:
+    """The command lines of the live processes working in ``folder`` (a worker's drivers and executors)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).is_relative_to(folder):
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+    return found
+
+
+@pytest.mark.slow
+def test_cluster_mode_reads_s3_with_the_shipped_connector_and_credentials_off_the_command_line(
+        connections, s3_server, tmp_path, monkeypatch):
+    from _s3_server import SECRET
+
+    from contract_gate.object_storage import spark_job_storage
+    from contract_gate.runners.job_credentials import driver_settings_file
+
+    monkeypatch.setenv(f"AIRFLOW_CONN_{S3_CONNECTION.upper()}", s3_server.connection())
+    client = s3_server.client()
+    client.create_bucket(Bucket=S3_BUCKET)
+    client.put_object(Bucket=S3_BUCKET, Key="batches/S/batch.json", Body="".join(
+        json.dumps(row) + "\n" for row in regional_rows(region="S")).encode())
+    landing = {"kind": "path", "path": f"s3a://{S3_BUCKET}/batches/S", "format": "json", "connection": S3_CONNECTION}
+    storage = spark_job_storage({"landing": landing}, "spark_submit")
+    runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf={**APP_CONF, **storage.conf},
+                        credentials=storage.credentials)
+    job = GateJob("validate", {"--plan": plan_file(tmp_path), "--candidate": landing["path"], "--format": "json",
+                               "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
+    deferral = runner.start(job)
+    settings = driver_settings_file(tmp_path, "validate")
+    assert settings.stat().st_mode & 0o777 == 0o600 and SECRET in settings.read_text()
+
+    driver_id = deferral.trigger.driver_id
+    driver_folder = connections.work_dir / driver_id
+    wait_until(lambda: any("PythonRunner" in line for line in command_lines_under(driver_folder)), timeout=300,
+               interval=0.2, message=f"driver {driver_id} running")
+    lines = command_lines_under(connections.work_dir)
+    assert lines and not [line for line in lines if SECRET in line]
+    event = asyncio.run(first_event(deferral.trigger))
+    assert event["driver_state"] == "FINISHED", (driver_folder / "stderr").read_text()[-3000:]
+    assert get_runner("spark_submit", conn_id="spark_standalone_cluster").finish(job, event) == {}
+    assert not settings.exists()
+    # the batch was read from the bucket by the cluster, with the jars shipped through the shared folder
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
+    shipped = {jar.name for jar in (tmp_path.parent.parent / "_jars").iterdir()}
+    assert {Path(jar).name for jar in storage.conf["spark.jars"].split(",")} <= shipped
+    assert SECRET not in (driver_folder / "stderr").read_text()

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from contract_gate.decisions.record import PUBLISHED_OUTCOMES, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
+from contract_gate.object_storage import address_storage_options
 from contract_plan.model import Plan
 
 STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
@@ -25,16 +26,17 @@ FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")
 
 
 def read_decisions(location: str, contract_ids: Iterable[str], columns: tuple[str, ...] = STATUS_COLUMNS,
-                   limit: int | None = None) -> dict[str, list[dict]]:
+                   limit: int | None = None, storage_options: dict[str, str] | None = None) -> dict[str, list[dict]]:
     """The decision records of ``contract_ids`` in the path table at ``location``, per contract
     and newest first (the ``limit`` newest of each of its objects: narrow them with
     ``of_object``), read in one pass over the log (``contract-gate status`` of every contract
-    reads each decision table once). Each row has ``object`` too."""
+    reads each decision table once). Each row has ``object`` too. ``storage_options``: delta-rs's,
+    for a table in S3 (:func:`contract_gate.object_storage.address_storage_options`)."""
     wanted = list(dict.fromkeys([*columns, "contract_id", "object", "decided_at"]))
     ids = set(contract_ids)
     found: dict[str, list[dict]] = {contract_id: [] for contract_id in ids}
     newest = ("decided_at", limit) if limit is not None else None
-    table = open_table(location) if ids else None
+    table = open_table(location, storage_options=storage_options) if ids else None
     rows = (read_rows(table, wanted, where=("contract_id", ids), newest=newest, per=("object",))
             if table is not None else [])
     for row in sorted(rows, key=lambda row: str(row["decided_at"] or ""), reverse=True):
@@ -57,7 +59,9 @@ def contract_decisions(plan: Plan, columns: tuple[str, ...] = STATUS_COLUMNS) ->
     if not address.is_path:
         return None
     contract_id = plan.contract_id
-    return of_object(read_decisions(address.deltalake_uri, [contract_id], columns)[contract_id], plan)
+    found = read_decisions(address.deltalake_uri, [contract_id], columns,
+                           storage_options=address_storage_options(plan, address))
+    return of_object(found[contract_id], plan)
 
 
 def accepted_decisions(plan: Plan) -> list[dict]:

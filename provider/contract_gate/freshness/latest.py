@@ -3,7 +3,8 @@
 Sources, cheapest first and none of them a JVM:
 
 * a path-based Delta target: its transaction log, read through :mod:`contract_gate.delta_tables`
-  (file statistics give max(column); the newest commit whose ``userMetadata`` is set names the
+  (in S3 with its bucket's connection, :func:`contract_gate.object_storage.address_storage_options`;
+  file statistics give max(column); the newest commit whose ``userMetadata`` is set names the
   submission, the publish step writes it);
 * if those statistics are missing or ``deltalake`` cannot read the table: the decision table's
   accepted records;
@@ -19,6 +20,7 @@ from contract_gate.freshness.business_time import from_statistic, parse_value
 from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
 from contract_gate.freshness.decision_log import accepted_decisions
 from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_LOG, LatestAccepted
+from contract_gate.object_storage import address_storage_options
 from contract_plan.model import Plan
 
 
@@ -35,7 +37,8 @@ def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:
 
 def latest_from_delta_log(plan: Plan) -> LatestAccepted:
     freshness = plan.freshness
-    table = open_table(plan.require_tables().target.deltalake_uri)
+    target = plan.require_tables().target
+    table = open_table(target.deltalake_uri, storage_options=address_storage_options(plan, target))
     if table is None:
         return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
     value = column_max(table, freshness.column)

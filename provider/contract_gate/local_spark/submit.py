@@ -77,10 +77,12 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
 
 
 def submit_argv(application: Path | str, arguments: list[str], conf: dict[str, str], name: str, *,
-                main_class: str | None = None) -> list[str]:
-    """``spark-submit`` of ``application`` (a script, or ``spark-internal`` with ``main_class``)."""
+                main_class: str | None = None, properties_file: Path | None = None) -> list[str]:
+    """``spark-submit`` of ``application`` (a script, or ``spark-internal`` with ``main_class``);
+    ``properties_file`` holds the settings that must stay off the command line
+    (:class:`contract_gate.runners.job_credentials.PropertiesFile`)."""
     argv = [str(spark_home() / "bin" / "spark-submit"), *(["--class", main_class] if main_class else []),
-            "--name", name]
+            *(["--properties-file", str(properties_file)] if properties_file else []), "--name", name]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     return [*argv, str(application), *arguments]

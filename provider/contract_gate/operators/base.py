@@ -19,16 +19,17 @@ from airflow.sdk import BaseOperator
 
 from contract_gate import config
 from contract_gate.config import gate_home, work_root
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.object_storage import spark_job_storage
+from contract_gate.runners import RUNNERS, Deferral, GateJob, GateRunner, get_runner
 from contract_gate.submission import check_submission_id
+from contract_plan import keys_across_batches
+from contract_plan.document import render_plan
+from contract_plan.model import Plan, load_plan
 from contract_plan.restricted import make_private_folder, write_private_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-
-    from contract_plan.model import Plan
-
-    from contract_gate.runners import GateJob, GateRunner
-
 
 
 def as_correction(plan: Plan) -> Plan:
@@ -36,9 +37,6 @@ def as_correction(plan: Plan) -> Plan:
     fingerprint, so every task of the run agrees on the plan it validated and publishes. As the
     compiler writes it for ``replace_keys``: without the cross-batch key rule, since a correction
     is meant to carry keys the target holds."""
-    from contract_plan import keys_across_batches
-    from contract_plan.model import load_plan
-
     document = plan.document
     gate = {**document["gate"], "publication": {**document["gate"]["publication"], "mode": "replace_keys"}}
     rules = [rule for rule in document["rules"] if rule["kind"] != keys_across_batches.KIND]
@@ -55,8 +53,6 @@ def resolve_contract(contract: str) -> Path:
 def compile_gate_plan(contract: str, env: str | None, object_name: str | None) -> Plan:
     """The plan of one schema object of a contract file as it is now (a few milliseconds, no
     Spark): ``object_name``, else the contract's only (gated) object."""
-    from contract_gate.contract.compiler import compile_plan
-
     return compile_plan(resolve_contract(contract), env=env or None, object_name=object_name or None)
 
 
@@ -112,8 +108,6 @@ def pick_execution(mode: str | None, conn_id: str | None, plan: Plan) -> tuple[s
     Spark Connect server or a cluster, as the compose stack does), else the contract's
     ``execution.mode``. The contract's ``connectionId`` belongs to the contract's mode, so it is
     used only when that mode is the one chosen; otherwise the runner takes its default connection."""
-    from contract_gate.runners import RUNNERS
-
     execution = plan.execution
     deployment = config.get("execution_mode")
     if deployment is not None and deployment not in RUNNERS:
@@ -172,21 +166,17 @@ class SparkGateOperator(ContractGateBaseOperator):
         raise NotImplementedError
 
     def make_runner(self, plan: Plan) -> GateRunner:
-        from contract_gate.object_storage import spark_job_conf
-        from contract_gate.runners import get_runner
-
         mode, conn_id = pick_execution(self.execution_mode, self.conn_id, plan)
         # the S3 credentials go to the runner only, never into a templated (rendered, stored) field
-        spark_conf = {**spark_job_conf(plan.document["tables"], mode), **(self.spark_conf or {})}
-        kwargs: dict[str, Any] = {"conn_id": conn_id,
-                                  "spark_conf": spark_conf, "log": self.log, **(self.runner_options or {})}
+        storage = spark_job_storage(plan.document["tables"], mode)
+        spark_conf = {**storage.conf, **(self.spark_conf or {})}
+        kwargs: dict[str, Any] = {"conn_id": conn_id, "spark_conf": spark_conf, "credentials": storage.credentials,
+                                  "log": self.log, **(self.runner_options or {})}
         if (mode or "local") == "local":
             kwargs["cwd"] = str(gate_home())
         return get_runner(mode, **kwargs)
 
     def execute(self, context: Context) -> Any:
-        from contract_gate.runners import Deferral
-
         plan = self.load_plan()
         job = self.build_job(context, plan)
         self._runner = self.make_runner(plan)
@@ -210,8 +200,6 @@ class SparkGateOperator(ContractGateBaseOperator):
             self._runner.on_kill()
 
     def write_plan(self, plan: Plan, folder: Path) -> Path:
-        from contract_plan.document import render_plan
-
         path = folder / "plan.json"
         write_private_text(path, render_plan(plan.document))
         return path

@@ -17,9 +17,11 @@ from pathlib import Path
 from contract_gate.config import work_root
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract_folder import compiled, contract_files
+from contract_gate.decisions import store_for
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.decision_log import of_object, read_decisions
+from contract_gate.object_storage import address_storage_options
 from contract_plan.model import Plan
 from contract_gate.submission import check_submission_id
 
@@ -92,14 +94,18 @@ def recent_decisions(plans: list[Plan], limit: int) -> dict[str, list[dict] | Ex
     (a table of one small file per decision, before the retention DAG compacts it, costs a file
     read per decision); a catalog table is not read here (its contracts are left out)."""
     wanted: dict[str, set[str]] = {}
+    reached: dict[str, Plan] = {}  # a plan whose connections reach the table's bucket
     for plan in plans:
         address = plan.require_tables().decisions
         if address.is_path:
             wanted.setdefault(address.deltalake_uri, set()).add(plan.contract_id)
+            reached.setdefault(address.deltalake_uri, plan)
     tables: dict[str, dict[str, list[dict]] | Exception] = {}
     for location, contract_ids in wanted.items():
         try:
-            tables[location] = read_decisions(location, contract_ids, LISTED_COLUMNS, limit)
+            plan = reached[location]
+            options = address_storage_options(plan, plan.require_tables().decisions)
+            tables[location] = read_decisions(location, contract_ids, LISTED_COLUMNS, limit, options)
         except Exception as exc:  # one unreadable table must not hide the other contracts
             tables[location] = exc
     found: dict[str, list[dict] | Exception] = {}
@@ -116,8 +122,6 @@ def recent_decisions(plans: list[Plan], limit: int) -> dict[str, list[dict] | Ex
 
 def submission_decisions(plan: Plan, submission_id: str) -> list[Decision]:
     """The submission's records (its final one and any ``failed`` ones), newest first."""
-    from contract_gate.decisions import store_for
-
     check_submission_id(submission_id)
     return store_for(plan).records(submission_id=submission_id, contract_id=plan.contract_id,
                                    scope=ObjectScope.of(plan))
@@ -126,7 +130,8 @@ def submission_decisions(plan: Plan, submission_id: str) -> list[Decision]:
 def reruns_of(plan: Plan, submission_id: str) -> list[Decision]:
     """Records of the submissions that re-ran ``submission_id`` (``rerun_of``), newest first."""
     address = plan.require_tables().decisions
-    table = open_table(address.deltalake_uri) if address.is_path else None
+    table = (open_table(address.deltalake_uri, storage_options=address_storage_options(plan, address))
+             if address.is_path else None)
     if table is None:
         return []
     rows = read_rows(table, list(DECISION_COLUMNS), where=("rerun_of", {submission_id}))

@@ -94,6 +94,8 @@ class GateRunner(ABC):
 
     :param conn_id: the Airflow connection of the mode (ignored by ``local``).
     :param spark_conf: extra Spark settings for the job.
+    :param credentials: Spark settings that hold secrets (a bucket's S3A credentials): handed to
+        the job in an owner-only file, never on a command line (:mod:`contract_gate.runners.job_credentials`).
     :param log: the task's logger; the job's output is streamed into it.
     """
 
@@ -104,10 +106,12 @@ class GateRunner(ABC):
         *,
         conn_id: str | None = None,
         spark_conf: dict[str, str] | None = None,
+        credentials: dict[str, str] | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         self.conn_id = conn_id
         self.spark_conf = dict(spark_conf or {})
+        self.credentials = dict(credentials or {})
         self.log = log or logging.getLogger(f"contract_gate.runners.{self.mode}")
 
     @abstractmethod

@@ -17,9 +17,10 @@ import os
 from pathlib import Path
 
 from contract_gate.local_spark import class_archive
-from contract_gate.local_spark.installation import gate_job_script
+from contract_gate.local_spark.installation import gate_job_script, spark_home
 from contract_gate.local_spark.submit import local_start_conf, submit_argv, submit_environment
 from contract_gate.runners.base import GateJob, GateRunner
+from contract_gate.runners.job_credentials import PropertiesFile
 from contract_gate.runners.process import StreamedProcess
 
 
@@ -39,27 +40,34 @@ class LocalRunner(GateRunner):
         self.cwd = cwd or os.getcwd()
         self.class_archive = class_archive
         self._process: StreamedProcess | None = None
+        self._credentials: PropertiesFile | None = None
 
-    def command(self, job: GateJob) -> list[str]:
-        return self.submit_argv(gate_job_script(), job.argv(), job.workdir, job.name)
+    def command(self, job: GateJob, properties_file: Path | None = None) -> list[str]:
+        return self.submit_argv(gate_job_script(), job.argv(), job.workdir, job.name, properties_file)
 
-    def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str) -> list[str]:
-        """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings."""
+    def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str,
+                    properties_file: Path | None = None) -> list[str]:
+        """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings
+        (its credentials in ``properties_file``)."""
         archive = class_archive.java_options() if self.class_archive else ""
         conf = local_start_conf(scratch, self.cores, self.spark_conf, archive_options=archive)
-        return submit_argv(script, arguments, conf, name)
+        return submit_argv(script, arguments, conf, name, properties_file=properties_file)
 
     def environment(self) -> dict[str, str]:
         return submit_environment()
 
     def start(self, job: GateJob) -> dict:
-        self._process = StreamedProcess(
-            self.command(job), env=self.environment(), cwd=self.cwd, log=self.log,
-            label=f"gate job {job.steps} (local spark-submit)",
-        )
-        self._process.run()
+        self._credentials = PropertiesFile(self.credentials, spark_home())
+        with self._credentials as properties_file:
+            self._process = StreamedProcess(
+                self.command(job, properties_file), env=self.environment(), cwd=self.cwd, log=self.log,
+                label=f"gate job {job.steps} (local spark-submit)",
+            )
+            self._process.run()
         return job.read_result()
 
     def on_kill(self) -> None:
         if self._process is not None:
             self._process.kill()
+        if self._credentials is not None:
+            self._credentials.remove()

@@ -40,6 +40,7 @@ import contract_plan
 from contract_gate.config import gate_home
 from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_gate.runners.job_credentials import PropertiesFile, driver_settings_file, write_driver_settings
 from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 from contract_plan.addresses import HOME_ENV
@@ -91,6 +92,8 @@ class SparkSubmitRunner(GateRunner):
         self.deferrable = bool(options.get("deferrable", True))
         self.spark_conf = {**self.connection_spark_conf(connection), **self.spark_conf}
         self._hook = None
+        self._credentials: PropertiesFile | None = None
+        self._driver_settings: Path | None = None  # a standalone driver's secret settings, until it ends
         self._driver: tuple[SparkStandaloneRestHook, str] | None = None  # (REST server, driver id) in standalone cluster mode
 
     def connection_options(self) -> dict:
@@ -122,30 +125,35 @@ class SparkSubmitRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict | Deferral:
         packages, conf = self.job_conf()
-        self._hook = SparkSubmitHook(
-            conn_id=self.conn_id,
-            conf=conf,
-            packages=packages,
-            py_files=str(package_spark_jobs(job.workdir)),
-            name=job.name,
-            application_args=job.argv(),
-            deploy_mode=self.deploy_mode,
-            # The driver runs here in client mode: it must use this interpreter (it has pyspark).
-            env_vars={"PYSPARK_DRIVER_PYTHON": sys.executable},
-        )
-        # The hook resolves the connection (master, deploy mode, REST endpoint) on construction;
-        # it sets rest_endpoint exactly for a single standalone master in cluster deploy mode.
-        connection = self._hook._connection
-        if connection.get("rest_endpoint"):
-            return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], conf)
-        if connection["master"].startswith("spark://") and connection.get("deploy_mode") == "cluster":
-            raise GateJobError(
-                f"connection {self.conn_id!r}: cluster deploy mode on the standalone masters {connection['master']} "
-                "needs one master (spark-submit refuses Python applications in cluster mode on a standalone cluster, "
-                "so the driver goes through one master's REST submission server); name one master in the connection")
-        self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
-                      connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
-        self._hook.submit(application=str(gate_job_script()))
+        # read by spark-submit on this worker: the SPARK_HOME its defaults come from is this one's
+        self._credentials = PropertiesFile(self.credentials, os.environ.get("SPARK_HOME"))
+        with self._credentials as properties_file:
+            self._hook = SparkSubmitHook(
+                conn_id=self.conn_id,
+                conf=conf,
+                packages=packages,
+                py_files=str(package_spark_jobs(job.workdir)),
+                name=job.name,
+                application_args=job.argv(),
+                deploy_mode=self.deploy_mode,
+                # The driver runs here in client mode: it must use this interpreter (it has pyspark).
+                env_vars={"PYSPARK_DRIVER_PYTHON": sys.executable},
+                properties_file=str(properties_file) if properties_file else None,
+            )
+            # The hook resolves the connection (master, deploy mode, REST endpoint) on construction;
+            # it sets rest_endpoint exactly for a single standalone master in cluster deploy mode.
+            connection = self._hook._connection
+            if connection.get("rest_endpoint"):
+                return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], conf)
+            if connection["master"].startswith("spark://") and connection.get("deploy_mode") == "cluster":
+                raise GateJobError(
+                    f"connection {self.conn_id!r}: cluster deploy mode on the standalone masters "
+                    f"{connection['master']} needs one master (spark-submit refuses Python applications in cluster "
+                    "mode on a standalone cluster, so the driver goes through one master's REST submission server); "
+                    "name one master in the connection")
+            self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
+                          connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
+            self._hook.submit(application=str(gate_job_script()))
         return job.read_result()
 
     def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,
@@ -155,33 +163,52 @@ class SparkSubmitRunner(GateRunner):
         # this worker's installation.
         script = job.workdir / "gate_job.py"
         shutil.copyfile(gate_job_script(), script)
-        properties = {**conf, "spark.master": master, "spark.app.name": job.name}
-        jars = self.cluster_jars(job)
-        if jars:
-            properties["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars"), *map(str, jars)]))
+        properties = {**{key: value for key, value in conf.items() if key != "spark.jars"},
+                      "spark.master": master, "spark.app.name": job.name, **self.cluster_jars(job, conf)}
         # The plan's relative addresses resolve against the gate home, not the driver's folder on
         # the worker: the shared storage is mounted at the same path on both sides.
-        environment = {HOME_ENV: str(gate_home())}
+        environment = {HOME_ENV: str(gate_home()), **write_driver_settings(job.workdir, job.steps, self.credentials)}
         hook = SparkStandaloneRestHook(rest_endpoint)
         try:
             driver_id = hook.create_python_driver(script, [job.workdir / "spark_jobs.zip"], job.argv(), properties,
                                                   environment)
         except SparkStandaloneError as exc:
+            driver_settings_file(job.workdir, job.steps).unlink(missing_ok=True)
             raise GateJobError(str(exc)) from exc
         self._driver = (hook, driver_id)
+        self._driver_settings = driver_settings_file(job.workdir, job.steps)
         self.log.info("gate job %s: driver %s launched on %s through its REST server %s", job.steps, driver_id,
                       master, rest_endpoint)
         if self.deferrable:
-            return Deferral(trigger=SparkDriverStatusTrigger(rest_endpoint, driver_id, self.polling_period_seconds))
+            settings = str(self._driver_settings) if self.credentials else None
+            return Deferral(trigger=SparkDriverStatusTrigger(rest_endpoint, driver_id, self.polling_period_seconds,
+                                                             settings))
         return self.finish(job, hook.wait_for_driver(driver_id, self.polling_period_seconds))
 
-    def cluster_jars(self, job: GateJob) -> list[Path]:
-        """Delta's jars for a standalone cluster-mode driver, shipped like the script: through the
-        shared storage (the runs folder's ``_jars/``, copied once), as ``spark.jars``.
+    def cluster_jars(self, job: GateJob, conf: dict[str, str]) -> dict[str, str]:
+        """The jar settings of a standalone cluster-mode driver: every jar on this worker goes
+        through the shared storage, like the script (the runs folder's ``_jars/``, copied once).
+
+        Delta's jars go as ``spark.jars``. The jars ``conf`` lists in ``spark.jars`` that are on this
+        worker (the S3A connector of a plan with S3 tables) go on the driver's and executors' class
+        paths instead: Hadoop finds a file system's class there, and no executor fetches the AWS
+        SDK bundle from the driver for every job. A listed jar not on this worker is left for the
+        cluster to find.
 
         ``spark.jars.packages`` does not do here: the standalone driver's launcher resolves it
         onto the driver's class path only and never ships it to the executors (Delta's UDFs
         then fail to deserialize there), so Maven coordinates are refused rather than half used."""
+        named = [jar for jar in (conf.get("spark.jars") or "").split(",") if jar]
+        local = self.ship_jars(job, [Path(jar) for jar in named if Path(jar).is_file()])
+        jars = [*map(str, self.ship_jars(job, self.delta_jars())), *(jar for jar in named if not Path(jar).is_file())]
+        settings = {"spark.jars": ",".join(jars)} if jars else {}
+        for side in ("driver", "executor") if local else ():
+            key = f"spark.{side}.extraClassPath"
+            settings[key] = os.pathsep.join(filter(None, (conf.get(key), *map(str, local))))
+        return settings
+
+    def delta_jars(self) -> list[Path]:
+        """Delta's jars on this worker, to ship; none with ``packages=None`` (the cluster has them)."""
         if self.packages is None:
             return []
         if self.packages != "default":
@@ -194,20 +221,30 @@ class SparkSubmitRunner(GateRunner):
             raise GateJobError(
                 "Delta's jars are not on this worker to ship to the cluster: run `python -m spark_jobs.runtime.jars` "
                 "once here, or install Delta in the cluster's configuration and pass packages=None")
+        return found
+
+    @staticmethod
+    def ship_jars(job: GateJob, jars: list[Path]) -> list[Path]:
+        """``jars`` in the runs folder's ``_jars/``, linked where the storage allows, else copied."""
         folder = job.workdir.parent.parent / "_jars"
         folder.mkdir(exist_ok=True)
         shipped = []
-        for jar in found:
+        for jar in jars:
             target = folder / jar.name
             if not target.is_file() or target.stat().st_size != jar.stat().st_size:
                 partial = folder / f".{jar.name}.{os.getpid()}"
-                shutil.copyfile(jar, partial)
+                partial.unlink(missing_ok=True)
+                try:
+                    os.link(jar, partial)  # the AWS SDK bundle is large: no copy on the same file system
+                except OSError:
+                    shutil.copyfile(jar, partial)
                 os.replace(partial, target)  # a concurrent job never reads a half-copied jar
             shipped.append(target)
         return shipped
 
     def finish(self, job: GateJob, event: dict) -> dict:
         """The driver has ended: its result file, or why it failed (its log stays on the worker)."""
+        driver_settings_file(job.workdir, job.steps).unlink(missing_ok=True)
         if event["driver_state"] != "FINISHED":
             where = f" on worker {event['worker']}" if event.get("worker") else ""
             raise GateJobError(
@@ -222,3 +259,7 @@ class SparkSubmitRunner(GateRunner):
             self.log.info("killing Spark driver %s: %s", driver_id, hook.kill(driver_id))
         elif self._hook is not None:
             self._hook.on_kill()
+        if self._credentials is not None:
+            self._credentials.remove()
+        if self._driver_settings is not None:
+            self._driver_settings.unlink(missing_ok=True)
