@@ -10,7 +10,8 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
   that old. Stateless on purpose, so a rescheduled sensor or a restarted triggerer judges the
   same way. A producer that copies with preserved times (``cp -p``) should write a marker.
 * A **Delta landing** has landed when it has a committed version (commits are atomic); a
-  catalog table's version is asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`).
+  catalog table's version is read from its Delta log where the catalog gives its location, else
+  asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`).
 * An **object-storage landing** (``s3://``...) follows the file rules on one listing of its
   prefix (:mod:`contract_gate.landing_objects`): the marker is an object of that name directly
   below the prefix, and settling goes by the objects' modification times. The listing's keys,

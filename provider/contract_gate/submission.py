@@ -10,7 +10,8 @@ the same files (new mtimes) must not get a second publication. For a Delta landi
 batch is a version of that table. In object storage the objects' keys, sizes and ETags (or
 version ids) stand for their content, read from a listing without downloading a byte
 (:mod:`contract_gate.landing_objects`). A catalog landing table is known by its newest Delta
-version too, asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`). A link
+version too, read from its Delta log where the catalog gives its location, else asked of the
+catalog's SQL warehouse (:mod:`contract_gate.landing_tables`). A link
 or a special file in a file landing refuses the batch (:mod:`contract_plan.landing_files`).
 """
 
