@@ -63,9 +63,9 @@ def gate_tags(plan: Plan) -> dict[str, str]:
 
 
 def _stats():
-    from airflow.sdk.observability.stats import Stats  # Airflow: the freshness check also runs without it
+    from contract_gate.airflow_compat import stats  # Airflow: the freshness check also runs without it
 
-    return Stats
+    return stats()
 
 
 def _when(value: str | datetime) -> datetime:

@@ -107,10 +107,10 @@ class Gate:
 
     def bag(self):
         if self._bag is None:
-            from airflow.dag_processing.dagbag import DagBag
+            from contract_gate.airflow_compat import dag_bag
 
             with gate_home():
-                self._bag = DagBag(str(DAGS))
+                self._bag = dag_bag(DAGS)
         return self._bag
 
     def landing(self, name: str) -> Path:

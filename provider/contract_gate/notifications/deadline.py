@@ -5,18 +5,25 @@ DAG that has not *succeeded* ``decisionDeadlineMinutes`` after it was queued is 
 deadline, and Airflow runs the callback once for that run (a run that succeeds in time has its
 deadline removed). The callback is a :class:`SyncCallback`, so it runs on the executor (the
 LocalExecutor supports callbacks in 3.3; check ``supports_callbacks`` for others) with the
-same notifiers the freshness alerts use, named in the contract's gate settings.
+same notifiers the freshness alerts use, named in the contract's gate settings. Airflow 3.1's
+Deadline Alerts take no SyncCallback: there the gate DAG has no deadline, and says so in the log.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from airflow.sdk import DeadlineAlert, DeadlineReference, SyncCallback
-
+from contract_gate import airflow_compat
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import AlertDeliveryError, deliver
 from contract_plan.model import Plan
+
+if TYPE_CHECKING:
+    from airflow.sdk import DeadlineAlert
+
+log = logging.getLogger(__name__)
 
 
 def decision_deadline(plan: Plan) -> DeadlineAlert | None:
@@ -25,10 +32,15 @@ def decision_deadline(plan: Plan) -> DeadlineAlert | None:
     minutes, notifiers = plan.alerts.get("decisionDeadlineMinutes"), plan.notifiers
     if not minutes or not notifiers:
         return None
-    return DeadlineAlert(
-        reference=DeadlineReference.DAGRUN_QUEUED_AT,
+    if not airflow_compat.DEADLINE_ALERTS:
+        log.warning("contract %r: alerts.decisionDeadlineMinutes needs Airflow 3.2 or later (a deadline "
+                    "callback on the executor); this Airflow runs the gate DAG without a decision deadline",
+                    plan.contract_id)
+        return None
+    return airflow_compat.DeadlineAlert(
+        reference=airflow_compat.DeadlineReference.DAGRUN_QUEUED_AT,
         interval=timedelta(minutes=minutes),
-        callback=SyncCallback(
+        callback=airflow_compat.SyncCallback(
             notify_gate_overdue,
             kwargs={
                 "contract_id": plan.contract_id,

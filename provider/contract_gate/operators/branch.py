@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow.sdk import BaseBranchOperator
+from contract_gate.airflow_compat import BaseBranchOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

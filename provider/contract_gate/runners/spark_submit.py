@@ -34,7 +34,7 @@ from pathlib import Path
 import sqlglot
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
-from airflow.sdk.exceptions import AirflowNotFoundException
+from contract_gate.airflow_compat import AirflowNotFoundException
 
 import contract_plan
 from contract_gate.config import gate_home
