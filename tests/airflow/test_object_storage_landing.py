@@ -184,7 +184,7 @@ def test_the_deferrable_sensor_and_the_poking_one_fire_in_a_dag_run(store, gate)
 
 
 def test_the_watcher_trigger_rebuilt_as_the_triggerer_does_fires_for_a_new_batch(store):
-    from contract_gate.gate_schedule import landing_asset
+    from contract_gate.dags.gate_schedule import landing_asset
 
     land(store, MARKED, {"part-0.csv": csv_text(case_rows("2025-04-06", region="W")), "_SUCCESS": b""})
     with gate_home():

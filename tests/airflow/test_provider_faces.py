@@ -64,5 +64,5 @@ def test_the_operators_package_exports_every_operator_and_each_is_used():
     assert concrete <= exported
     # every concrete operator is a task of the generated DAGs (gate, retention, freshness)
     source = "".join((Path(contract_gate.__file__).parent / name).read_text()
-                     for name in ("task_group.py", "dag_factory.py", "freshness/dag.py"))
+                     for name in ("dags/task_group.py", "dags/contract_dags.py", "dags/freshness_dag.py"))
     assert {cls.__name__ for cls in concrete if cls.__name__ not in source} == set()

@@ -16,7 +16,7 @@ import yaml
 
 from contract_gate.cli.main import main
 from contract_gate.contract_folder import contract_files
-from contract_gate.dag_factory import contracts_dir
+from contract_gate.config import contracts_dir
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yaml").read_text())

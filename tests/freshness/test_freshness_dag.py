@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from _freshness_helpers import REPO, file_alerts, publish_cases, read_lines, write_contract
 
-from contract_gate.freshness.dag import build_freshness_dag
+from contract_gate.dags.freshness_dag import build_freshness_dag
 
 
 def airflow_env(tmp_path) -> dict[str, str]:
@@ -48,7 +48,7 @@ def test_dag_runs_through_dag_test_and_alerts(spark, tmp_path):
     dag_file = dags / "freshness.py"
     dag_file.write_text(textwrap.dedent(f"""
         # Airflow DAG (safe-mode discovery needs both words in the file)
-        from contract_gate.freshness.dag import build_freshness_dag
+        from contract_gate.dags.freshness_dag import build_freshness_dag
 
         dag = build_freshness_dag({str(contract)!r})
     """))
@@ -75,7 +75,7 @@ def test_the_check_imports_no_pyspark(spark, tmp_path):
         import sys
         from contract_gate.contract.compiler import compile_plan
         from contract_gate.freshness.check import check_freshness
-        from contract_gate.freshness.dag import build_freshness_dag
+        from contract_gate.dags.freshness_dag import build_freshness_dag
 
         build_freshness_dag({str(contract)!r})
         record = check_freshness(compile_plan({str(contract)!r}))

@@ -72,7 +72,7 @@ def test_a_delta_catalog_landing_may_start_the_gate_on_landing_and_names_its_con
                                          "@landing"))
     assert plan.document["tables"]["landing"] == {"kind": "table", "name": "main.health.drops_cases", "format": "delta",
                                          "connection": "databricks_drops"}
-    from contract_gate.gate_schedule import landing_asset
+    from contract_gate.dags.gate_schedule import landing_asset
 
     asset = landing_asset(plan)
     assert asset.uri == "table://main.health.drops_cases/"  # as Airflow normalises a URI

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from contract_gate import config
-from contract_gate.dag_factory import STUB_FOLDER, sync_dag_files, unsynced_dag_files
+from contract_gate.dags.stub_files import STUB_FOLDER, sync_dag_files, unsynced_dag_files
 
 DAG_FILE = "contract_gates.py"
 

@@ -5,7 +5,7 @@ One trigger, two uses:
 * a deferred :class:`~contract_gate.sensors.landing.ContractLandingSensor` (``repeat=False``):
   one event, then the trigger ends;
 * the ``AssetWatcher`` of an event-driven gate DAG (``repeat=True``, see
-  :mod:`contract_gate.gate_schedule`): an event for every new batch, for as long as the DAG is
+  :mod:`contract_gate.dags.gate_schedule`): an event for every new batch, for as long as the DAG is
   deployed; each event becomes an Asset event that starts the gate, with no worker slot waiting.
 
 The same batch never fires twice: a batch whose submission already has a final decision is

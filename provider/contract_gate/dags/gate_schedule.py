@@ -7,7 +7,7 @@ the triggerer, so a landed batch starts the gate and no worker slot waits for it
 fires one Asset event (see the trigger for why the same batch never fires twice); Airflow folds
 events that arrive before the run starts into that run, and ``max_active_runs=1`` queues the rest.
 
-Called by :func:`contract_gate.dag_factory.contract_dag` while a DAG file is parsed: it builds
+Called by :func:`contract_gate.dags.contract_dags.contract_dag` while a DAG file is parsed: it builds
 objects only (the trigger reads nothing until the triggerer runs it), and its kwargs are the
 plan's addresses, so they stay the same from parse to parse and Airflow keeps one watcher.
 """
@@ -47,12 +47,14 @@ def landing_asset(plan: Plan):
     from contract_gate.landing_batches import Watch
     from contract_gate.triggers.landing import LandingTrigger
 
-    names, landing = plan.names, plan.require_tables().landing
+    names, landing, schedule = plan.names, plan.require_tables().landing, plan.schedule
+    if landing is None or not isinstance(schedule, Mapping):
+        raise ValueError(f"object {plan.object!r}: only a gate with a landing and schedule onLanding watches it")
     if not landing.is_path:  # a catalog table, as the target's Asset names one
         uri = f"table://{landing.location}"
     else:
         uri = landing.location if "://" in landing.location else Path(landing.location).as_uri()
     trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),
-                             poll_seconds=plan.schedule["onLanding"]["pollSeconds"], repeat=True)
+                             poll_seconds=schedule["onLanding"]["pollSeconds"], repeat=True)
     return Asset(name=f"{names.asset}.landing", uri=uri,
                  group="contract_gate", watchers=[AssetWatcher(name=f"{names.gate}_landing", trigger=trigger)])

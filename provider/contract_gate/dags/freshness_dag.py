@@ -15,7 +15,7 @@ from airflow.sdk import DAG
 
 from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.freshness import FreshnessCheckOperator
-from contract_plan.model import Plan
+from contract_plan.model import Freshness, Plan
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
@@ -46,7 +46,7 @@ def build_freshness_dag(contract_path: str | Path, env: str | None = None,
         catchup=False,
         max_active_runs=1,
         tags=[tag for tag in ("contract-gate", "freshness", plan.contract_domain) if tag],
-        doc_md="\n\n".join(_doc(p) for p in plans),
+        doc_md="\n\n".join(_doc(p, p.freshness) for p in plans if p.freshness is not None),
         default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
     )
     with dag:
@@ -56,9 +56,9 @@ def build_freshness_dag(contract_path: str | Path, env: str | None = None,
     return dag
 
 
-def _doc(plan: Plan) -> str:
-    freshness = plan.freshness
-    where = plan.require_tables().target.location
+def _doc(plan: Plan, freshness: Freshness) -> str:
+    target = plan.require_tables().target
+    where = target.location if target is not None else ""
     notifiers = plan.notifiers
     return "\n".join([
         f"### Freshness of `{plan.contract_id}` {plan.contract_version}",
