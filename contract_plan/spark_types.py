@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
+
+from contract_plan.sql_text import quote_identifier
 
 _ATOMIC = {
     "string": "string", "varchar": "string", "char": "string",
@@ -27,6 +30,9 @@ _ATOMIC = {
 NUMERIC = {"tinyint", "smallint", "int", "bigint", "float", "double"}
 INTEGRAL = {"tinyint", "smallint", "int", "bigint"}
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\d+|`(?:[^`]|``)*`|[<>(),:])")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Spark's JSON type names -> simpleString (the rest are the same word)
+_JSON_NAMES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint"}
 
 
 class TypeSyntaxError(ValueError):
@@ -41,6 +47,41 @@ def spark_type(physical_type: str) -> str:
     if rest:
         raise TypeSyntaxError(f"unexpected {''.join(rest)!r} in type {physical_type!r}")
     return result
+
+
+def field_name_text(name: str) -> str:
+    """A struct field's name in type text: as it is when it is a plain word (Spark's
+    ``simpleString`` form), else back-quoted (any other text: ``simpleString`` would leave it
+    ambiguous, and DDL could not read it)."""
+    return name if _PLAIN_NAME.fullmatch(name) else quote_identifier(name)
+
+
+def type_text(json_type: Any) -> str:
+    """The type text of a type in Spark's JSON form (``DataType.jsonValue()``, a Delta log's
+    schema): ``simpleString``, with struct field names as :func:`field_name_text` writes them."""
+    if isinstance(json_type, str):
+        return _JSON_NAMES.get(json_type, json_type)
+    kind = json_type["type"]
+    if kind == "array":
+        return f"array<{type_text(json_type['elementType'])}>"
+    if kind == "map":
+        return f"map<{type_text(json_type['keyType'])},{type_text(json_type['valueType'])}>"
+    return "struct<" + ",".join(f"{field_name_text(f['name'])}:{type_text(f['type'])}"
+                                for f in json_type["fields"]) + ">"
+
+
+def struct_field(item: str) -> tuple[str, str]:
+    """(name, type text) of one ``name:type`` item of a struct's :func:`nested_parts`."""
+    if item.startswith("`"):
+        end = 1
+        while True:
+            end = item.index("`", end)
+            if item.startswith("``", end):
+                end += 2
+                continue
+            return item[1:end].replace("``", "`"), item[end + 2:]
+    name, _, field_type = item.partition(":")
+    return name, field_type
 
 
 def is_numeric(type_string: str) -> bool:
@@ -103,12 +144,10 @@ def _parse(tokens: list[str]) -> tuple[str, list[str]]:
         fields = []
         while rest and rest[0] != ">":
             name = rest[0][1:-1].replace("``", "`") if rest[0].startswith("`") else rest[0]
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                # simpleString does not quote field names, so other names would make the type
-                # string ambiguous (and need quoting in the target DDL).
-                raise TypeSyntaxError(f"struct field name {name!r} must be letters, digits and underscores")
+            if not name or rest[0] in ("<", ">", "(", ")", ",", ":"):
+                raise TypeSyntaxError(f"expected a struct field name, got {rest[0]!r}")
             field_type, rest = _parse(_expect(rest[1:], ":"))
-            fields.append(f"{name}:{field_type}")
+            fields.append(f"{field_name_text(name)}:{field_type}")
             if rest[:1] == [","]:
                 rest = rest[1:]
         return f"struct<{','.join(fields)}>", _expect(rest, ">")
@@ -165,7 +204,7 @@ def widens(old: str, new: str) -> bool:
         if len(old_items) != len(new_items):
             return False
         if kind == "struct":  # field by field, same names in the same order
-            return all(a.partition(":")[0] == b.partition(":")[0] and widens(a.partition(":")[2], b.partition(":")[2])
+            return all(struct_field(a)[0] == struct_field(b)[0] and widens(struct_field(a)[1], struct_field(b)[1])
                        for a, b in zip(old_items, new_items))
         return all(widens(a, b) for a, b in zip(old_items, new_items))
     return False
@@ -176,10 +215,14 @@ def nested_parts(type_string: str) -> tuple[str, list[str]] | None:
     kind, bracket, inner = type_string.partition("<")
     if not bracket or kind not in ("array", "map", "struct") or not inner.endswith(">"):
         return None
-    items, depth, start = [], 0, 0
+    items, depth, start, quoted = [], 0, 0, False
     inner = inner[:-1]
     for i, char in enumerate(inner):
-        if char in "<(":
+        if char == "`":  # a quoted field name (field_name_text) may hold any of these characters
+            quoted = not quoted  # a doubled back-quote flips twice
+        elif quoted:
+            continue
+        elif char in "<(":
             depth += 1
         elif char in ">)":
             depth -= 1

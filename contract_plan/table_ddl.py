@@ -66,8 +66,8 @@ def create_table_statements(plan: Plan | dict, address: Address | dict | None = 
     table = target_reference(plan, address)
     columns = []
     for column in plan.columns:
-        # The plan's type is Spark's simpleString, which is valid DDL (struct field names are
-        # plain words, see contract_plan.spark_types); upper-casing it would rename them.
+        # The plan's type text is valid DDL (a struct field name other than a plain word is
+        # back-quoted, see contract_plan.spark_types); upper-casing it would rename fields.
         text = f"  {quote_identifier(column.name)} {column.type}"
         if not column.nullable:
             text += " NOT NULL"

@@ -44,6 +44,7 @@ from contract_plan.restricted import local_folder, make_private_folder, restrict
 from spark_jobs.validation.rule_columns import triage
 from spark_jobs.validation.schema_compare import check_schema
 from contract_plan.table_ddl import table_properties
+from contract_plan.spark_types import type_text
 from contract_plan.sql_text import quote_identifier
 
 ROWS = ("all", "invalid")
@@ -178,7 +179,7 @@ def _create_if_missing(
     (a CREATE TABLE AS SELECT would not) and its creation is not mistaken for a submission."""
     if exists(spark, table):
         return
-    columns = ", ".join(f"{quote_identifier(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+    columns = ", ".join(f"{quote_identifier(f.name)} {type_text(f.dataType.jsonValue())}" for f in schema.fields)
     properties = {**owner_properties(plan.contract_id, "quarantine"), **table_properties(plan),
                   **_statistics(plan, schema)}
     statement = (f"CREATE TABLE IF NOT EXISTS {table.sql_name} ({columns}) USING DELTA"

@@ -33,6 +33,7 @@ from spark_jobs.steps.commits import retry_conflicts
 from spark_jobs.steps.history import current_version, exists
 from contract_plan.model import Plan, load_plan
 from contract_plan.ownership import owner_properties, require_owner
+from contract_plan.spark_types import type_text
 from contract_plan.sql_text import quote_identifier, string_literal
 from contract_plan.table_ddl import (
     compatibility_differences,
@@ -79,7 +80,7 @@ def deployed_state(
     # compared, it is refused) and the constraint comparison.
     properties = require_owner(spark, plan, address, "target")
     schema = spark.table(address.sql_name).schema
-    return [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields], properties
+    return [(f.name, type_text(f.dataType.jsonValue()), f.nullable) for f in schema.fields], properties
 
 
 def deployed_differences(

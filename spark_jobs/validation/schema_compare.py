@@ -13,6 +13,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from contract_plan.model import Plan
+from contract_plan.spark_types import type_text
 from spark_jobs.validation.unparseable_values import UNFIT
 
 
@@ -52,8 +53,8 @@ def check_schema(plan: Plan, schema: StructType) -> SchemaResult:
     Names match exactly (case-sensitively), so ``Order_ID`` is not ``order_id``.
     """
     # the unfit-value marker of a CSV/JSON candidate is the gate's own column, not the producer's
-    actual = {f.name: f.dataType.simpleString() for f in schema.fields if f.name != UNFIT}
-    expected = {c.name: c.type for c in plan.columns}  # already simpleString (contract_plan.model)
+    actual = {f.name: type_text(f.dataType.jsonValue()) for f in schema.fields if f.name != UNFIT}
+    expected = {c.name: c.type for c in plan.columns}  # already type text (contract_plan.spark_types)
     return SchemaResult(
         policy=plan.schema_policy,
         missing=[name for name in expected if name not in actual],

@@ -229,10 +229,6 @@ def test_an_unmappable_type_names_the_property_the_server_type_and_the_tables():
     assert issues == [("schema[0].properties[1].physicalType",
                        "physicalType 'geography_point' has no Spark type in the postgres dialect (server type "
                        "'postgres'): unknown type 'geography_point' (the type tables: docs/contracts.md#types)")]
-    assert issues_of(_text("- {name: a, logicalType: object}")) == [(
-        "schema[0].properties[0].logicalType",
-        "a logicalType object without its nested properties has no Spark type (the type tables: "
-        "docs/contracts.md#types)")]
 
 
 # -- the rules a type brings ---------------------------------------------------------------------
@@ -331,8 +327,10 @@ def test_delta_holds_struct_field_rules_as_checks_and_not_lambdas():
 
 
 @pytest.mark.parametrize("properties, path, message", [
-    ("- {name: a, logicalType: object, properties: [{name: 'bad name', logicalType: string}]}",
-     "schema[0].properties[0].properties[0].name", "nested field name 'bad name' must be letters"),
+    ("- {name: a, logicalType: object, properties: [{name: \"bad\\nname\", logicalType: string}]}",
+     "schema[0].properties[0].properties[0].name", "unsafe nested field name 'bad\\nname'"),
+    ("- {name: a, logicalType: object, properties: [{name: '${env:HOME}', logicalType: string}]}",
+     "schema[0].properties[0].properties[0].name", "unsafe nested field name '${env:HOME}'"),
     ("- {name: a, logicalType: object, properties: [{name: b, logicalType: string, unique: true}]}",
      "schema[0].properties[0].properties[0].unique", "unique on a nested field is not supported"),
     ("- {name: a, physicalType: 'struct<b:int>', logicalType: object, properties: [{name: b, logicalType: string}]}",
@@ -389,6 +387,26 @@ def _documented_rows():
 
 
 def test_the_docs_list_every_row_of_the_tables_as_the_code_maps_it():
-    documented = {(dialect, name): described for dialect, name, described in _documented_rows()}
+    documented = {(dialect, name): described for dialect, name, described in _documented_rows()
+                  if dialect != "logicalType"}
     expected = {(dialect, name): spec.described for dialect, name, spec in _rows()}
     assert documented == expected
+
+
+LOGICAL_TYPES = ("string", "integer", "number", "boolean", "date", "timestamp", "time", "array", "map", "object",
+                 "vector")
+
+
+def test_the_docs_table_of_logical_types_is_what_the_code_maps_them_to():
+    def described(mapped) -> str:
+        return mapped.type + (" + a JSON rule" if mapped.json else "") + (
+            " + a time-of-day pattern rule" if mapped.time else "")
+
+    documented = {name: text for dialect, name, text in _documented_rows() if dialect == "logicalType"}
+    assert documented == {name: described(map_logical(name, None)) for name in LOGICAL_TYPES}
+
+
+def test_an_object_without_properties_is_a_map_of_text():
+    plan = compile_text(_text("- {name: attributes, logicalType: object}\n- {name: bag, logicalType: object, "
+                              "physicalType: object}"))
+    assert [c["type"] for c in plan["columns"]] == ["map<string,string>", "map<string,string>"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from contract_plan.spark_types import nested_parts
+from contract_plan.spark_types import nested_parts, struct_field
 
 _ATOMIC = {"string": pa.string(), "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(),
            "int": pa.int32(), "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
@@ -41,7 +41,7 @@ def arrow_type(spark_type: str) -> pa.DataType:
         return pa.list_(arrow_type(items[0]))
     if kind == "map":
         return pa.map_(arrow_type(items[0]), arrow_type(items[1]))
-    return pa.struct([(field.split(":", 1)[0].strip("`"), arrow_type(field.split(":", 1)[1])) for field in items])
+    return pa.struct([(name, arrow_type(field_type)) for name, field_type in map(struct_field, items)])
 
 
 def rows(columns: list[dict], count: int, seed: int = 7, values: dict[str, list] | None = None,
@@ -97,8 +97,7 @@ def _value(spark_type: str, name: str, i: int, rng: random.Random):
         return [_value(items[0], name, i + k, rng) for k in range(1 + i % 2)]
     if kind == "map":
         return {_value(items[0], name, i, rng): _value(items[1], name, i, rng)}
-    return {field.split(":", 1)[0].strip("`"): _value(field.split(":", 1)[1], field.split(":", 1)[0], i, rng)
-            for field in items}
+    return {name: _value(field_type, name, i, rng) for name, field_type in map(struct_field, items)}
 
 
 def _nested(spark_type: str) -> tuple[str, list[str]]:

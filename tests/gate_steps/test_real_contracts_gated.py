@@ -43,6 +43,10 @@ ADDRESSES = [{"street": "Dam 1", "city": "Amsterdam", "postal_code": "1012 JS", 
 LINES = [[{"sku": "SKU-00001", "qty": 2, "unit_price": 9.5}],
          [{"sku": "SKU-00002", "qty": 1, "unit_price": 0.0}, {"sku": "SKU-12345", "qty": 3, "unit_price": 1.25}]]
 
+PROFILES = [{"age": 30, "country": "NL"}, None, {"age": None, "country": "BE"}, {"age": 13, "country": None}]
+STS = [{"connection_test": "SUCCESS", "key_list": {"^[0-5]$": {"key": "00000001"}}},
+       {"connection_test": "FAIL", "key_list": {"^[0-5]$": None}}]
+
 # (contract, gated object): what it shows, and the values its rules need (the generator's own
 # values fit every other column).
 VALID = {
@@ -63,6 +67,12 @@ VALID = {
     ("compkey_no_positions_stock.yaml", "stock_movements"): {"warehouse": ["AMS", "RTM"]},  # a key in declaration order
     ("engine_soda_warn.yaml", "crm_opportunities"): {},  # a soda check, listed as not_evaluated
     ("sql_model_placeholder_orders.yaml", "checkout_orders"): {},  # SQL checks over {model}
+    ("nested_quality_dqx_interactions.yaml", "user_interactions"):  # DQX checks and a metric on nested fields
+        {"interaction_type": ["click", "view", "purchase"], "user_profile": PROFILES,
+         "lines": [[{"sku": line["sku"], "qty": line["qty"]} for line in lines] for lines in LINES]},
+    ("nested_field_names_json_schema_feed.yaml", "sts_feed"):  # a field named ^[0-5]$; a free-form object
+        {"id": ["12345678", "87654321"], "array_test_object": [[{"key": "k", "value": "v"}]], "sts_data": STS,
+         "attributes": [{"colour": "red", "size": "42"}, {}, None]},
 }
 # (contract, object): (one value of the batch made invalid, the rule that fails, the branch)
 PLANTED = {
@@ -75,6 +85,12 @@ PLANTED = {
         ({"tier": ["gold", "silver", "bronze", "platinum", None, "gold"]}, "tier.enum", QUARANTINE),
     ("multi_two_objects_per_object_settings.yaml", "order_lines"):
         ({"quantity": [1, 2, 0, 4, 5, 6]}, "quantity.minimum", SPLIT),
+    ("nested_quality_dqx_interactions.yaml", "user_interactions"):
+        ({"user_profile": [*PROFILES, {"age": 40, "country": "nl"}, PROFILES[0]]}, "user_profile.country.regex_match",
+         QUARANTINE),
+    ("nested_field_names_json_schema_feed.yaml", "sts_feed"):
+        ({"sts_data": [*STS, {"connection_test": "SUCCESS", "key_list": {"^[0-5]$": {"key": "0000001x"}}}, *STS, STS[0]]},
+         "sts_data.key_list.^[0-5]$.key.pattern", QUARANTINE),
 }
 
 

@@ -84,6 +84,18 @@ def test_nested_types_compare_on_the_exact_type_string():
     assert [m["column"] for m in check_schema(plan, other).type_mismatches] == ["tags", "attrs", "geo"]
 
 
+def test_a_struct_field_of_any_name_compares_as_the_plan_writes_it():
+    """Spark's simpleString prints ``a;b`` bare; the schema check reads the candidate's type as
+    the plan writes it (quoted), so the same field matches and another one does not."""
+    plan = load_plan(cases_plan(columns=[{"name": "doc", "type": "struct<`^[0-5]$`:struct<`a;b`:string>>",
+                                          "nullable": True}]))
+    assert check_schema(plan, StructType.fromDDL("doc struct<`^[0-5]$`:struct<`a;b`:string>>")).ok
+    other = StructType.fromDDL("doc struct<`^[0-5]$`:struct<`a b`:string>>")
+    assert check_schema(plan, other).type_mismatches == [
+        {"column": "doc", "expected": "struct<`^[0-5]$`:struct<`a;b`:string>>",
+         "actual": "struct<`^[0-5]$`:struct<`a b`:string>>"}]
+
+
 @pytest.mark.parametrize(
     ("written", "simple"),
     [("BIGINT", "bigint"), ("long", "bigint"), ("Integer", "int"), ("decimal", "decimal(10,0)"),
@@ -95,9 +107,11 @@ def test_contract_types_are_read_as_spark_prints_them(written, simple):
     assert spark_type(written) == simple
 
 
-def test_a_struct_field_name_that_simple_string_cannot_print_is_refused():
-    with pytest.raises(TypeSyntaxError, match="struct field name"):
-        spark_type("array<struct<`a b`:int>>")
+def test_a_struct_field_name_other_than_a_plain_word_stays_back_quoted():
+    """simpleString would print ``a b`` bare (ambiguous, and no DDL): the type text quotes it."""
+    assert spark_type("array<struct<`a b`:int,`x``y`:long,plain:int>>") == "array<struct<`a b`:int,`x``y`:bigint,plain:int>>"
+    with pytest.raises(TypeSyntaxError):
+        spark_type("struct<:int>")
 
 
 def test_depth_schema_runs_no_spark_job(spark):

@@ -18,11 +18,11 @@ from contract_gate.contract import dqx, patterns, rules
 from contract_gate.contract.environments import freshness_sla, resolve_tables, select_server
 from contract_gate.contract.errors import ContractError, ContractIssue, yaml_path
 from contract_gate.contract.loader import LoadedContract, load_contract
-from contract_gate.contract.nested import FIELD_NAME, MAX_DEPTH, FieldPath
+from contract_gate.contract.nested import MAX_DEPTH, FieldPath
 from contract_gate.contract.physical_types import (TIME_PATTERN, TYPES_DOC, UnmappedType, dialect_of, is_container,
                                                    map_logical, map_physical)
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
-from contract_plan.spark_types import is_numeric, spark_type
+from contract_plan.spark_types import field_name_text, is_numeric, spark_type
 from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, location_problems
 from contract_plan.sql_allowlist import SqlNotSpark, check_query, has_lambda, is_deterministic
 from contract_plan.sql_text import quote_identifier
@@ -45,6 +45,7 @@ _DOCUMENTING_OPTIONS = {"format", "timezone", "defaultTimezone", "minProperties"
 # Array options: logicalTypeOptions key -> (rule kind, comparison with the array's size).
 _ARRAY_SIZE_OPTIONS = {"minItems": ("min_items", ">="), "maxItems": ("max_items", "<="), "dimensions": ("dimensions", "=")}
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+_SAFE_NAME = "it must be non-empty, with no control characters, no '${' and no leading or trailing spaces"
 # Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unparseable_values, contract_plan.empty_batch),
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
@@ -122,6 +123,14 @@ def _column_name(prop) -> str:
     return prop.physicalName or prop.name
 
 
+def _unsafe_name(name) -> bool:
+    """Whether a column or nested field name is refused (:data:`_SAFE_NAME`). Any other text is a
+    name: it is back-quoted in every SQL text and type text the gate writes."""
+    # "${": Spark replaces ${...} in SQL text with a variable (${env:NAME}) before parsing it
+    return not isinstance(name, str) or not name or name != name.strip() or bool(_CONTROL_CHARACTER.search(name)) \
+        or "${" in name
+
+
 def _listing(plans: dict) -> str:
     return ", ".join(repr(name) for name in plans)
 
@@ -153,6 +162,8 @@ class _Compiler:
         self.settings: GateSettings | None = None
         self.server_type: str | None = None  # its dialect reads physicalType (physical_types)
         self.field_types: dict[str, tuple[str, str, object]] = {}  # YAML path -> (Spark type, type's path, Mapped)
+        self.field_names: set[str] = set()  # of nested fields (Delta needs column mapping for some)
+        self.nested_fields: dict[str, tuple[FieldPath, str]] = {}  # dotted path -> (FieldPath, Spark type)
 
     # -- helpers -------------------------------------------------------------------------
     def error(self, path: str, message: str) -> None:
@@ -236,7 +247,8 @@ class _Compiler:
             "key": self.key,
             "rules": plan_rules,
             "schema_policy": settings.schema_policy if settings else "strict",
-            "delta_column_mapping": any(set(name) & _DELTA_RESERVED_NAME_CHARS for name in self.columns),
+            "delta_column_mapping": any(set(name) & _DELTA_RESERVED_NAME_CHARS
+                                        for name in (*self.columns, *self.field_names)),
             "freshness": freshness,
             "gate": settings.model_dump(mode="json", by_alias=True) if settings else None,
             "tables": tables,
@@ -278,10 +290,8 @@ class _Compiler:
         """The Spark type of a usable column, or None after reporting why it is not one."""
         for key, name in (("name", prop.name), ("physicalName", prop.physicalName)):
             if key == "name" or name is not None:
-                if not name or name != name.strip() or _CONTROL_CHARACTER.search(name) or "${" in name:
-                    # "${": Spark replaces ${...} in SQL text with a variable (${env:NAME}) before parsing it
-                    self.error(f"{base}.{key}", f"unsafe column name {name!r}: it must be non-empty, with no control "
-                                                "characters, no '${' and no leading or trailing spaces")
+                if _unsafe_name(name):
+                    self.error(f"{base}.{key}", f"unsafe column name {name!r}: {_SAFE_NAME}")
                     return None
         if prop.name in {self.label(column) for column in self.columns}:
             self.error(f"{base}.name", f"duplicate property name {prop.name!r}")
@@ -317,22 +327,26 @@ class _Compiler:
             if spark is not None:
                 self.field_types[base] = (spark, base, None)
             return spark
+        mapped = None
+        # a container word (object, struct, RECORD...) without nested detail leaves the type to the logicalType
+        container = prop.physicalType is not None and is_container(prop.physicalType) and prop.logicalType is not None
         if prop.physicalType is not None:
             source = f"{base}.physicalType"
             try:
                 mapped = map_physical(prop.physicalType, self.server_type)
             except UnmappedType as exc:
-                self.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
-                                   f"{exc} (the type tables: {TYPES_DOC})")
-                return None
-        elif prop.logicalType is not None:
+                if not container:
+                    self.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
+                                       f"{exc} (the type tables: {TYPES_DOC})")
+                    return None
+        if mapped is None and prop.logicalType is not None:
             source = f"{base}.logicalType"
             try:
                 mapped = map_logical(prop.logicalType, prop.logicalTypeOptions)
             except UnmappedType as exc:
                 self.error(source, f"{exc} (the type tables: {TYPES_DOC})")
                 return None
-        else:
+        elif mapped is None:
             self.error(base, f"a property needs a physicalType or a logicalType to have a column type ({TYPES_DOC})")
             return None
         self.field_types[base] = (mapped.type, source, mapped)
@@ -346,17 +360,17 @@ class _Compiler:
             fields, seen = [], set()
             for j, child in enumerate(prop.properties):
                 path = f"{base}.properties[{j}]"
-                if not isinstance(child.name, str) or not FIELD_NAME.fullmatch(child.name):
-                    self.error(f"{path}.name", f"nested field name {child.name!r} must be letters, digits and "
-                                               "underscores, not starting with a digit (Spark's struct type text)")
+                if _unsafe_name(child.name):
+                    self.error(f"{path}.name", f"unsafe nested field name {child.name!r}: {_SAFE_NAME}")
                 elif child.name in seen:
                     self.error(f"{path}.name", f"duplicate nested field name {child.name!r}")
                 else:
                     seen.add(child.name)
+                    self.field_names.add(child.name)
                     fields.append((child.name, self.field_type(child, path, depth + 1)))
             if len(fields) != len(prop.properties) or any(t is None for _, t in fields):
                 return None
-            spark = f"struct<{','.join(f'{name}:{t}' for name, t in fields)}>"
+            spark = f"struct<{','.join(f'{field_name_text(name)}:{t}' for name, t in fields)}>"
         elif prop.items:
             element = self.field_type(prop.items, f"{base}.items", depth + 1)
             if element is None:
@@ -487,10 +501,11 @@ class _Compiler:
         if prop.required:  # not null where its parent is not null
             self.add_rule(f"{base}.required", f"{name}.required", kind="required", scope="row", columns=[name],
                           predicate=f"{quote_identifier(name)} IS NOT NULL")
-        for key in ("primaryKey", "unique", "quality"):
+        self.nested_fields.setdefault(name, (path, field_type))
+        for key in ("primaryKey", "unique"):
             if getattr(prop, key):
-                self.error(f"{base}.{key}", f"{key} on a nested field is not supported: the gate counts keys, "
-                                            "duplicates and quality metrics of top-level properties")
+                self.error(f"{base}.{key}", f"{key} on a nested field is not supported: the gate counts keys "
+                                            "and duplicates of top-level properties")
         self.options[name] = self.property_options(prop, base)
         self.compile_type_options(prop.logicalTypeOptions or {}, f"{base}.logicalTypeOptions", name, field_type)
         if prop.enum:
@@ -504,6 +519,7 @@ class _Compiler:
             rule["predicate"] = path.predicate(rule["predicate"])
             rule.pop("passes_when", None)  # a shortcut of the stand-in column
             rule["enforceable"] = _enforceable(rule)
+        self.compile_quality(prop.quality or [], base, column=name)
         self.compile_nested_rules(prop, base, path)
 
     def append_source(self, key_index: int) -> str:
@@ -653,6 +669,11 @@ class _Compiler:
                           predicate=predicate)
 
     # -- quality entries -----------------------------------------------------------------
+    def value_types(self) -> dict[str, str]:
+        """Column -> Spark type of what a check may name: the columns, then the nested fields by
+        their dotted path (``user_profile.age``, ``lines[].sku``)."""
+        return {**{name: field_type for name, (_, field_type) in self.nested_fields.items()}, **self.columns}
+
     def compile_quality(self, entries, base: str, column: str | None) -> None:
         for j, quality in enumerate(entries):
             path = f"{base}.quality[{j}]"
@@ -666,6 +687,12 @@ class _Compiler:
         common = {"severity": _severity(entry.get("severity")), "description": entry.get("description")}
         id_key = "id" if "id" in entry else "name" if "name" in entry else None
         given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
+        start = len(self.rules)
+        self.compile_quality_kind(kind, entry, path, column, given, common)
+        self.nest_rules(start, path, column, given, common)
+
+    def compile_quality_kind(self, kind: str, entry: dict, path: str, column: str | None, given: tuple,
+                             common: dict) -> None:
         if kind == "text":
             self.add_rule(path, given[0] or f"{self.id_prefix(column)}.text", given[1], kind="text", scope="text",
                           columns=[column] if column else [], **common)
@@ -680,6 +707,41 @@ class _Compiler:
         else:
             self.unsupported(path, column, given, common, f"a check of engine {entry.get('engine')!r} (the gate runs "
                              "custom checks of engines spark-sql and dqx)", "engine")
+
+    def nest_rules(self, start: int, path: str, column: str | None, given: tuple, common: dict) -> None:
+        """The rules of one quality entry from ``start`` on that name a nested field (a check on a
+        nested property, a DQX ``column: user_profile.age``) as rules on its top-level column: a
+        field's row predicate is wrapped for each level above it (:meth:`FieldPath.predicate`); a
+        row expression a contract writes (spark-sql, DQX sql_expression) reads the record as
+        written. A group or query over a field, or a count of array elements, cannot be run:
+        an unsupported check (:meth:`unsupported`)."""
+        for entry in self.rules[start:]:
+            rule = entry["rule"]
+            paths = [self.nested_fields[c][0] for c in rule["columns"] if c in self.nested_fields]
+            if not paths:
+                continue
+            expression = rule["kind"] == "custom_sql" or rule.get("function") == "sql_expression"
+            if rule["predicate"] is not None and not expression:
+                runnable = len(rule["columns"]) == 1 and (
+                    rule["scope"] == "row" or (rule["scope"] == "dataset" and None not in paths[0].steps))
+                if not runnable:
+                    del self.rules[start:]
+                    self.unsupported(path, column, given, common, f"a {rule['kind']} check of nested field "
+                                     f"{paths[0].name!r} over {'array elements' if rule['scope'] == 'dataset' else 'rows'} "
+                                     "(nested fields take row checks and metrics)", None)
+                    self.nest_rules(start, path, column, given, common)
+                    return
+                rule["predicate"] = paths[0].predicate(rule["predicate"])
+                rule.pop("passes_when", None)  # a shortcut of the stand-in column
+            elif rule["scope"] not in ("text",) and not expression:
+                del self.rules[start:]
+                self.unsupported(path, column, given, common, f"a {rule['kind']} check of nested field "
+                                 f"{paths[0].name!r} (nested fields take row checks and metrics)", None)
+                self.nest_rules(start, path, column, given, common)
+                return
+            top = (self.nested_fields[c][0].column if c in self.nested_fields else c for c in rule["columns"])
+            rule["columns"] = list(dict.fromkeys(top))
+            rule["enforceable"] = _enforceable(rule)
 
     def unsupported(self, path: str, column: str | None, given: tuple, common: dict, what: str, key) -> None:
         """A check the gate cannot run. A gated object refuses it unless its settings say
@@ -768,7 +830,7 @@ class _Compiler:
     def metric_predicate(self, metric: str, arguments: dict, column: str) -> str:
         """TRUE when the row is *not* counted by the metric."""
         col = quote_identifier(column)
-        column_type = self.columns[column]
+        column_type = self.value_types()[column]
         if metric == "nullValues":
             _only(arguments, set())
             return f"{col} IS NOT NULL"
@@ -807,15 +869,25 @@ class _Compiler:
                 raise
             self.unsupported(path, column, given, common, f"a DQX check ({exc})", exc.key)
             return
-        fields = dqx.compile_check(check, self.columns, default_column=column)
-        name, name_key = fields.pop("name"), fields.pop("name_key")
-        if "severity" in entry and common["severity"] != fields["severity"]:
-            raise rules.RuleError(f"severity {entry['severity']!r} contradicts the DQX criticality "
-                                  f"{check.get('criticality', 'error')!r}", "severity")
-        if name:
-            given = (name, yaml_path([path, *name_key]))
-        rule_id = given[0] or f"{'.'.join(map(self.label, fields['columns'])) or 'dataset'}.{fields['function']}"
-        self.add_rule(path, rule_id, given[1], **{**common, **fields})
+        for one, item_key in dqx.for_each_column(check):
+            try:
+                fields = dqx.compile_check(one, self.value_types(), default_column=column)
+            except rules.RuleError as exc:
+                if item_key is not None and exc.keys()[:4] == ["implementation", "check", "arguments", "column"
+                                                               if one["check"]["function"] != "is_unique" else "columns"]:
+                    raise rules.RuleError(str(exc), item_key) from exc  # the column came from for_each_column
+                raise
+            name, name_key = fields.pop("name"), fields.pop("name_key")
+            if "severity" in entry and common["severity"] != fields["severity"]:
+                raise rules.RuleError(f"severity {entry['severity']!r} contradicts the DQX criticality "
+                                      f"{check.get('criticality', 'error')!r}", "severity")
+            rule_id, id_path = given
+            if name:
+                rule_id, id_path = name, yaml_path([path, *name_key])
+            elif rule_id and item_key is not None:  # one id per column
+                rule_id = f"{rule_id}.{'.'.join(fields['columns'])}"
+            rule_id = rule_id or f"{'.'.join(map(self.label, fields['columns'])) or 'dataset'}.{fields['function']}"
+            self.add_rule(path, rule_id, id_path, **{**common, **fields})
 
     # -- settings, servers, SLA ----------------------------------------------------------
     def gate_settings(self, obj) -> GateSettings | None:

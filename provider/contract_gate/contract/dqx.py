@@ -14,7 +14,9 @@ DQX's own argument semantics are kept so a DQX user's checks run unchanged:
 - ``is_unique`` keeps DQX's default ``nulls_distinct: true`` (as ODCS ``unique`` does here);
 - ``regex_match`` reads its regex as ECMA-262, like an ODCS pattern (``contract_gate.contract.patterns``):
   ``$`` is the end of the input, Java-only syntax is refused with what to write instead;
-- ``criticality: warn`` is a warning; ``name`` becomes the rule id; ``filter`` limits the rows.
+- ``criticality: error`` (the default) is an error and any other (``warn``, and the ``warning``
+  or ``minor`` teams write) a warning; ``name`` becomes the rule id; ``filter`` limits the rows;
+- ``for_each_column`` is one check per column listed (:func:`for_each_column`).
 Type mismatches DQX would only hit at run time (a number in the allowed list of a string column,
 which fails under Spark's ANSI mode) are contract errors here. Where DQX itself would refuse a
 check (``is_in_range`` without ``max_limit``), the error names the check to write instead.
@@ -104,9 +106,9 @@ def parse_implementation(implementation) -> dict:
     check = implementation.get("check")
     if not isinstance(check, dict) or "function" not in check:
         raise RuleError("a DQX check needs 'check: {function: ..., arguments: ...}'", ["implementation", "check"])
-    unknown = sorted(set(check) - {"function", "arguments"}, key=str)
+    unknown = sorted(set(check) - {"function", "arguments", "for_each_column"}, key=str)
     if unknown:
-        raise RuleError(f"unknown DQX check key(s): {', '.join(map(str, unknown))} (for_each_column: write one check per column)",
+        raise RuleError(f"unknown DQX check key(s): {', '.join(map(str, unknown))}",
                         ["implementation", "check", unknown[0]])
     function = check["function"]
     if not isinstance(function, str) or function not in FUNCTIONS:
@@ -143,8 +145,6 @@ def compile_check(implementation: dict, columns: dict[str, str], default_column:
     args = {**optional, **arguments}
 
     criticality = implementation.get("criticality", "error")
-    if criticality not in ("error", "warn"):
-        raise RuleError(f"criticality must be 'error' or 'warn', got {criticality!r}", ["implementation", "criticality"])
     name = implementation.get("name")
     if name is not None and (not isinstance(name, str) or not name):
         raise RuleError("a DQX check name must be a non-empty string", ["implementation", "name"])
@@ -163,6 +163,37 @@ def compile_check(implementation: dict, columns: dict[str, str], default_column:
     _known_column(column, columns, [*where, "column"])
     predicate = _ROW_FUNCTIONS[function](quote_identifier(column), columns[column], args, where)
     return {**fields, "scope": "row", "kind": "dqx", "columns": [column], "predicate": predicate}
+
+
+def for_each_column(implementation: dict) -> list[tuple[dict, list | None]]:
+    """The checks a parsed DQX check stands for, each with the YAML keys of its column in
+    ``for_each_column`` (None without one). As DQX expands it: one check per item, the item its
+    ``column`` (its ``columns`` for ``is_unique``, where an item is a list of columns); a check
+    with a ``name`` gives each its name plus ``.<column>``, so every id stays unique."""
+    check = implementation["check"]
+    if "for_each_column" not in check:
+        return [(implementation, None)]
+    items, where = check["for_each_column"], ["implementation", "check", "for_each_column"]
+    if not isinstance(items, list) or not items:
+        raise RuleError("for_each_column must be a non-empty list of columns", where)
+    argument = "columns" if check["function"] == "is_unique" else "column"
+    if argument not in FUNCTIONS[check["function"]][0]:
+        raise RuleError(f"DQX function {check['function']} takes no column: for_each_column does not apply", where)
+    if argument in (check.get("arguments") or {}):
+        raise RuleError(f"give the columns either in for_each_column or in arguments.{argument}, not both",
+                        ["implementation", "check", "arguments", argument])
+    expanded = []
+    for index, item in enumerate(items):
+        if argument == "columns" and isinstance(item, str):
+            item = [item]
+        if not (isinstance(item, str) and item) and not (isinstance(item, list) and item):
+            raise RuleError(f"for_each_column items are column names, got {item!r}", [*where, index])
+        one = {**implementation, "check": {"function": check["function"],
+                                           "arguments": {**(check.get("arguments") or {}), argument: item}}}
+        if isinstance(implementation.get("name"), str) and implementation["name"]:
+            one["name"] = f"{implementation['name']}.{item if isinstance(item, str) else '.'.join(map(str, item))}"
+        expanded.append((one, [*where, index]))
+    return expanded
 
 
 def _filter(text) -> str | None:

@@ -10,7 +10,6 @@ boolean row predicate in the validation's fused pass, over the top-level column.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -18,8 +17,6 @@ from sqlglot import exp
 from contract_plan.sql_allowlist import check_expression, expression_tree, render_tree
 from contract_plan.sql_text import quote_identifier
 
-# Struct field names are written unquoted in Spark's type text (contract_plan.spark_types).
-FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_DEPTH = 16
 
 

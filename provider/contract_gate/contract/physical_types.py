@@ -515,8 +515,8 @@ _VECTOR_ELEMENTS = {"float32": "float", "float16": "float", "bfloat16": "float",
 
 
 def map_logical(logical_type, options: dict | None) -> Mapped:
-    """The Spark type of a property with only a ``logicalType`` (not ``object``/``array``/``map``,
-    whose type comes from their nested properties)."""
+    """The Spark type of a property with only a ``logicalType`` (an ``object``/``array``/``map``
+    with nested properties takes its type from them instead)."""
     options = options or {}
     fmt = options.get("format")
     if logical_type == "string":
@@ -552,8 +552,6 @@ def map_logical(logical_type, options: dict | None) -> Mapped:
         return Mapped("array<string>")
     if logical_type == "map":
         return Mapped("map<string,string>")
-    if logical_type in ("object",):
-        raise UnmappedType(f"a logicalType {logical_type} without its nested "
-                           f"{'properties' if logical_type == 'object' else 'items' if logical_type == 'array' else 'map'}"
-                           " has no Spark type")
+    if logical_type == "object":  # no properties: keys and values as text, like a bare map (docs/contracts.md#types)
+        return Mapped("map<string,string>")
     raise UnmappedType(f"unknown logicalType {logical_type!r}")
