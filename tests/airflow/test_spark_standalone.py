@@ -374,3 +374,47 @@ def test_cluster_mode_reads_s3_with_the_shipped_connector_and_credentials_off_th
     shipped = {jar.name for jar in (tmp_path.parent.parent / "_jars").iterdir()}
     assert {Path(jar).name for jar in storage.conf["spark.jars"].split(",")} <= shipped
     assert SECRET not in (driver_folder / "stderr").read_text()
+
+
+@pytest.mark.slow
+def test_client_mode_reads_s3_with_the_credentials_in_a_properties_file(connections, s3_server, tmp_path, monkeypatch):
+    """Through ``SparkSubmitHook``: the bucket's settings in a ``--properties-file``, never on the
+    command line of spark-submit, the driver or the executors; the file gone after the job."""
+    import threading
+
+    from _s3_server import SECRET
+
+    from contract_gate.object_storage import spark_job_storage
+
+    monkeypatch.setenv(f"AIRFLOW_CONN_{S3_CONNECTION.upper()}", s3_server.connection())
+    client = s3_server.client()
+    client.create_bucket(Bucket=S3_BUCKET)
+    client.put_object(Bucket=S3_BUCKET, Key="batches/C/batch.json", Body="".join(
+        json.dumps(row) + "\n" for row in regional_rows(region="C")).encode())
+    landing = {"kind": "path", "path": f"s3a://{S3_BUCKET}/batches/C", "format": "json", "connection": S3_CONNECTION}
+    storage = spark_job_storage({"landing": landing}, "spark_submit")
+    runner = get_runner("spark_submit", conn_id="spark_standalone_client", spark_conf={**APP_CONF, **storage.conf},
+                        credentials=storage.credentials)
+    job = GateJob("validate", {"--plan": plan_file(tmp_path), "--candidate": landing["path"], "--format": "json",
+                               "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
+    outcome: dict = {}
+    thread = threading.Thread(target=lambda: outcome.update(result=runner.start(job)))
+    thread.start()
+    try:
+        def executor_running():
+            mine = [line for line in command_lines_under(Path("/")) if str(tmp_path) in line]
+            return mine if any("CoarseGrainedExecutorBackend" in line
+                               for line in command_lines_under(connections.work_dir)) and mine else None
+
+        lines = wait_until(executor_running, timeout=300, interval=0.2, message="the job's executor running")
+        lines += command_lines_under(connections.work_dir)
+        assert any("--properties-file" in line for line in lines), lines
+        assert not [line for line in lines if SECRET in line]
+        properties = runner._credentials.path
+        assert properties.stat().st_mode & 0o777 == 0o600 and SECRET in properties.read_text()
+    finally:
+        thread.join()
+    assert outcome.get("result") == {}
+    assert not properties.parent.exists()
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
