@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate.cli.options import add_json, add_verbose, print_json, report_error
 from contract_gate.cli.progress import progress
+from contract_gate.evolution.preview import accepted_batches, empty_result, render
 
 if TYPE_CHECKING:
     from contract_plan.addresses import Address
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     batches = accepted_batches(deployed, args.last)
     if not batches:
-        result = {"contract": dict(plan.document["contract"]), "batches": [], "rules": [], "rejected_batches": 0}
+        result = empty_result(plan)
     else:
         try:
             with progress("starting Spark", args.verbose) as shown:
@@ -69,15 +70,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(result))
     return 1 if result["rejected_batches"] else 0
-
-
-def accepted_batches(plan: Plan, last: int) -> list[dict[str, Any]]:
-    """The ``last`` newest accepted decisions of ``plan``'s contract and object, newest first."""
-    from contract_gate import decisions
-
-    records = decisions.store_for(plan).records(contract_id=plan.contract_id,
-                                               scope=decisions.ObjectScope.of(plan))
-    return [record.as_dict() for record in records if record.outcome in decisions.PUBLISHED_OUTCOMES][:last]
 
 
 def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Namespace, shown: Any) -> dict:
@@ -96,23 +88,3 @@ def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Na
     finally:
         if is_connect(spark):
             spark.stop()
-
-
-def render(result: dict[str, Any]) -> str:
-    contract = result["contract"]
-    lines = [f"contract {contract['id']} {contract['version']} over the last {len(result['batches'])} accepted batch(es)"]
-    for batch in result["batches"]:
-        lines.append(f"  {batch['submission_id']} (accepted under {batch['accepted_under']}, {batch['source']}): "
-                     f"{batch['rows']} rows -> {batch['outcome'].upper()}")
-        schema = batch["schema"]
-        for kind in ("missing", "unexpected", "type_mismatches"):
-            if schema[kind]:
-                lines.append(f"    schema {kind.replace('_', ' ')}: {', '.join(schema[kind])}")
-        lines += [f"    {rule['id']} ({rule['severity']}): "
-                  f"{'-' if rule['failed_rows'] is None else rule['failed_rows']} rows" for rule in batch["failing_rules"]]
-    if result["rules"]:
-        lines.append("per rule: batches, rows it would have failed")
-        lines += [f"  {rule['id']} ({rule['severity']}): {rule['batches']} batch(es), {rule['failed_rows']} rows"
-                  for rule in result["rules"]]
-    lines.append(f"would have rejected {result['rejected_batches']} of {len(result['batches'])} batch(es)")
-    return "\n".join(lines)

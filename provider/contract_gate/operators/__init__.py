@@ -1,5 +1,6 @@
 """The gate's Airflow tasks, one operator per step: submission, stage and validate, branch,
-publish, quarantine, split, record the decision, retention, and the freshness check
+publish, quarantine, split, record the decision, retention, and the freshness check; and the
+preview of a new contract version before it is deployed (``ContractPreviewOperator``)
 (``contract_gate.task_group`` wires the gate's steps into one group; the runners decide where
 their Spark runs)::
 
@@ -12,6 +13,7 @@ needs when it runs), so DAG files may import it freely.
 from contract_gate.operators.base import ContractGateBaseOperator, SparkGateOperator
 from contract_gate.operators.branch import GateBranchOperator
 from contract_gate.operators.freshness import FreshnessCheckOperator
+from contract_gate.operators.preview import ContractPreviewOperator
 from contract_gate.operators.publish import GatePublishOperator
 from contract_gate.operators.quarantine import GateQuarantineOperator
 from contract_gate.operators.record import GateRecordDecisionOperator
@@ -22,6 +24,7 @@ from contract_gate.operators.validate import GateValidateOperator
 
 __all__ = [
     "ContractGateBaseOperator",
+    "ContractPreviewOperator",
     "FreshnessCheckOperator",
     "GateBranchOperator",
     "GatePublishOperator",
