@@ -347,3 +347,46 @@ def test_a_migration_whose_run_was_killed_before_its_batch_is_recorded_once_by_t
     assert sorted(map(tuple, table_rows(spark, killed["tables"]["target"]))) == \
         sorted(map(tuple, table_rows(spark, clean["tables"]["target"])))
     assert version_of(spark, killed["tables"]["target"]) == version_of(spark, clean["tables"]["target"])
+
+
+def _on_catalog(plan: dict, name: str) -> dict:
+    """``plan`` with its target the catalog table ``name`` (the session's metastore) instead of a path."""
+    document = {key: value for key, value in plan.items() if key != "fingerprint"}
+    document["tables"] = {**plan["tables"], "target": {"kind": "table", "name": name, "format": "delta"}}
+    return read_document(document)
+
+
+def test_breaking_allow_migrates_a_catalog_target_in_place(spark, tmp_path):
+    schema = f"evolving_{tmp_path.name.lower().replace('-', '_')}"
+    spark.sql(f"CREATE DATABASE spark_catalog.{schema} LOCATION '{tmp_path}/warehouse'")
+    table = f"spark_catalog.{schema}.orders"
+    consumers = ["finance-dashboard"]
+    try:
+        v1 = _on_catalog(orders_plan(tmp_path), table)
+        ensure_target(spark, v1)
+        spark.sql(f"INSERT INTO {table} VALUES ('o-1', 'c-1', 10.0, 'EUR', timestamp'2024-03-01 01:00:00'), "
+                  "('o-2', 'c-2', 20.0, 'GBP', timestamp'2024-03-01 02:00:00')")
+        rows_before = sorted(tuple(r) for r in spark.table(table).collect())
+        same_major = _on_catalog(orders_plan(tmp_path, "1.2.0", drop="customer_id",
+                                             evolution={"breaking": "allow", "consumers": consumers}), table)
+        with pytest.raises(TargetDriftError):
+            migrate_target(spark, same_major)
+        assert sorted(tuple(r) for r in spark.table(table).collect()) == rows_before
+
+        allowed = _on_catalog(orders_plan(tmp_path, "2.0.0", drop="customer_id",
+                                          evolution={"breaking": "allow", "consumers": consumers}), table)
+        migration = migrate_target(spark, allowed)
+
+        assert migration["statements"] and all(f"ALTER TABLE `spark_catalog`.`{schema}`.`orders` " in s
+                                               for s in migration["statements"])
+        assert (migration["from_version"], migration["to_version"], migration["consumers"]) == (
+            "1.0.0", "2.0.0", consumers)
+        assert migration["breaking_applied"] == [
+            "column 'customer_id' is in the table but not in the plan (removed or renamed)"]
+        fields, properties = deployed_state(spark, load_plan(allowed), Address.of(allowed["tables"]["target"]))
+        assert "customer_id" not in [name for name, _, _ in fields]
+        assert properties[SCHEMA_VERSION_PROPERTY] == "2.0.0" and INTENT_PROPERTY not in properties
+        assert sorted(tuple(r) for r in spark.table(table).collect()) == [(r[0], *r[2:]) for r in rows_before]
+        assert ensure_target(spark, allowed) is False and migrate_target(spark, allowed) is None
+    finally:
+        spark.sql(f"DROP DATABASE spark_catalog.{schema} CASCADE")
