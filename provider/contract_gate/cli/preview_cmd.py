@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate.cli.options import add_json, add_verbose, print_json, report_error
 from contract_gate.cli.progress import progress
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.errors import ContractError
 from contract_gate.evolution.preview import accepted_batches, empty_result, render
 
 if TYPE_CHECKING:
@@ -40,9 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.contract.errors import ContractError
-
     if args.last < 1:
         report_error(args, "error: --last must be 1 or more")
         return 2
@@ -73,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Namespace, shown: Any) -> dict:
+    # pyspark: only when the command runs
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 

@@ -26,6 +26,8 @@ from typing import Any
 from contract_gate.cli.junit import Case, Suite, write_junit
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
 from contract_gate.cli.progress import progress
+from contract_gate.contract.compiler import compile_plan, compile_plans
+from contract_gate.contract.errors import ContractError
 from contract_plan.model import Plan, load_plan
 
 FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
@@ -58,9 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from contract_gate.contract.compiler import compile_plan
-    from contract_gate.contract.errors import ContractError
-
     if args.object and not args.target:
         report_error(args, "error: --object names the target to validate; give it with --target")
         return 2
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     code = max(EXIT[report["outcome"]] for report in reports)
     if args.report:
-        from spark_jobs.validation.report import write_report
+        from spark_jobs.validation.report import write_report  # pyspark: only when the command runs
 
         write_report(reports[0], args.report)
     if args.junit:
@@ -100,8 +99,6 @@ def run(args: argparse.Namespace) -> int:
 def _target_plans(args: argparse.Namespace) -> list[Plan]:
     """The plans whose targets ``--target`` validates: the one ``--object`` names, else every
     gated object's."""
-    from contract_gate.contract.compiler import compile_plans
-
     compiled = compile_plans(args.contract, env=args.env)
     plans = [compiled.plan(args.object)] if args.object else list(compiled.gated.values())
     ungated = [plan.object for plan in plans if not plan.gated]
@@ -113,6 +110,7 @@ def _target_plans(args: argparse.Namespace) -> list[Plan]:
 
 def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[dict[str, Any]]:
     """One report per plan, all in one Spark session: of ``--data``, or of each plan's target."""
+    # pyspark: only when the command runs, so lint and plan never pay for it
     from spark_jobs.runtime import job_start
     from spark_jobs.runtime.session import active_session, is_connect
 
@@ -120,6 +118,7 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
         # this process starts local Spark for itself, as a local gate job does: the same start-up
         # aids (CONTRACT_GATE_LOCAL_START); never in a process that has a session of its own
         job_start.prepare()
+    # pyspark as above; imported after the start-up aids are in place
     from contract_gate.dataframe import spark_session
     from spark_jobs.steps.history import exists
     from spark_jobs.validation.candidate import read_candidate
