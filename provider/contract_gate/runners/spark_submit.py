@@ -21,6 +21,10 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
   home (``CONTRACT_GATE_HOME``, passed to the driver): both must be storage the cluster's
   workers read and write at the same path (a shared mount).
 - ``cluster`` on YARN or Kubernetes: ``SparkSubmitHook`` submits and tracks the driver, blocking.
+
+A plan with S3 tables brings the S3A connector's jars (``spark.jars``; in standalone cluster mode
+through the shared storage, on the class paths) and its buckets' credentials, which travel in an
+owner-only file, never on a command line (:mod:`contract_gate.runners.job_credentials`).
 """
 
 from __future__ import annotations
