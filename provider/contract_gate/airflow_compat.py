@@ -9,33 +9,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-try:  # Airflow 3.2+: the task SDK owns the task exceptions
+if TYPE_CHECKING:  # type checkers read the Airflow 3.2+ homes
+    from pathlib import Path
+
+    from airflow.sdk import BaseBranchOperator, conf
+    from airflow.sdk.definitions.deadline import DeadlineAlert, DeadlineReference, SyncCallback
     from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
-except ImportError:  # Airflow 3.1
-    from airflow.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
-
-try:  # Airflow 3.2+
-    from airflow.sdk import BaseBranchOperator
-except ImportError:  # Airflow 3.1: the standard provider's, built on the same SDK BaseOperator
-    from airflow.providers.standard.operators.branch import BaseBranchOperator
-
-try:  # Airflow 3.2+
-    from airflow.sdk import conf
-except ImportError:  # Airflow 3.1
-    from airflow.configuration import conf
-
-# Airflow 3.1's Deadline Alerts take only an AsyncCallback, run in the triggerer's event loop; the
-# gate's deadline callback sends its alerts through the (blocking) notifiers on the executor, so
-# it needs Airflow 3.2's SyncCallback. On 3.1 the gate DAG has no deadline (see decision_deadline).
-try:
-    from airflow.sdk import DeadlineAlert, DeadlineReference, SyncCallback
 
     DEADLINE_ALERTS = True
-except ImportError:  # Airflow 3.1
-    DEADLINE_ALERTS = False
+else:
+    try:  # Airflow 3.2+: the task SDK owns the task exceptions
+        from airflow.sdk.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
+    except ImportError:  # Airflow 3.1
+        from airflow.exceptions import AirflowFailException, AirflowNotFoundException, AirflowSkipException
 
-if TYPE_CHECKING:
-    from pathlib import Path
+    try:  # Airflow 3.2+
+        from airflow.sdk import BaseBranchOperator
+    except ImportError:  # Airflow 3.1: the standard provider's, built on the same SDK BaseOperator
+        from airflow.providers.standard.operators.branch import BaseBranchOperator
+
+    try:  # Airflow 3.2+
+        from airflow.sdk import conf
+    except ImportError:  # Airflow 3.1
+        from airflow.configuration import conf
+
+    # Airflow 3.1's Deadline Alerts take only an AsyncCallback, run in the triggerer's event loop;
+    # the gate's deadline callback sends its alerts through the (blocking) notifiers on the executor,
+    # so it needs Airflow 3.2's SyncCallback. On 3.1 the gate DAG has no deadline (decision_deadline).
+    try:
+        from airflow.sdk import DeadlineAlert, DeadlineReference, SyncCallback
+
+        DEADLINE_ALERTS = True
+    except ImportError:  # Airflow 3.1
+        DEADLINE_ALERTS = False
 
 __all__ = [
     "DEADLINE_ALERTS",
@@ -54,17 +60,23 @@ __all__ = [
 
 def dag_bag(folder: str | Path) -> Any:
     """Airflow's DagBag of the DAG files in ``folder`` (a scheduler-side class: loaded only here)."""
-    try:  # Airflow 3.2+
+    if TYPE_CHECKING:
         from airflow.dag_processing.dagbag import DagBag
-    except ImportError:  # Airflow 3.1
-        from airflow.models.dagbag import DagBag
+    else:
+        try:  # Airflow 3.2+
+            from airflow.dag_processing.dagbag import DagBag
+        except ImportError:  # Airflow 3.1
+            from airflow.models.dagbag import DagBag
     return DagBag(str(folder))
 
 
 def stats() -> Any:
     """Airflow's ``Stats`` (StatsD, OpenTelemetry or nothing, as Airflow is configured)."""
-    try:  # Airflow 3.2+
+    if TYPE_CHECKING:
         from airflow.sdk.observability.stats import Stats
-    except ImportError:  # Airflow 3.1
-        from airflow.stats import Stats
+    else:
+        try:  # Airflow 3.2+
+            from airflow.sdk.observability.stats import Stats
+        except ImportError:  # Airflow 3.1
+            from airflow.stats import Stats
     return Stats

@@ -21,7 +21,7 @@ from contract_gate.notifications.dispatch import AlertDeliveryError, deliver
 from contract_plan.model import Plan
 
 if TYPE_CHECKING:
-    from airflow.sdk import DeadlineAlert
+    from airflow.sdk.definitions.deadline import DeadlineAlert
 
 log = logging.getLogger(__name__)
 
