@@ -62,6 +62,8 @@ def type_text(json_type: Any) -> str:
     if isinstance(json_type, str):
         return _JSON_NAMES.get(json_type, json_type)
     kind = json_type["type"]
+    if kind == "udt":  # a user-defined type (an ML vector) is stored as its SQL type
+        return type_text(json_type["sqlType"])
     if kind == "array":
         return f"array<{type_text(json_type['elementType'])}>"
     if kind == "map":

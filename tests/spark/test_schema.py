@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from _spark_plans import D, cases_plan, failed, rule, rule_entry, with_rules
-from pyspark.sql.types import StructType
+from pyspark.ml.linalg import VectorUDT
+from pyspark.sql.types import StructField, StructType
 
 from spark_jobs.validation.engine import run_validation
 from contract_plan.model import load_plan
@@ -84,12 +85,15 @@ def test_nested_types_compare_on_the_exact_type_string():
     assert [m["column"] for m in check_schema(plan, other).type_mismatches] == ["tags", "attrs", "geo"]
 
 
-def test_a_struct_field_of_any_name_compares_as_the_plan_writes_it():
+def test_a_struct_field_of_any_name_compares_as_the_plan_writes_it(spark):
     """Spark's simpleString prints ``a;b`` bare; the schema check reads the candidate's type as
     the plan writes it (quoted), so the same field matches and another one does not."""
     plan = load_plan(cases_plan(columns=[{"name": "doc", "type": "struct<`^[0-5]$`:struct<`a;b`:string>>",
                                           "nullable": True}]))
     assert check_schema(plan, StructType.fromDDL("doc struct<`^[0-5]$`:struct<`a;b`:string>>")).ok
+    vector = StructType([StructField("doc", StructType([StructField("v", VectorUDT())]))])  # its JSON needs a session
+    assert check_schema(plan, vector).type_mismatches[0]["actual"] == (
+        "struct<v:struct<type:tinyint,size:int,indices:array<int>,values:array<double>>>")  # not a crash
     other = StructType.fromDDL("doc struct<`^[0-5]$`:struct<`a b`:string>>")
     assert check_schema(plan, other).type_mismatches == [
         {"column": "doc", "expected": "struct<`^[0-5]$`:struct<`a;b`:string>>",
