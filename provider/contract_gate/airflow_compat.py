@@ -60,7 +60,7 @@ __all__ = [
 
 def dag_bag(folder: str | Path) -> Any:
     """Airflow's DagBag of the DAG files in ``folder`` (a scheduler-side class: loaded only here)."""
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the scheduler's DagBag loads much of Airflow: only when a bag is made
         from airflow.dag_processing.dagbag import DagBag
     else:
         try:  # Airflow 3.2+
@@ -72,7 +72,7 @@ def dag_bag(folder: str | Path) -> Any:
 
 def stats() -> Any:
     """Airflow's ``Stats`` (StatsD, OpenTelemetry or nothing, as Airflow is configured)."""
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # Airflow only when a metric is sent: the freshness check also runs without it
         from airflow.sdk.observability.stats import Stats
     else:
         try:  # Airflow 3.2+

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk.exceptions import AirflowFailException
-
+from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.evolution.preview import accepted_batches, empty_result, render
 from contract_gate.operators.base import ContractGateBaseOperator, compile_gate_plan
 
