@@ -25,8 +25,8 @@ EXPECTED = ["meter_readings", "meter_readings__retention", "orders", "orders__fr
             "regional_daily_cases", "regional_daily_cases__freshness", "regional_daily_cases__retention"]
 PARSE = (
     "import json, sys\n"
-    "from airflow.dag_processing.dagbag import DagBag\n"
-    "bag = DagBag(sys.argv[1])\n"
+    "from contract_gate.airflow_compat import dag_bag\n"
+    "bag = dag_bag(sys.argv[1])\n"
     "print(json.dumps({'dags': sorted(bag.dags), 'errors': bag.import_errors}))\n"
 )
 # What the DAG processor does with a parse (one bundle, the DAG folder): the import errors the UI
@@ -164,7 +164,7 @@ def test_a_malformed_or_unsynced_contract_is_one_import_error_naming_its_file(tm
 
 def test_a_stub_reads_its_contract_from_the_configured_folder(tmp_path, monkeypatch):
     """Deployments that mount contracts elsewhere (the compose stack) set CONTRACT_GATE_CONTRACTS_DIR."""
-    from contract_gate.dag_factory import stub_contract
+    from contract_gate.dags.stub_files import stub_contract
 
     stub = REPO / "dags" / STUB_FOLDER / "orders.py"
     assert stub_contract(stub, "../../contracts/orders.yaml") == REPO / "contracts" / "orders.yaml"
