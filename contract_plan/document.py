@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,8 @@ def check_sql(plan: dict[str, Any]) -> None:
     """Refuse the plan unless every SQL text in it passes the allow-list and is its own rendering."""
     tables = [*TABLE_PLACEHOLDERS, *reference_aliases(plan)]
     for rule in plan["rules"]:
-        texts = [(key, "expression", ()) for key in ("predicate", "passes_when", "filter") if rule.get(key) is not None]
+        texts: list[tuple[str, str, Sequence[str]]] = [
+            (key, "expression", ()) for key in ("predicate", "passes_when", "filter") if rule.get(key) is not None]
         if rule["scope"] == "query":
             texts.append(("query", "query", [*tables, *(COLUMN_PLACEHOLDERS if rule["columns"] else ())]))
         for key, kind, placeholders in texts:

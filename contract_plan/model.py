@@ -79,6 +79,18 @@ class Rule:
     reason: str | None = None
     """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
 
+    def require_predicate(self) -> str:
+        """The predicate of a row or metric rule (the plan's check gives each one)."""
+        if self.predicate is None:
+            raise PlanError(f"rule {self.id!r} has no predicate")
+        return self.predicate
+
+    def require_query(self) -> str:
+        """The query of a ``type: sql`` rule (the plan's check gives each one)."""
+        if self.query is None:
+            raise PlanError(f"rule {self.id!r} has no query")
+        return self.query
+
 
 @dataclass(frozen=True)
 class Tables:
@@ -226,7 +238,10 @@ class Plan:
 
     def candidate(self, submission_id: str) -> Address:
         """Where stage freezes a file landing of ``submission_id`` (resolved, as every table here)."""
-        return candidate_address(self.require_tables().candidate_schema, self.object, submission_id)
+        schema = self.require_tables().candidate_schema
+        if schema is None:
+            raise PlanError("the plan has no candidate schema: stage has nowhere to freeze a file landing")
+        return candidate_address(schema, self.object, submission_id)
 
     def require_tables(self) -> Tables:
         """The tables, for a step that writes them; a plan without gate settings has none."""

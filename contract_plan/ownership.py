@@ -43,6 +43,8 @@ def owner_properties(contract_id: str | None, role: str) -> dict[str, str]:
         raise ValueError(f"unknown table role {role!r}; one of {', '.join(ROLES)}")
     if role in SHARED_ROLES:
         return {ROLE: role}
+    if contract_id is None:
+        raise ValueError(f"a table in role {role!r} belongs to one contract: its id is needed")
     return {CONTRACT: contract_id, ROLE: role}
 
 

@@ -18,6 +18,7 @@ import datetime
 import decimal
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -43,7 +44,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class _Bound:
-    value: object
+    value: Any  # a number, date or timestamp: compared only with a bound of its own kind
     inclusive: bool
     text: str  # as the predicate writes it, e.g. ">= 0"
 
@@ -75,8 +76,8 @@ class _Shape:
     other: dict = field(default_factory=dict)  # rendered text -> node
 
 
-_FLIPPED = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT, exp.EQ: exp.EQ}
-_SYMBOL = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}
+_FLIPPED: dict[type[exp.Expr], type[exp.Expr]] = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT, exp.EQ: exp.EQ}
+_SYMBOL: dict[type[exp.Expr], str] = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<", exp.EQ: "="}
 
 
 def compare_predicates(old: str, new: str) -> Comparison:
@@ -101,9 +102,10 @@ def compare_predicates(old: str, new: str) -> Comparison:
              _intervals("value", old_shape.value, new_shape.value),
              _intervals("length", old_shape.length, new_shape.length),
              _lists(old_shape.values, new_shape.values)]
-    if any(part is None for part in parts):
+    compared = [part for part in parts if part is not None]
+    if len(compared) != len(parts):
         return Comparison(Scope.UNDECIDED, "bounds of different kinds of value: which admits more cannot be decided")
-    changed = [part for part in parts if part[0] is not Scope.SAME]
+    changed = [part for part in compared if part[0] is not Scope.SAME]
     reason = "; ".join(text for _, text in changed)
     scopes = {scope for scope, _ in changed}
     if not scopes:
@@ -131,7 +133,7 @@ def _shape(text: str) -> _Shape:
     return shape
 
 
-def _read_conjunct(shape: _Shape, part: exp.Expression) -> bool:
+def _read_conjunct(shape: _Shape, part: exp.Expr) -> bool:
     """Fold one conjunct into ``shape``; False when it is none of the shapes read here."""
     if isinstance(part, exp.Not) and isinstance(part.this, exp.Is) and isinstance(part.this.expression, exp.Null):
         return _same_column(shape, part.this.this)  # c IS NOT NULL: NULL not admitted
@@ -165,7 +167,7 @@ def _read_conjunct(shape: _Shape, part: exp.Expression) -> bool:
     return False
 
 
-def _same_column(shape: _Shape, node: exp.Expression) -> bool:
+def _same_column(shape: _Shape, node: exp.Expr) -> bool:
     if not isinstance(node, exp.Column) or node.table:
         return False
     if shape.column is None:
@@ -173,20 +175,20 @@ def _same_column(shape: _Shape, node: exp.Expression) -> bool:
     return shape.column == node.name
 
 
-def _unparen(node: exp.Expression) -> exp.Expression:
+def _unparen(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Paren):
         node = node.this
     return node
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     node = _unparen(node)
     if isinstance(node, exp.And):
         return [*_conjuncts(node.this), *_conjuncts(node.expression)]
     return [node]
 
 
-def _literal(node: exp.Expression) -> tuple[str, object] | None:
+def _literal(node: exp.Expr) -> tuple[str, object] | None:
     """(kind, comparable value) of a literal the compiler writes, or None."""
     negative = isinstance(node, exp.Neg)
     if negative:
@@ -254,9 +256,9 @@ def _intervals(what: str, old: _Interval, new: _Interval) -> tuple[Scope, str] |
 
 
 def _lists(old: dict | None, new: dict | None) -> tuple[Scope, str] | None:
-    if old is None and new is None:
-        return Scope.SAME, ""
     if old is None:
+        if new is None:
+            return Scope.SAME, ""
         return Scope.NARROWER, f"now only the values {', '.join(new.values())}"
     if new is None:
         return Scope.WIDER, "no list of values any more"

@@ -50,7 +50,7 @@ def reserved_problems(tables: dict[str, Any], candidate_schema: str = CANDIDATE_
         address = Address.as_written(tables[role])
         parts = _below(address, root)
         found = next((i for i, part in enumerate(parts or ()) if part in reserved or part.startswith(RESERVED_PREFIX)), None)
-        if found is None:
+        if parts is None or found is None:
             continue
         shown = address.location
         where = "is named" if found == len(parts) - 1 else "lies inside"
@@ -80,9 +80,9 @@ def _below(address: Address, root: Address) -> list[str] | None:
     if address.is_path:
         path, base = _path(address), root.location.rstrip("/")
         return path[len(base) + 1:].split("/") if base and path.startswith(base + "/") else None
-    parts, base = address.location.split("."), root.location.lower().split(".") if root.location else []
+    parts, root_parts = address.location.split("."), root.location.lower().split(".") if root.location else []
     lowered = [part.lower() for part in parts]
-    for kept in (base, base[:1]):  # the root's schema, else its catalog
+    for kept in (root_parts, root_parts[:1]):  # the root's schema, else its catalog
         if kept and len(parts) > len(kept) and lowered[:len(kept)] == kept:
             return parts[len(kept):]
     return None

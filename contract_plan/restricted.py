@@ -82,7 +82,7 @@ def make_private_folder(path: str | os.PathLike) -> None:
     os.chmod(path, FOLDER_MODE)
 
 
-def restrict_tree(path: str | os.PathLike) -> None:
+def restrict_tree(path: str | os.PathLike[str]) -> None:
     """Every folder under ``path`` (itself included) 0700, every file 0600. Symbolic links
     are left alone (their mode means nothing; what they point to is not ours to change)."""
     if not os.path.isdir(path) or os.path.islink(path):

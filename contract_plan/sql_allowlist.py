@@ -29,7 +29,9 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
-from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
 from contract_plan.cost_bounds import MAX_BATCH_REFERENCES, MAX_BUILT_LENGTH, regex_problem
@@ -74,9 +76,9 @@ def _typed_literal(parser, this, data_type):
     return exp.Cast(this=this, to=data_type)
 
 
-class _Parser(Spark.Parser):
+class _Parser(SparkParser):
     TYPE_LITERAL_PARSERS = {
-        **Spark.Parser.TYPE_LITERAL_PARSERS,
+        **SparkParser.TYPE_LITERAL_PARSERS,
         **{kind: _typed_literal for kind in (exp.DType.DATE, exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ,
                                              exp.DType.TIMESTAMPNTZ, exp.DType.TIMESTAMPLTZ)},
     }
@@ -90,9 +92,9 @@ class _Parser(Spark.Parser):
         return super().build_cast(strict, **kwargs)
 
 
-class _Generator(Spark.Generator):
+class _Generator(SparkGenerator):
     TRANSFORMS = {
-        **Spark.Generator.TRANSFORMS,
+        **SparkGenerator.TRANSFORMS,
         exp.Length: lambda self, e: self.func("char_length", e.this),
         exp.CurrentDate: lambda self, e: "current_date()",
         TypedLiteral: lambda self, e: f"{self.sql(e, 'to')} {self.sql(e, 'this')}",
@@ -256,14 +258,15 @@ def _qualified_batch(name: str, known: set[str], synonyms: Mapping[str, str]) ->
     """Whether a back-quoted name is the batch's table, qualified by another tool's variables as
     datacontract-cli writes a BigQuery table (`${project}.${dataset}.${model}`): every part is a
     variable and the last one means {object}; the qualifiers only say where that table lives."""
-    parts = [_TEMPLATED_PART.fullmatch(part) for part in name.split(".")]
-    if not all(parts):
+    parts = name.split(".")
+    matches = [match for match in map(_TEMPLATED_PART.fullmatch, parts) if match is not None]
+    if len(matches) != len(parts):
         return False
-    last = parts[-1].group(1)
+    last = matches[-1].group(1)
     return "object" in known and synonyms.get(last, last) == "object"
 
 
-def _parse(text: str) -> exp.Expression:
+def _parse(text: str) -> exp.Expr:
     tokens = _tokens(text)
     if any(token.comments for token in tokens):
         raise SqlRefused("comments are not allowed")
@@ -279,10 +282,10 @@ def _parse(text: str) -> exp.Expression:
         raise SqlNotSpark(f"does not parse as Spark SQL: {error.get('description', exc)}{where}") from None
     except SqlglotError as exc:
         raise SqlNotSpark(f"does not parse as Spark SQL: {exc}") from None
-    statements = [s for s in statements if s is not None]
-    if len(statements) != 1:
-        raise SqlRefused("exactly one statement is allowed" if statements else "SQL must not be empty")
-    return statements[0]
+    found = [s for s in statements if s is not None]
+    if len(found) != 1:
+        raise SqlRefused("exactly one statement is allowed" if found else "SQL must not be empty")
+    return found[0]
 
 
 def _contract_text(text) -> str:
@@ -296,13 +299,13 @@ def _contract_text(text) -> str:
     return text.strip()
 
 
-def _render(tree: exp.Expression) -> str:
-    return _DIALECT.generate(tree, identify=True, comments=False, unsupported_level="raise")
+def _render(tree: exp.Expr) -> str:
+    return _DIALECT.generate(tree, identify=True, comments=False, unsupported_level=ErrorLevel.RAISE)
 
 
 # -- checking --------------------------------------------------------------------------------
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return f"function {node.name}()"
     for kind, name in _REFUSED_NAMES.items():
@@ -313,7 +316,7 @@ def _describe(node: exp.Expression) -> str:
     return f"{node.key.upper()} ({node.sql(dialect=_DIALECT)[:60]})"
 
 
-def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, query: bool) -> None:
+def _check_node(node: exp.Expr, allowed: frozenset, anonymous: frozenset, query: bool) -> None:
     if isinstance(node, exp.Anonymous):
         if not isinstance(node.this, str) or node.name.lower() not in anonymous:
             hint = "" if query or node.name.lower() not in _AGGREGATE_NAMES else " in a row expression"
@@ -332,7 +335,7 @@ def _check_node(node: exp.Expression, allowed: frozenset, anonymous: frozenset, 
     raise (SqlRefused if type(node) in _REFUSED_NAMES else SqlNotSpark)(f"{_describe(node)} is not allowed")
 
 
-def _check_expression_tree(tree: exp.Expression) -> None:
+def _check_expression_tree(tree: exp.Expr) -> None:
     if isinstance(tree, exp.Query):
         raise SqlRefused("a query is not allowed here: give one boolean row expression")
     anonymous = _SCALAR_NAMES
@@ -342,7 +345,7 @@ def _check_expression_tree(tree: exp.Expression) -> None:
         _check_cost(node)
 
 
-def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
+def _check_query_tree(tree: exp.Expr, tables: set[str]) -> None:
     if not isinstance(tree, _QUERY_ROOTS):
         raise SqlRefused("a query must be one SELECT (or WITH ... SELECT)")
     anonymous = _SCALAR_NAMES | _AGGREGATE_NAMES
@@ -362,7 +365,7 @@ def _check_query_tree(tree: exp.Expression, tables: set[str]) -> None:
                          f"found {references} (a CTE that reads it counts each time it is read)")
 
 
-def _check_identifier_use(node: exp.Expression) -> None:
+def _check_identifier_use(node: exp.Expr) -> None:
     """A column placeholder names a column; table placeholders name tables (or qualify columns)."""
     if isinstance(node, exp.Column) and node.name.startswith(_SENTINEL):
         if node.name[len(_SENTINEL):] not in COLUMN_PLACEHOLDERS:
@@ -397,7 +400,8 @@ def _cte_in_scope(table: exp.Table, name: str, fold_case: bool = False) -> bool:
     def same(cte: exp.CTE) -> bool:
         return cte.alias.lower() == name.lower() if fold_case else cte.alias == name
 
-    child, node = table, table.parent
+    child: exp.Expr = table
+    node = table.parent
     while node is not None:
         if isinstance(node, exp.With):
             ctes = node.expressions
@@ -416,21 +420,21 @@ def _cte_in_scope(table: exp.Table, name: str, fold_case: bool = False) -> bool:
 _JOIN_RULE = "joins need an equality condition between two different columns"
 _BATCH_TABLE = f"{_SENTINEL}object"
 # The size argument of each string builder, and what a refusal calls it.
-_BUILDERS = {exp.Repeat: ("times", "count"), exp.Pad: ("expression", "length"), exp.Space: ("this", "length")}
+_BUILDERS: dict[type[exp.Func], tuple[str, str]] = {exp.Repeat: ("times", "count"), exp.Pad: ("expression", "length"), exp.Space: ("this", "length")}
 _REGEX_FUNCTIONS = (exp.RegexpLike, exp.RegexpCount, exp.RegexpInstr, exp.RegexpReplace, exp.RegexpSubstr,
                     exp.RegexpExtract, exp.RegexpExtractAll, exp.RegexpSplit)  # the regex is ``expression``
-_FUNCTION_NAMES = {exp.RegexpLike: "rlike", exp.RegexpSplit: "split"}
+_FUNCTION_NAMES: dict[type[exp.Func], str] = {exp.RegexpLike: "rlike", exp.RegexpSplit: "split"}
 
 
-def _function_name(node: exp.Expression) -> str:
+def _function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Pad):
         return "lpad" if node.args.get("is_left") else "rpad"
     return _FUNCTION_NAMES.get(type(node)) or node.sql_name().lower()
 
 
-def _check_cost(node: exp.Expression) -> None:
+def _check_cost(node: exp.Expr) -> None:
     """Refuse a string builder or a regular expression whose size the contract sets above a bound."""
-    if type(node) in _BUILDERS:
+    if isinstance(node, exp.Func) and type(node) in _BUILDERS:  # every builder is a function
         size = _built_size(node)
         if size > MAX_BUILT_LENGTH:
             raise SqlRefused(f"repeat() of a built string builds up to {size} characters (its count times what the "
@@ -445,14 +449,14 @@ def _check_cost(node: exp.Expression) -> None:
             raise SqlRefused(f"{_function_name(node)}(): {problem}")
 
 
-def _built_size(node: exp.Expression) -> int:
+def _built_size(node: exp.Func) -> int:
     """The characters a builder may build: its literal size, times (for repeat) the largest size of
     a builder in the string it repeats. A size that is no number literal is refused."""
     key, what = _BUILDERS[type(node)]
     argument = node.args.get(key)
     value = _number(argument)
     name = _function_name(node)
-    if value is None:
+    if argument is None or value is None:
         raise SqlRefused(f"the {what} of {name}() must be a number literal (at most {MAX_BUILT_LENGTH}), so the "
                          "string it builds is bounded")
     if value > MAX_BUILT_LENGTH:
@@ -464,7 +468,7 @@ def _built_size(node: exp.Expression) -> int:
     return size
 
 
-def _number(node: exp.Expression | None) -> Decimal | None:
+def _number(node: exp.Expr | None) -> Decimal | None:
     negative = False
     while isinstance(node, (exp.Paren, exp.Neg)):
         negative ^= isinstance(node, exp.Neg)
@@ -507,7 +511,7 @@ def _check_join(join: exp.Join) -> None:
                      f"(ON a.key = b.other_key, or USING (key)); found ON {shown}")
 
 
-def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> Iterator[exp.Expr]:
     while isinstance(condition, exp.Paren):
         condition = condition.this
     if isinstance(condition, exp.And):
@@ -517,7 +521,7 @@ def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:
         yield condition
 
 
-def _pairs(condition: exp.Expression, joined: str) -> bool:
+def _pairs(condition: exp.Expr, joined: str) -> bool:
     """``condition`` is ``x = y`` (or ``<=>``) with x of one table and y of another, one of them the joined one."""
     if not isinstance(condition, (exp.EQ, exp.NullSafeEQ)):
         return False
@@ -525,7 +529,7 @@ def _pairs(condition: exp.Expression, joined: str) -> bool:
     return None not in sides and sides[0] != sides[1] and joined in sides
 
 
-def _only_table(side: exp.Expression) -> str | None:
+def _only_table(side: exp.Expr) -> str | None:
     """The one table every column of ``side`` is qualified with (None: none, several, unqualified)."""
     if side.find(exp.Query) is not None:
         return None
@@ -533,7 +537,7 @@ def _only_table(side: exp.Expression) -> str | None:
     return tables.pop() if len(tables) == 1 and "" not in tables else None
 
 
-def _batch_references(node: exp.Expression, ctes: dict[str, int]) -> int:
+def _batch_references(node: exp.Expr, ctes: dict[str, int]) -> int:
     """How often ``node`` reads the batch: each ``{object}`` table, and each read of a CTE counts
     the reads in that CTE (``ctes``: the references of each CTE in scope)."""
     with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
@@ -571,7 +575,7 @@ def _checked(text: str, check) -> str:
     return rendered
 
 
-def _as_expression(tree: exp.Expression) -> exp.Expression:
+def _as_expression(tree: exp.Expr) -> exp.Expr:
     _check_expression_tree(tree)
     return tree
 
@@ -588,7 +592,7 @@ def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str
     tables = names - set(COLUMN_PLACEHOLDERS)
     batch = {name.lower() for name in batch_names} if "object" in tables else set()
 
-    def as_query(tree: exp.Expression) -> exp.Expression:
+    def as_query(tree: exp.Expr) -> exp.Expr:
         if batch:
             _bind_batch_names(tree, batch)
         _drop_dual(tree)
@@ -599,7 +603,7 @@ def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str
     return _checked(_substitute_placeholders(body, names, synonyms), as_query)
 
 
-def _bind_batch_names(tree: exp.Expression, names: set[str]) -> None:
+def _bind_batch_names(tree: exp.Expr, names: set[str]) -> None:
     """Make each bare table name in ``names`` (the object's own name, lower case) the batch, as
     ``{object}``: only an unqualified name (``other_schema.orders`` is another table, refused) that
     is no CTE in scope (a CTE named like the object is that CTE). It keeps its name as its alias,
@@ -615,7 +619,7 @@ def _bind_batch_names(tree: exp.Expression, names: set[str]) -> None:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
 
 
-def _drop_dual(tree: exp.Expression) -> None:
+def _drop_dual(tree: exp.Expr) -> None:
     """``SELECT ... FROM dual`` (Oracle's one-row table) is a SELECT without FROM, Spark's one row:
     its FROM goes, so nothing is read. Only a bare ``dual`` alone in its FROM (no join, alias,
     sample or version) that is no CTE in scope; Spark has no ``dual``, and would read a table of
@@ -661,17 +665,17 @@ def check_canonical(text: str, kind: str, placeholders: Iterable[str] = TABLE_PL
 
 
 @functools.lru_cache(maxsize=4096)  # an expression is checked, mined for columns and for determinism
-def _expression_tree(text: str) -> exp.Expression:
+def _expression_tree(text: str) -> exp.Expr:
     return _as_expression(_parse(_contract_text(text)))
 
 
-def expression_tree(text: str) -> exp.Expression:
+def expression_tree(text: str) -> exp.Expr:
     """The parsed tree of an expression (a copy: the parse is cached), for reading its shape
     (``contract_plan.predicate_scope``); a contract's text is checked before it is compared."""
     return _expression_tree(text).copy()
 
 
-def render_tree(tree: exp.Expression) -> str:
+def render_tree(tree: exp.Expr) -> str:
     """A tree (or a part of one) as the gate renders SQL."""
     return _render(tree)
 

@@ -10,8 +10,8 @@ plan's columns and no rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
@@ -19,6 +19,7 @@ from pyspark.sql.types import DataType, StructField, StructType
 
 from spark_jobs.runtime.errors import NOTHING_TO_INFER, has_condition
 from spark_jobs.validation.unparseable_values import read_text
+from contract_plan import model
 from contract_plan.addresses import looks_like_path
 from contract_plan.sql_text import quote_identifier, quote_qualified
 
@@ -42,7 +43,7 @@ def read_candidate(
     format: str = "delta",
     version: int | None = None,
     options: dict[str, str] | None = None,
-    columns: list[dict[str, Any]] | None = None,
+    columns: Sequence[model.Column] | None = None,
 ) -> Candidate:
     """Open ``source`` (a path or a catalog table) as a candidate.
 
@@ -71,7 +72,9 @@ def _read_delta(
 ) -> Candidate:
     identifier = f"delta.{quote_identifier(source)}" if path else quote_qualified(source)
     if version is None:
-        version = int(spark.sql(f"DESCRIBE HISTORY {identifier} LIMIT 1").first()["version"])
+        newest = spark.sql(f"DESCRIBE HISTORY {identifier} LIMIT 1").first()
+        assert newest is not None  # a Delta table has at least one commit
+        version = int(newest["version"])
     reader = spark.read.format("delta").options(**options).option("versionAsOf", version)
     df = reader.load(source) if path else reader.table(source)
     return Candidate(df, source, version, "delta")
@@ -82,7 +85,7 @@ def _read_text(
     path: str,
     format: str,
     options: dict[str, str],
-    columns: list[dict[str, Any]],
+    columns: Sequence[model.Column],
 ) -> DataFrame:
     if format == "csv":
         options.setdefault("header", "true")

@@ -43,7 +43,7 @@ def run_queries(
     df.createOrReplaceTempView(views["object"])
     failed_references = {}
     for alias, address in references.items():
-        if any("{" + alias + "}" in rule.query for rule in queries):
+        if any("{" + alias + "}" in rule.require_query() for rule in queries):
             views[alias] = f"contract_gate_reference_{alias}_{uuid.uuid4().hex}"
             try:
                 read_reference(spark, address).createOrReplaceTempView(views[alias])
@@ -52,7 +52,7 @@ def run_queries(
     try:
         with query_settings(spark):
             for rule in queries:
-                unreadable = [a for a in failed_references if "{" + a + "}" in rule.query]
+                unreadable = [a for a in failed_references if "{" + a + "}" in rule.require_query()]
                 if unreadable:
                     rules.skipped[rule.id] = (
                         NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
@@ -60,7 +60,7 @@ def run_queries(
                 names = {**views, **({"property": rule.columns[0]} if rule.columns else {})}
                 budget.running = f"rule {rule.id!r}"
                 try:
-                    query = bind_query(rule.query, names)
+                    query = bind_query(rule.require_query(), names)
                     with TimeBudget(spark, plan.limits.query_seconds, budget.running, QUERY_SETTING):
                         result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
                         first = result.first()

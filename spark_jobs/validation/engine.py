@@ -28,7 +28,7 @@ from spark_jobs.validation.candidate import Candidate
 from spark_jobs.validation.contract_queries import run_queries
 from spark_jobs.validation.diagnostics import any_broken
 from spark_jobs.validation.flag_words import FlagWords
-from spark_jobs.validation.key_passes import aggregate, key_set_pass, rules_by_key_set
+from spark_jobs.validation.key_passes import flag_counts, key_set_pass, rules_by_key_set
 from spark_jobs.validation.pass_settings import pass_settings
 from spark_jobs.validation.report import Measurement, build_report
 from spark_jobs.validation.rule_columns import Triage, evaluated, failing, triage
@@ -117,7 +117,7 @@ def _measure(
     references: Mapping[str, Address],
     plan: Plan,
     budget: TimeBudget,
-) -> tuple[int, int]:
+) -> tuple[int, int | None]:
     """Run the passes, fill ``measurements``; return (row count, invalid rows). ``budget`` is
     told which pass or query runs, for the stop's message should it run out.
 
@@ -139,7 +139,7 @@ def _measure(
     with pass_settings(spark):
         clock = time.perf_counter()
         if first_set is None:
-            result, _ = aggregate(df, words, None, fold=False, hashed=False)
+            result = flag_counts(df, words)
         else:
             result, invalid = key_set_pass(df, first_set, measurements, words=words, fold=fold)
         if not error_sets:

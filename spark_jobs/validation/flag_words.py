@@ -10,7 +10,7 @@ span on the driver, and counts the broken rows (any error flag set) from the sam
 A span describes groups of rows by the bits all their rows share (``bit_and`` of each word)
 and the bits any of them has (``bit_or``), with the groups' size class (1, 2, or 3 and more).
 The engine's key group-by carries these two aggregates per key group, so the flags cost no
-pass of their own (``key_passes.aggregate``); a batch without a key groups its rows on the words
+pass of their own (``key_passes``); a batch without a key groups its rows on the words
 themselves (every span is exact, one row at a time). A bit that some but not all rows of a
 group raise is exact in a group of two (one row has it); in a group of three or more it is not,
 and ``read`` says so (``None``): the engine then counts the flags one aggregate function each

@@ -57,7 +57,7 @@ def key_set_pass(
     """
     keys = rules[0].columns
     hashed = hashable(df.schema, keys)
-    counts, key_result = aggregate(df, words, rules, fold=fold, hashed=hashed)
+    counts, key_result = _aggregate(df, words, rules, fold=fold, hashed=hashed)
     suspects = key_result.get("suspects")
     if suspects and merged_keys(df, keys, suspects):
         key_result = _key_totals_on_columns(df, words, rules, fold=fold)
@@ -71,24 +71,21 @@ def key_set_pass(
     return {**counts, "rows": key_result["rows"] or 0}, invalid
 
 
-def aggregate(
+def _aggregate(
     df: DataFrame,
     words: FlagWords | None,
-    key_rules: list[Rule] | None,
+    key_rules: list[Rule],
     *,
     fold: bool,
     hashed: bool,
 ) -> tuple[dict[str, int], dict[str, Any]]:
-    """One aggregate over ``df``: its rows grouped on the key set of ``key_rules`` (or, without
-    one, on their flag words); returns (the flag counts and rows, the key set's totals, empty
-    without ``key_rules``).
+    """One aggregate over ``df``: its rows grouped on the key set of ``key_rules``; returns (the
+    flag counts and rows, the key set's totals).
 
     Each key group carries its size and its words' spans (``FlagWords.spans``); the groups are
     aggregated once more on their spans, size class and, for a hash group of 2+ rows, its hash
     (a suspect for ``merged_keys``), and the driver adds those few rows up.
     """
-    if not key_rules:
-        return _flag_counts(df, words), {}
     summary = key_groups(df, words, key_rules, fold=fold, hashed=hashed)
     limit = key_hashing.LOOK_LIMIT + flag_words.FLAG_SETS + 1
     rows = _first_rows(summary, limit + 1)
@@ -98,7 +95,7 @@ def aggregate(
     # by position: the summary holds a row per suspect, and a Row looks a name up in a list
     position = {name: index for index, name in enumerate(summary.columns)}
     labels = {SIZE_CLASS, SUSPECT, *(words.all_names + words.any_names if words else [])}
-    key_result: dict[str, Any] = {
+    key_result = {
         name: sum(row[index] or 0 for row in rows)
         for name, index in position.items() if name not in labels
     }
@@ -188,14 +185,16 @@ def _key_totals_on_columns(
     return totals.collect()[0].asDict()
 
 
-def _flag_counts(df: DataFrame, words: FlagWords) -> dict[str, int]:
+def flag_counts(df: DataFrame, words: FlagWords) -> dict[str, int]:
     """The flag counts of a batch without a key set: its rows grouped on their words."""
     per_words = df.select(*words.columns()).groupBy(*words.names).agg(F.count(F.lit(1)).alias("rows"))
     rows = _first_rows(per_words, flag_words.FLAG_SETS + 1)
     if len(rows) > flag_words.FLAG_SETS:  # a batch crafted to raise that many sets of flags
         return _flag_totals(df, words)
     exact = [tuple(row[name] for name in words.names) for row in rows]
-    return words.read([(w, w, 1, row["rows"], row["rows"]) for w, row in zip(exact, rows)])
+    counts = words.read([(w, w, 1, row["rows"], row["rows"]) for w, row in zip(exact, rows)])
+    assert counts is not None  # a group of one row is exact: it raises all its bits and only those
+    return counts
 
 
 def _first_rows(df: DataFrame, count: int) -> list[Row]:

@@ -82,7 +82,7 @@ def build_report(
         "rules": rules,
         "outcome": outcome(schema.ok, rules, depth),
         "rows": {
-            "valid": None if row_count is None else row_count - invalid_rows,
+            "valid": None if row_count is None or invalid_rows is None else row_count - invalid_rows,
             "invalid": invalid_rows,
         },
         "timings": {name: round(seconds, 3) for name, seconds in timings.items()},
@@ -156,11 +156,13 @@ def _rule_entry(
         else:  # a row count alone asserts nothing; a bare query counts offending rows
             entry["passed"] = rule.kind == "row_count" or value == 0
         return entry
-    value = measured.failed_rows
+    failed = measured.failed_rows
+    assert failed is not None  # every row, metric and key rule counts its failing rows
+    counted: int | Fraction = failed
     if threshold is not None and threshold.unit == "percent":
-        value = percent(measured.failed_rows, measured.evaluated_rows)
-    entry["measured"] = _json_number(value)
-    entry["passed"] = threshold.satisfied_by(value) if threshold else measured.failed_rows == 0
+        counted = percent(failed, measured.evaluated_rows or 0)
+    entry["measured"] = _json_number(counted)
+    entry["passed"] = threshold.satisfied_by(counted) if threshold else failed == 0
     return entry
 
 
@@ -183,16 +185,17 @@ def _withhold_read_values(entry: dict[str, Any], rule: Rule, plan: Plan) -> None
         return
     references = sorted(plan.tables.references) if plan.tables else []
     placeholders = ["object", *references, *(["property"] if rule.columns else [])]
-    if query_counts(rule.query, placeholders):
+    query = rule.require_query()
+    if query_counts(query, placeholders):
         return
-    names = query_columns(rule.query, placeholders)
+    names = query_columns(query, placeholders)
     classified = {c.name.lower(): c.name for c in plan.columns if c.classification}
     if rule.columns and rule.columns[0].lower() in classified and "{property}" in names:
         names.add(rule.columns[0].lower())
     read = sorted(classified[name] for name in names & set(classified))
     if read or ("*" in names and classified):
         why = f"classified column(s) {', '.join(read)}" if read else "every column (a star), classified ones too"
-    elif any("{" + alias + "}" in rule.query for alias in references):
+    elif any("{" + alias + "}" in query for alias in references):
         why = "a reference table"
     else:
         return

@@ -41,7 +41,7 @@ def failing(rule: Rule) -> Column:
 
     A rule's ``passes_when`` implies its predicate and costs less: the predicate is evaluated
     only on the rows it does not pass (Spark's OR does not evaluate its right side after TRUE)."""
-    valid = F.coalesce(F.expr(rule.predicate), F.lit(False))
+    valid = F.coalesce(F.expr(rule.require_predicate()), F.lit(False))
     if rule.passes_when:
         valid = F.coalesce(F.expr(rule.passes_when), F.lit(False)) | valid
     return evaluated(rule) & ~valid
@@ -107,7 +107,7 @@ def _static_reason(
     rule: Rule, missing: set[str], mistyped: set[str], depth: str
 ) -> tuple[str, str] | None:
     if rule.kind == "unsupported":  # a check the gate cannot run, listed where the contract allows it
-        return NOT_EVALUATED, rule.reason
+        return NOT_EVALUATED, rule.reason or "the gate cannot run this check"
     if rule.scope == "text":
         return NOT_EXECUTED, "text rules are documentation, not checks"
     if rule.scope == keys_across_batches.SCOPE:  # the batch alone cannot judge it; batch_keys fills it in
@@ -137,6 +137,7 @@ def _analysis_problems(df: DataFrame, rules: list[Rule]) -> dict[str, str]:
     rules); only when that fails is each analysed alone, to name the culprits.
     """
     pairs = [(rule, text, boolean) for rule in rules for text, boolean in _expressions(rule)]
+    types: list[DataType | str]
     try:
         types = [f.dataType for f in df.select(*[F.expr(text) for _, text, _ in pairs]).schema.fields]
     except AnalysisException:

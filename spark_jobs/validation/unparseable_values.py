@@ -64,10 +64,13 @@ def read_text(
     df = (spark.read.options(**reader_options).schema(StructType([*read_schema.fields, StructField(_RAW, StringType())]))
           .format(format).load(path))
     as_text = StructType([StructField(f.name, StringType()) for f in schema.fields])
-    parse = F.from_csv if format == "csv" else F.from_json
     ddl = ", ".join(f"{quote_identifier(f.name)} STRING" for f in schema.fields)
     # no options at all rather than none: Spark Connect sends an empty dict as a typeless map()
-    text = parse(F.col(_RAW), ddl if format == "csv" else as_text, _text_options(format, options) or None)
+    text_options = _text_options(format, options) or None
+    if format == "csv":
+        text = F.from_csv(F.col(_RAW), ddl, text_options)
+    else:
+        text = F.from_json(F.col(_RAW), as_text, text_options)
     values, checks = {}, []
     for field in schema.fields:
         name, column = field.name, F.col(quote_identifier(field.name))

@@ -13,6 +13,7 @@ import functools
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from airflow.sdk import DAG, Param
 
@@ -94,6 +95,7 @@ def contract_dag(contract: str | Path, env: str | None = None):
                                  description="The object the overrides above apply to (required with any "
                                              "of them); the other objects gate their landings as usual.")
     deadline = decision_deadline(plan)
+    optional: dict[str, Any] = {"deadline": deadline} if deadline is not None else {}
     with DAG(
         dag_id=plan.names.dag_id,
         description=f"contract gate: {plan.contract_name or plan.contract_id} {plan.contract_version}",
@@ -105,7 +107,7 @@ def contract_dag(contract: str | Path, env: str | None = None):
         doc_md="\n".join(render_doc(p, Path(contract), contract_plans.loaded.model.description if i == 0 else None)
                           for i, p in enumerate(plans)),
         tags=sorted({_tag(t) for t in ("contract-gate", plan.contract_domain, f"v{plan.contract_version}") if t}),
-        **({"deadline": deadline} if deadline is not None else {}),
+        **optional,
     ) as dag:
         for each in plans:
             contract_gate_task_group(
