@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from contract_plan.spark_types import nested_parts, spark_type, struct_field
 from contract_plan.sql_allowlist import check_expression
+from contract_plan.table_ddl import create_table_statements
 from tests.contracts._contract_texts import contract, compile_text, issues_of, rule
 
 GATED = """\
@@ -248,3 +249,19 @@ def test_a_nested_field_name_that_is_unsafe_is_refused(name):
     issues = issues_of(contract(properties))
     assert [path for path, _ in issues] == ["schema[0].properties[0].properties[0].name"]
     assert "unsafe nested field name" in issues[0][1]
+
+
+def test_the_target_ddl_of_a_hostile_nested_name_is_one_statement_per_text():
+    properties = """\
+- name: doc
+  logicalType: object
+  properties:
+    - {name: "x`); DROP TABLE t; --", logicalType: string, required: true}
+"""
+    plan = compile_text(contract(properties, extra=GATED))
+    statements = create_table_statements(plan)
+    assert "struct<`x``); DROP TABLE t; --`:string>" in statements[0]
+    for statement in statements:  # the CREATE TABLE, then one ALTER TABLE per CHECK
+        [parsed] = sqlglot.parse(statement, read="spark")
+        assert isinstance(parsed, (exp.Create, exp.Alter))
+    assert plan["delta_column_mapping"] is True  # ';' and ' ' in a nested name
