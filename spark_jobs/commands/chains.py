@@ -97,7 +97,7 @@ def _across_batches_rule(plan: Plan) -> Rule | None:
 def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
 
     plan = plan_of(args)
-    return [(plan.tables.target, None)] if _across_batches_rule(plan) is not None else []
+    return [(plan.require_tables().target, None)] if _across_batches_rule(plan) is not None else []
 
 
 def split_rows(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a file: make spark_jobs and contract_plan importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -42,7 +43,7 @@ def _rule(rule_id: str, kind: str, scope: str, columns: list[str], predicate: st
 
 
 def workload_plan(root: Path) -> Plan:
-    tables = {name: {"kind": "path", "path": str(root / name), "format": "delta"}
+    tables: dict[str, dict[str, Any]] = {name: {"kind": "path", "path": str(root / name), "format": "delta"}
               for name in ("target", "quarantine", "decisions")}
     tables["candidate_schema"] = {"kind": "path", "path": str(root / "candidates"), "format": "delta"}
     tables["landing"] = {"kind": "path", "path": str(root / "landing"), "format": "csv",
@@ -80,7 +81,9 @@ def run(root: Path) -> None:
     keys_across_batches(spark, plan, candidate.df, "warmup-1")
     publish(spark, plan, "warmup-1", staged["candidate"], staged["version"], "valid", report)
     quarantine(spark, plan, "warmup-1", staged["candidate"], staged["version"], report, "invalid")
-    tagged_commits(spark, plan.tables.target)
+    target = plan.require_tables().target
+    assert target is not None  # the workload plan names its target
+    tagged_commits(spark, target)
     spark.stop()
 
 

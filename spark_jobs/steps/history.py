@@ -63,7 +63,11 @@ def exists(spark: SparkSession, address: Address | dict[str, Any]) -> bool:
 def current_version(spark: SparkSession, address: Address | dict[str, Any]) -> int | None:
     """The table's latest version, or None when there is no table yet."""
     latest = _history(spark, address, limit=1)
-    return None if latest is None else int(latest.first()["version"])
+    if latest is None:
+        return None
+    newest = latest.first()
+    assert newest is not None  # a Delta table has at least one commit
+    return int(newest["version"])
 
 
 def tagged_commits(

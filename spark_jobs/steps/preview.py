@@ -49,7 +49,8 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
     candidate is read only where the gate keeps this submission's candidate (or the Delta landing
     it pinned), never a table because a decision row names it."""
     candidate, version = batch.get("candidate"), batch.get("candidate_version")
-    kept = {plan.candidate(batch["submission_id"]).location, plan.require_tables().landing.location}
+    landing = plan.require_tables().landing
+    kept = {plan.candidate(batch["submission_id"]).location, *([landing.location] if landing else [])}
     if candidate in kept and version is not None:
         address = Address.from_location(candidate)
         if exists(spark, address):
