@@ -104,7 +104,6 @@ def run_validation(
     )
 
 
-
 VALIDATION_SETTING = "limits.validationSeconds"
 
 
