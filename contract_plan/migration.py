@@ -69,7 +69,7 @@ class Step:
             "drop_column": lambda: self.name not in columns,
             "set_not_null": lambda: columns.get(self.name) is False,
             "add_column": lambda: self.name in columns,
-            "add_constraint": lambda: constraint is not None and same_check(constraint, self.value),
+            "add_constraint": lambda: constraint is not None and self.value is not None and same_check(constraint, self.value),
             "finish": lambda: properties.get(SCHEMA_VERSION_PROPERTY) == self.value,
             "forget": lambda: INTENT_PROPERTY not in properties,
         }[self.action]()
@@ -114,7 +114,7 @@ def governed_migration(plan: Plan | dict, fields: Fields, properties: dict[str, 
     evolution = plan.gate.get("evolution") or {}
     before, after = major_version(migration.from_version), major_version(plan.contract_version)
     allowed = (bool(migration.breaking) and evolution.get("breaking") == "allow"
-               and None not in (before, after) and after > before)
+               and before is not None and after is not None and after > before)
     return (plan_migration(plan, fields, properties, address, allow_breaking=True) if allowed else migration), allowed
 
 
@@ -221,7 +221,7 @@ def _constraint_steps(plan: Plan, table: str, properties: dict[str, str], new_co
             if comparison.scope in (Scope.WIDER, Scope.SAME) or allowed is not None:
                 drops.append(_drop(table, name))
                 adds.append(add)
-                if comparison.scope not in (Scope.WIDER, Scope.SAME):
+                if comparison.scope not in (Scope.WIDER, Scope.SAME) and allowed is not None:
                     allowed.append(line)
             else:
                 breaking.append(line)
@@ -303,7 +303,7 @@ def finished_migrations(history: list[HistoryEntry]) -> list[FinishedMigration]:
             found = _json(value, dict) if value is not None else {}
             if {"from", "to", "fingerprint"} <= set(found) and found != intent:  # a twin's second set is no begin
                 intent, begun = found, entry.version
-        elif entry.operation == "UNSET TBLPROPERTIES" and intent is not None \
+        elif entry.operation == "UNSET TBLPROPERTIES" and intent is not None and begun is not None \
                 and INTENT_PROPERTY in _json(entry.parameters.get("properties"), list):
             finished.append(FinishedMigration(intent, begun - 1, entry.version, entry.timestamp))
             intent = None

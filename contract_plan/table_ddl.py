@@ -46,8 +46,8 @@ def _is_not_null(rule) -> bool:
 def expected_constraints(plan: Plan | dict) -> dict[str, str]:
     """constraint name -> CHECK expression text."""
     plan = load_plan(plan)
-    predicates = {rule.id: rule.predicate for rule in plan.rules}
-    return {name: predicates[rule_id] for rule_id, name in constraint_names(plan).items()}
+    rules = {rule.id: rule for rule in plan.rules}
+    return {name: rules[rule_id].require_predicate() for rule_id, name in constraint_names(plan).items()}
 
 
 def table_properties(plan: Plan | dict) -> dict[str, str]:
