@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Job environment: read in every process that resolves a plan address or starts local Spark,
 # Spark drivers and notebooks included, where no Airflow configuration exists.
 JOB_ENVIRONMENT = {"CONTRACT_GATE_HOME", "CONTRACT_GATE_JARS", "CONTRACT_GATE_IVY_JARS", "CONTRACT_GATE_CLASS_ARCHIVE",
-                   "CONTRACT_GATE_SPARK_LOG_LEVEL", "CONTRACT_GATE_LOCAL_START", "CONTRACT_GATE_DISABLE_VALIDATION"}
+                   "CONTRACT_GATE_SPARK_LOG_LEVEL", "CONTRACT_GATE_LOCAL_START", "CONTRACT_GATE_DISABLE_VALIDATION",
+                   "CONTRACT_GATE_SPARK_SETTINGS_FILE"}  # the driver reads its private S3A settings file
 
 READ_OPTIONS = """
 import json, sys, warnings

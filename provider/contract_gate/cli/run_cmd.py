@@ -109,7 +109,7 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     gate, when given), return the decision of each gated object it ran."""
     from airflow.utils import db
 
-    from contract_gate.dag_factory import STUB_FOLDER, stub_name, sync_dag_files
+    from contract_gate.dags.stub_files import STUB_FOLDER, stub_name, sync_dag_files
 
     try:
         db.check_migrations(timeout=1)
@@ -120,9 +120,9 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     for other in (dags / STUB_FOLDER).glob("*.py"):
         if other.name != stub_name(contract):
             other.unlink()  # only this contract's DAG is parsed and synced by dag.test()
-    from airflow.dag_processing.dagbag import DagBag
+    from contract_gate.airflow_compat import dag_bag
 
-    bag = DagBag(str(dags / STUB_FOLDER))
+    bag = dag_bag(dags / STUB_FOLDER)
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
     gated = compiled(contract, config.get("env")).gated

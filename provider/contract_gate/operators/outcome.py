@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.lineage import GateLineageMixin, outcome_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.runners import GateJob
@@ -59,8 +60,6 @@ class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
         if self.steps != "split":
             result = {self.steps: result}
         if (result.get("publish") or {}).get("status") == "rejected":
-            from airflow.sdk.exceptions import AirflowFailException
-
             raise AirflowFailException(
                 f"publication of {self.submission_id} rejected: the target took some of its keys after "
                 "validation (key.unique_across_batches); nothing was written, re-trigger to re-judge the batch")

@@ -21,11 +21,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
+from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.metrics import decision_recorded
+from contract_gate.notifications.rejection import alert_rejection
 from contract_gate.operators.base import ContractGateBaseOperator
 from contract_gate.operators.validate import STOPPED_KEY
-from contract_gate.pages.links import GateReportLink
+from contract_gate.pages.links import GateReportLink, base_url
+from contract_gate.pages.urls import URL_PREFIX, report_path
 from contract_plan.limits import Stop
+from contract_plan.migration import migration_id
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -89,7 +93,7 @@ def migration_record(results: dict[str, dict | None], submission_id: str) -> dic
         return None
     statements = migration["statements"]
     return {
-        "submission_id": f"migration-{migration['fingerprint'][:16]}-{migration['target_version_after']}",
+        "submission_id": migration_id(migration["fingerprint"], migration["target_version_after"]),
         "outcome": "migrated",
         "contract_version": migration["to_version"],
         "reason": f"target migrated from contract version {migration['from_version'] or 'unknown'} to "
@@ -161,8 +165,6 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             problems.insert(0, f"submission {record['submission_id']} was {stored['outcome']} "
                                "(alerts.failRunOnRejection); its decision is recorded")
         if problems:
-            from airflow.sdk.exceptions import AirflowFailException
-
             # The decision stands: keep it as the task's value (the report link reads it), and
             # fail without retries, since a retry would find the decision and alert nobody.
             ti.xcom_push(key="return_value", value=stored)
@@ -171,10 +173,6 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
 
     def alert(self, plan: Plan, decision: dict, context: Context) -> list[str]:
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
-        from contract_gate.notifications.rejection import alert_rejection
-        from contract_gate.pages.links import base_url
-        from contract_gate.pages.urls import URL_PREFIX, report_path
-
         report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
                                               decision.get("object"))
         failures = alert_rejection(plan, decision, report_url, dict(context))

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from airflow.sdk import BaseOperatorLink
+from airflow.sdk.execution_time.xcom import XCom  # the configured XCom backend, as tasks read it
 
+from contract_gate.airflow_compat import conf
 from contract_gate.pages.urls import URL_PREFIX, report_path
 
 if TYPE_CHECKING:
@@ -27,8 +29,6 @@ class GateReportLink(BaseOperatorLink):
     name = "Gate report"
 
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
-        from airflow.sdk.execution_time.xcom import XCom  # the configured XCom backend, as tasks read it
-
         returned = XCom.get_value(ti_key=ti_key, key="return_value")
         ids = submission_of(returned)
         if ids is None:
@@ -46,6 +46,4 @@ def submission_of(returned: object) -> tuple[str, str, str | None] | None:
 
 def base_url() -> str:
     """The path (or origin and path) the UI is served under, without a trailing slash."""
-    from airflow.sdk import conf
-
     return (conf.get("api", "base_url", fallback="") or "").rstrip("/")
