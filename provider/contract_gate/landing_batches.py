@@ -11,7 +11,8 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
   same way. A producer that copies with preserved times (``cp -p``) should write a marker.
 * A **Delta landing** has landed when it has a committed version (commits are atomic); a
   catalog table's version is read from its Delta log where the catalog gives its location, else
-  asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`).
+  asked of the catalog's SQL warehouse (:mod:`contract_gate.landing_tables`); one in S3 is read
+  from its Delta log with the credentials of ``landing.connection``.
 * An **object-storage landing** (``s3://``...) follows the file rules on one listing of its
   prefix (:mod:`contract_gate.landing_objects`): the marker is an object of that name directly
   below the prefix, and settling goes by the objects' modification times. The listing's keys,
@@ -108,12 +109,24 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
 
     :raises LandingRefused: the landing is a catalog table that is not Delta, holds a link or
         special file, or is a Delta table that cannot be read."""
-    from contract_gate.submission import delta_digest, derive_submission_id, object_of, submission_id_of
+    from contract_gate.submission import (
+        delta_digest,
+        derive_submission_id,
+        object_of,
+        object_store_delta_version,
+        submission_id_of,
+    )
 
     landing = Address.from_document(watch.landing)
-    if is_object_store(landing):
-        return landed_objects(watch, landing, list_objects(_object_landing(watch, landing)), now)
     object_name = object_of(watch.object_name, watch.sole_object)
+    if is_object_store(landing) and landing.format == "delta":
+        version = object_store_delta_version(landing)
+        if version is None:
+            return None
+        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version), object_name=object_name),
+                     landing.location, "delta", delta_version=version, object=watch.object_name)
+    if is_object_store(landing):
+        return landed_objects(watch, landing, list_objects(landing), now)
     if not landing.is_path and landing.format == "delta":
         from contract_gate.landing_tables import catalog_version
 
@@ -158,9 +171,9 @@ async def alanded_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """:func:`landed_batch` for the triggerer's event loop: an object-storage landing is listed
     with fsspec's async listing, a local one is read in a thread."""
     landing = Address.from_document(watch.landing)
-    if is_object_store(landing):
-        return landed_objects(watch, landing, await alist_objects(_object_landing(watch, landing)), now)
-    return await asyncio.to_thread(landed_batch, watch, now)
+    if is_object_store(landing) and landing.format != "delta":
+        return landed_objects(watch, landing, await alist_objects(landing), now)
+    return await asyncio.to_thread(landed_batch, watch, now)  # a Delta log is read with delta-rs
 
 
 def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], now: float | None) -> Batch | None:
@@ -184,13 +197,6 @@ def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], 
                                      object_name=object_of(watch.object_name, watch.sole_object))
     return Batch(watch.contract_id, submission_id, landing.location, "objects", files=len(data),
                  object=watch.object_name)
-
-
-def _object_landing(watch: Watch, landing: Address) -> Address:
-    if landing.format == "delta":
-        raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location} is a Delta table in object "
-                             "storage; only file landings there can be watched without Spark")
-    return landing
 
 
 def listing(folder: Path, contract_id: str) -> list[Entry]:

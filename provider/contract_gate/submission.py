@@ -23,6 +23,7 @@ from pathlib import Path
 
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
+from contract_gate.object_storage import s3_bucket, storage_options
 from contract_plan.addresses import Address
 from contract_plan.landing_files import data_files
 
@@ -57,8 +58,10 @@ def batch_digest(landing: Address | dict, connection_id: str | None = None) -> s
         return delta_digest(version)
     if is_object_store(landing):
         if landing.format == "delta":
-            raise ValueError(f"landing {landing.location!r} is a Delta table in object storage: give the submission "
-                             "id explicitly")
+            version = object_store_delta_version(landing)
+            if version is None:
+                raise FileNotFoundError(f"nothing has landed: {landing.location} has no Delta commit")
+            return delta_digest(version)
         try:
             return objects_digest(list_objects(landing))
         except FileNotFoundError:
@@ -104,6 +107,19 @@ def delta_version(table: Path) -> int:
     if version is None:
         raise FileNotFoundError(f"{table} is not a Delta table (no commits in _delta_log)")
     return version
+
+
+def object_store_delta_version(landing: Address) -> int | None:
+    """The newest version of a Delta landing in S3, read from its Delta log with delta-rs and the
+    credentials of ``landing.connection`` (nothing else is read); None before its first commit."""
+    document = landing.as_document()
+    if s3_bucket(document) is None:
+        raise ValueError(f"landing {landing.location!r} is a Delta table in object storage outside S3: give the "
+                         "submission id explicitly")
+    # Imported here: this module is on the DAG-parse path (operators), deltalake and pyarrow are not.
+    from contract_gate.delta_tables import newest_version
+
+    return newest_version(landing.location, storage_options=storage_options({"landing": document}, document))
 
 
 def derive_submission_id(contract_id: str, landing: Address | dict, rerun_of: str | None = None,

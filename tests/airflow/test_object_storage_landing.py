@@ -19,7 +19,7 @@ from _landing_contracts import case_rows, write_contract
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
 from contract_gate.decisions import record_decision
-from contract_gate.landing_batches import Watch, landed_batch
+from contract_gate.landing_batches import Watch, alanded_batch, landed_batch
 from contract_gate.landing_objects import alist_objects, list_objects
 from contract_gate.submission import derive_submission_id
 from contract_plan.model import Plan
@@ -198,3 +198,36 @@ def test_the_watcher_trigger_rebuilt_as_the_triggerer_does_fires_for_a_new_batch
     assert event.items() >= {"status": "landed", "contract_id": MARKED, "submission_id": submission_id(MARKED),
                              "landing": f"{ROOT}/{MARKED}", "kind": "objects", "files": 1,
                              "delta_version": None}.items()
+
+
+def test_a_delta_landing_in_the_bucket_is_known_by_its_version_and_watched(store, tmp_path):
+    """A Delta table landed in S3: its newest version (read from the Delta log with delta-rs and
+    the landing connection's credentials) is the batch, for the digest and for the watcher."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from contract_gate.object_storage import storage_options
+
+    contract_id = "cases_s3_delta"
+    s3_contract(contract_id, {"onLanding": {"settleSeconds": 0}})
+    contract = CONTRACTS / contract_id / f"{contract_id}.yaml"
+    document = yaml.safe_load(contract.read_text())
+    gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
+    gate["landing"] = {"path": f"{ROOT}/{contract_id}", "format": "delta", "connection": CONNECTION}
+    contract.write_text(yaml.safe_dump(document, sort_keys=False))
+    landing = plan(contract_id).require_tables().landing
+    watch = Watch.from_plan(plan(contract_id))
+    with gate_home():
+        assert landed_batch(watch) is None  # nothing committed yet
+    options = storage_options({"landing": landing.as_document()}, landing.as_document())
+    rows = pa.table({"region_code": ["N"], "case_count": [1]})
+    write_deltalake(landing.location, rows, storage_options=options)
+    first = submission_id(contract_id)
+    assert submission_id(contract_id) == first  # the same version is the same batch
+    with gate_home():
+        batch = landed_batch(watch)
+    assert (batch.kind, batch.delta_version, batch.submission_id) == ("delta", 0, first)
+    write_deltalake(landing.location, rows, mode="append", storage_options=options)
+    assert submission_id(contract_id) != first
+    with gate_home():
+        assert asyncio.run(alanded_batch(watch)).delta_version == 1
