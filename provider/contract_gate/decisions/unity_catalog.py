@@ -214,14 +214,18 @@ class UnityCatalogHistory(TableHistory):
     def __init__(self, runner: SqlRunner | None = None):
         self.runner = runner or SqlRunner()
 
-    def tagged_commits(self, address: Address | dict) -> list[TaggedCommit]:
+    def history_rows(self, address: Address | dict) -> list[dict[str, Any]]:
+        """The table's ``DESCRIBE HISTORY`` rows; [] when the table does not exist yet."""
         table = quote_qualified(Address.of(address).location)
         try:
-            rows = self.runner.query(f"DESCRIBE HISTORY {table}")
+            return self.runner.query(f"DESCRIBE HISTORY {table}")
         except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
             if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
                 return []
             raise
+
+    def tagged_commits(self, address: Address | dict) -> list[TaggedCommit]:
+        rows = self.history_rows(address)
         commits = [
             TaggedCommit(
                 version=int(row["version"]),
@@ -236,13 +240,7 @@ class UnityCatalogHistory(TableHistory):
         return sorted(commits, key=lambda commit: commit.version)
 
     def commits(self, address: Address | dict) -> list[HistoryEntry]:
-        table = quote_qualified(Address.of(address).location)
-        try:
-            rows = self.runner.query(f"DESCRIBE HISTORY {table}")
-        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
-            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
-                return []
-            raise
+        rows = self.history_rows(address)
         return sorted((HistoryEntry(version=int(row["version"]), timestamp=_aware(row["timestamp"]),
                                     operation=row["operation"],
                                     parameters={k: str(v) for k, v in dict(row.get("operationParameters") or {}).items()})
