@@ -2,28 +2,38 @@
 the two common harmless edits (a nullable column, a currency added to a list) migrate the target
 once, before the next batch publishes, and the migration is a decision of its own; a removed
 column is refused with the differences; the same change as a new major version with
-``evolution.breaking: newTarget`` publishes to a new table and leaves the old one untouched."""
+``evolution.breaking: newTarget`` publishes to a new table and leaves the old one untouched; a
+publish killed (SIGKILL) after it migrated and before its batch is finished by the next run on the
+same table, and its migration recorded once."""
 
 from __future__ import annotations
 
 import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 from _airflow_gate import REPO, gate_home, order_rows
+from waiting import wait_until
 
 CONTRACT = "evolving_orders"
+KILLED = "evolving_orders_killed"  # the migration killed half-way: tables of its own
 TARGET = f"lakehouse/{CONTRACT}"
 
 
 def write_contract(gate, version: str, *, coupon: bool = False, yen: bool = False, drop: str | None = None,
-                   **evolution) -> Path:
-    """The orders example as contract ``evolving_orders`` (tables of its own) at ``version``."""
+                   contract_id: str = CONTRACT, **evolution) -> Path:
+    """The orders example as contract ``contract_id`` (tables of its own) at ``version``."""
     document = yaml.safe_load((REPO / "contracts" / "orders.yaml").read_text(encoding="utf-8"))
-    document.update(id=CONTRACT, version=version)
-    document["schema"][0]["name"] = CONTRACT
-    document["slaProperties"][0]["element"] = f"{CONTRACT}.order_timestamp"
+    document.update(id=contract_id, version=version)
+    document["schema"][0]["name"] = contract_id
+    document["slaProperties"][0]["element"] = f"{contract_id}.order_timestamp"
     properties = document["schema"][0]["properties"]
     if coupon:
         properties.insert(4, {"name": "coupon", "physicalType": "string", "logicalType": "string"})
@@ -33,10 +43,10 @@ def write_contract(gate, version: str, *, coupon: bool = False, yen: bool = Fals
     if drop:
         properties[:] = [p for p in properties if p["name"] != drop]
     gate_settings = next(c for c in document["customProperties"] if c["property"] == "contractGate")["value"]
-    gate_settings["landing"]["path"] = f"landing/{CONTRACT}"
+    gate_settings["landing"]["path"] = f"landing/{contract_id}"
     if evolution:
         gate_settings["evolution"] = copy.deepcopy(evolution)
-    path = gate.contracts / f"{CONTRACT}.yaml"
+    path = gate.contracts / f"{contract_id}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     from contract_gate.dag_factory import sync_dag_files
 
@@ -45,13 +55,13 @@ def write_contract(gate, version: str, *, coupon: bool = False, yen: bool = Fals
     return path
 
 
-def decision_records(path: Path) -> list:
+def decision_records(path: Path, contract_id: str = CONTRACT) -> list:
     from contract_gate import decisions
     from contract_gate.contract.compiler import compile_plan
 
     with gate_home():
         plan = compile_plan(str(path))
-        return decisions.store_for(plan).records(contract_id=CONTRACT)
+        return decisions.store_for(plan).records(contract_id=contract_id)
 
 
 @pytest.fixture
@@ -63,7 +73,8 @@ def evolving(gate):
     finally:
         from contract_gate.dag_factory import sync_dag_files
 
-        (gate.contracts / f"{CONTRACT}.yaml").unlink(missing_ok=True)
+        for contract_id in (CONTRACT, KILLED):
+            (gate.contracts / f"{contract_id}.yaml").unlink(missing_ok=True)
         sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
         gate.reset_bag()
 
@@ -113,6 +124,56 @@ def test_a_contract_that_changes_migrates_refuses_or_moves_to_a_new_target(evolv
     assert "customer_id" not in gate.rows(f"{TARGET}_v2")[0]
     assert (gate.version(TARGET), len(gate.rows(TARGET))) == before
     assert len([r for r in decision_records(path) if r.outcome == "migrated"]) == 1
+
+
+@pytest.mark.slow  # two DAG runs and a migration in a child process, each a Spark JVM of its own
+def test_a_migration_killed_before_its_batch_is_finished_by_the_next_run_and_recorded_once(evolving, tmp_path):
+    """kill -9 of the publish step after it migrated the target and before the batch commit: the
+    re-run publishes onto the same table, and the migration is recorded once, from the target's
+    history, by the recovery every run does (here without its 10-minute wait)."""
+    from contract_gate import decisions
+    from contract_gate.contract.compiler import compile_plan
+
+    gate, target = evolving, f"lakehouse/{KILLED}"
+    write_contract(gate, "1.0.0", contract_id=KILLED)
+    gate.land(KILLED, order_rows(start=0), "json")
+    assert gate.run(KILLED).decision["outcome"] == "published"
+
+    path = write_contract(gate, "1.1.0", coupon=True, yen=True, contract_id=KILLED)
+    with gate_home():
+        plan = compile_plan(path)
+    (tmp_path / "plan.json").write_text(json.dumps(plan.document), encoding="utf-8")
+    flag = tmp_path / "migrated"
+    child = subprocess.Popen([sys.executable, str(REPO / "tests" / "gate_steps" / "_migrate_once.py"),
+                              "--plan", str(tmp_path / "plan.json"), "--flag", str(flag)],
+                             env={**os.environ, "CONTRACT_GATE_HOME": str(gate.home),
+                                  "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR"},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")
+        assert child.poll() is None, f"the child exited ({child.returncode}) before it migrated"
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: after the ALTERs, before the batch
+        child.wait()
+    migrated_version = gate.version(target)
+    assert [r for r in decision_records(path, KILLED) if r.outcome == "migrated"] == []
+
+    rows = [{**row, "coupon": "WELCOME" if i == 0 else None, "currency": "JPY" if i == 1 else row["currency"]}
+            for i, row in enumerate(order_rows(start=10))]
+    gate.land(KILLED, rows, "json")
+    rerun = gate.run(KILLED).decision
+    assert (rerun["outcome"], rerun["target_version_before"]) == ("published", migrated_version)
+    published = {row["order_id"]: row for row in gate.rows(target)}
+    assert sorted(published) == ["O0", "O1", "O10", "O11", "O12", "O13", "O2", "O3"]
+    assert published["O10"]["coupon"] == "WELCOME" and published["O11"]["currency"] == "JPY"
+
+    with gate_home():
+        recovered = decisions.recover_missing_decisions(plan, min_age=timedelta(0))
+        assert decisions.recover_missing_decisions(plan, min_age=timedelta(0)) == []  # once
+    assert [r["outcome"] for r in recovered] == ["migrated"]
+    [migration] = [r for r in decision_records(path, KILLED) if r.outcome == "migrated"]
+    assert (migration.migration["from_version"], migration.contract_version) == ("1.0.0", "1.1.0")
+    assert any("ADD COLUMNS (`coupon` string)" in s for s in migration.migration["statements"])
 
 
 PREVIEWED = "previewed_orders"
