@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import signal
-import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -20,7 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 from _airflow_gate import REPO, gate_home, order_rows
-from waiting import wait_until
+
+sys.path.insert(0, str(REPO / "tests" / "gate_steps"))
+from _migrate_once import migrate_and_kill  # noqa: E402 - the step tests' child, killed after it migrates
 
 CONTRACT = "evolving_orders"
 KILLED = "evolving_orders_killed"  # the migration killed half-way: tables of its own
@@ -143,18 +142,7 @@ def test_a_migration_killed_before_its_batch_is_finished_by_the_next_run_and_rec
     with gate_home():
         plan = compile_plan(path)
     (tmp_path / "plan.json").write_text(json.dumps(plan.document), encoding="utf-8")
-    flag = tmp_path / "migrated"
-    child = subprocess.Popen([sys.executable, str(REPO / "tests" / "gate_steps" / "_migrate_once.py"),
-                              "--plan", str(tmp_path / "plan.json"), "--flag", str(flag)],
-                             env={**os.environ, "CONTRACT_GATE_HOME": str(gate.home),
-                                  "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR"},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")
-        assert child.poll() is None, f"the child exited ({child.returncode}) before it migrated"
-    finally:
-        os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: after the ALTERs, before the batch
-        child.wait()
+    migrate_and_kill(tmp_path / "plan.json", tmp_path / "migrated", {"CONTRACT_GATE_HOME": str(gate.home)})
     migrated_version = gate.version(target)
     assert [r for r in decision_records(path, KILLED) if r.outcome == "migrated"] == []
 

@@ -1,6 +1,6 @@
 """Migrate a target to a plan and wait to be killed: the publish step's first half, in a child.
 
-Run as a script by ``test_migration.py``: its own Python and its own Spark JVM run
+Run as a script by :func:`migrate_and_kill`: its own Python and its own Spark JVM run
 ``migrate_target`` (what ``publish`` does before it writes the batch), write a flag file and
 wait for the SIGKILL of their process group, so the batch commit and the decision record never
 happen and the migration is known only to the target's history.
@@ -9,9 +9,28 @@ happen and the migration is known only to the target's history.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
+
+
+def migrate_and_kill(plan_file: Path, flag: Path, env: dict[str, str] | None = None) -> int:
+    """Run this script on ``plan_file`` in a process group of its own, SIGKILL the group once the
+    migration is applied (``flag`` written), and return the group's id."""
+    from waiting import wait_until
+
+    child = subprocess.Popen([sys.executable, __file__, "--plan", str(plan_file), "--flag", str(flag)],
+                             env={**os.environ, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR", **(env or {})},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")
+        assert child.poll() is None, f"the child exited ({child.returncode}) before it migrated"
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: after the ALTERs, before the batch
+        child.wait()
+    return child.pid
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,10 +8,6 @@ import contextlib
 import copy
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +16,7 @@ import yaml
 
 from _fault_trials import _wait_group_gone
 from _gate_plans import ROOT, table_rows, version_of
-from waiting import wait_until
+from _migrate_once import migrate_and_kill
 from contract_gate import decisions
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
@@ -316,18 +312,7 @@ def test_a_migration_whose_run_was_killed_before_its_batch_is_recorded_once_by_t
     deployed_v1(spark, killed_root)
     killed = orders_plan(killed_root, "1.1.0", coupon=True, yen=True)
     (killed_root / "plan.json").write_text(json.dumps(killed), encoding="utf-8")
-    flag = killed_root / "migrated"
-    child = subprocess.Popen([sys.executable, str(Path(__file__).parent / "_migrate_once.py"),
-                              "--plan", str(killed_root / "plan.json"), "--flag", str(flag)],
-                             env={**os.environ, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR"},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")
-        assert child.poll() is None, f"the child exited ({child.returncode}) before it migrated"
-    finally:
-        os.killpg(child.pid, signal.SIGKILL)  # python and its JVM: after the ALTERs, before the batch
-        child.wait()
-    _wait_group_gone(child.pid)
+    _wait_group_gone(migrate_and_kill(killed_root / "plan.json", killed_root / "migrated"))
     assert state(spark, killed)[1][SCHEMA_VERSION_PROPERTY] == "1.1.0" and _migrations(killed) == []
 
     _publish_and_record(spark, killed, "sub-1", _v1_1_batch(spark, killed_root), "re-run")
