@@ -1,7 +1,7 @@
 # The images of the compose stack (docker-compose.yaml), from the official Airflow and Spark images.
 #
 #   airflow  apache/airflow + a JRE + the contract-gate provider (pip install .[spark,airflow]) + the
-#            Delta Lake jars, fetched once here (python -m spark_jobs.runtime.jars, which also
+#            Delta Lake jars, fetched once here (python -m contract_gate_spark.runtime.jars, which also
 #            round-trips a Delta table to prove they load)
 #   spark    apache/spark + the same Delta jars, copied from the airflow stage (not fetched again),
 #            for the master, the worker and the Spark Connect server
@@ -32,7 +32,7 @@ COPY --chown=airflow:root spark_jobs /opt/contract-gate/spark_jobs
 RUN pip install --no-cache-dir -c /opt/contract-gate/constraints/constraints-3.11.txt \
     "apache-airflow==${AIRFLOW_VERSION}" "/opt/contract-gate[spark,airflow]"
 WORKDIR /tmp
-RUN python -m spark_jobs.runtime.jars
+RUN python -m contract_gate_spark.runtime.jars
 WORKDIR /opt/airflow
 
 FROM ${SPARK_IMAGE} AS spark

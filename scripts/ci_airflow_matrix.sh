@@ -73,8 +73,8 @@ for leg in "${legs[@]}"; do
   # PYTHONSAFEPATH keeps the working directory off sys.path, so the packages come from the wheel;
   # the tests' own helpers (tests.contracts._contract_texts) through a folder holding only tests/.
   export PYTHONSAFEPATH=1 PYTHONPATH="$work/tests_only"
-  "$venv/bin/python" -c 'import sys, contract_gate, contract_plan, spark_jobs
-stray = [m.__name__ for m in (contract_gate, contract_plan, spark_jobs) if not m.__file__.startswith(sys.prefix)]
+  "$venv/bin/python" -c 'import sys, contract_gate, contract_gate_plan, contract_gate_spark
+stray = [m.__name__ for m in (contract_gate, contract_gate_plan, contract_gate_spark) if not m.__file__.startswith(sys.prefix)]
 sys.exit(f"imported from the source tree, not the wheel: {stray}" if stray else 0)'
   AIRFLOW__CORE__LOAD_EXAMPLES=False "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 --dist loadfile \
     -m "not slow" "${QUICK_TESTS[@]}"

@@ -54,11 +54,11 @@ migrate=$!
 echo "install: fetching the Delta Lake jars"
 # Fetched only: the class archive build runs a miniature gate on Delta tables, which proves they
 # load (a separate Delta round trip here took another minute on a small machine).
-.venv/bin/python -m spark_jobs.runtime.jars --resolve-only
+.venv/bin/python -m contract_gate_spark.runtime.jars --resolve-only
 # Hadoop's S3A connector for gates whose tables are in S3: about 690 MB (the AWS SDK bundle), cached
 # in ~/.ivy2.5.2 like Delta's jars, so only the first install pays (docs/object-storage.md).
 echo "install: fetching Hadoop's S3A connector"
-.venv/bin/python -m spark_jobs.runtime.jars --s3a
+.venv/bin/python -m contract_gate_spark.runtime.jars --s3a
 
 if [ "${1:-}" != "--class-archive-later" ]; then
   echo "install: building the class archive for local gate jobs (about a minute)"

@@ -62,7 +62,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from spark_jobs.runtime.session import get_session
+    from contract_gate_spark.runtime.session import get_session
 
     session = get_session(
         "contract-gate-tests",

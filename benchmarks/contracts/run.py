@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import render_plan
+from contract_gate_plan.document import render_plan
 from contract_gate.contract.loader import load_contract
 
 TARGET_MS = 5.0

@@ -84,7 +84,7 @@ def build_world(out: Path, count: int) -> None:
 
 
 def write_report(folder: Path, plan: dict) -> None:
-    """A report of the report format (``spark_jobs.validation.report``) for ``REPORTED``."""
+    """A report of the report format (``contract_gate_spark.validation.report``) for ``REPORTED``."""
     folder.mkdir(parents=True)
     failed = {"currency_allowed": 1}
     rules = [{"id": r["id"], "kind": r["kind"], "scope": r["scope"], "columns": r.get("columns", []),

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    from spark_jobs.runtime.session import get_session
+    from contract_gate_spark.runtime.session import get_session
 
     spark = get_session("contract-gate-reliability", {
         "spark.master": "local[2]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})

@@ -4,7 +4,7 @@
 
 The batch is the validation benchmark's (``benchmarks/validation/run.py``: its generator and its
 Delta table under benchmarks/out/, made once and read at a pinned version). Two worker processes
-each hold one warm Spark and run ``spark_jobs.validation.engine.run_validation`` on the compiled
+each hold one warm Spark and run ``contract_gate_spark.validation.engine.run_validation`` on the compiled
 contract when told to, in turns (after one warm-up each), so both are timed in the same minutes:
 
   in-process  a local Spark session in the worker's own process (run.py's settings: local[2],
@@ -75,9 +75,9 @@ def worker(kind: str, shape: str, rows: int, url: str | None, server_pid: int | 
     from run import OUT, ROOT, SHAPES, ensure_data  # the validation benchmark's data and contracts
 
     from contract_gate.contract.compiler import compile_plan
-    from spark_jobs.runtime.session import connect, get_session
-    from spark_jobs.validation.candidate import read_candidate
-    from spark_jobs.validation.engine import run_validation
+    from contract_gate_spark.runtime.session import connect, get_session
+    from contract_gate_spark.validation.candidate import read_candidate
+    from contract_gate_spark.validation.engine import run_validation
 
     meter = None
     if kind == "connect":

@@ -7,7 +7,7 @@ For each data shape (regional_daily_cases, orders; wide_50, a generated 50-colum
 breaking a rule, it times in one Spark session, interleaved run by run:
 
   (a) floor     one aggregate scan reading every column + one group-by on the key
-  (b) engine    spark_jobs.validation.engine.run_validation on the contract's compiled plan
+  (b) engine    contract_gate_spark.validation.engine.run_validation on the contract's compiled plan
   (c) pyspark-contracts   the same rules as a pyspark_contracts.Contract (mode="soft")
   (d) plain     the usual hand-written gate: one filter().count() per rule + a group-by
 
@@ -34,9 +34,9 @@ from pyspark.sql.types import DateType, DoubleType, LongType, StringType, Timest
 from pyspark_contracts import Contract, Field, check
 
 from contract_gate.contract.compiler import compile_plan
-from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.validation.engine import run_validation
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.validation.candidate import read_candidate
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_spark.runtime.session import get_session
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "out" / "validation"

@@ -6,10 +6,10 @@ secrets and ``_cmd`` options work as in any section. Elsewhere (``contract-gate 
 a notebook) this module never imports Airflow: ``AIRFLOW__CONTRACT_GATE__<OPTION>`` answers.
 The old ``CONTRACT_GATE_<OPTION>`` variables still work for one release, with a warning.
 
-Standard library and ``contract_plan`` only: the contract side (lint, plan) reads its options here too.
+Standard library and ``contract_gate_plan`` only: the contract side (lint, plan) reads its options here too.
 
 Job environment, not configuration: ``CONTRACT_GATE_HOME`` (where relative table paths
-resolve; read by ``contract_plan.addresses`` in every process, Spark drivers included, and
+resolve; read by ``contract_gate_plan.addresses`` in every process, Spark drivers included, and
 passed to a remote driver by the runner), and the local Spark machine's own variables
 (``CONTRACT_GATE_JARS``, ``CONTRACT_GATE_IVY_JARS``, ``CONTRACT_GATE_CLASS_ARCHIVE``,
 ``CONTRACT_GATE_SPARK_LOG_LEVEL``, ``CONTRACT_GATE_LOCAL_START``) and
@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from contract_plan.addresses import HOME_ENV
+from contract_gate_plan.addresses import HOME_ENV
 
 SECTION = "contract_gate"
 
@@ -127,7 +127,7 @@ def gate_home() -> Path:
 def work_root() -> Path:
     """Plans, reports and job results per submission: the ``work_dir`` option, else
     ``lakehouse/_runs`` under the gate home. Owner-only, like everything below it
-    (``contract_plan.restricted``): consumers read the target, never a run's files."""
+    (``contract_gate_plan.restricted``): consumers read the target, never a run's files."""
     configured = get("work_dir")
     return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
 

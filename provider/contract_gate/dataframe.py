@@ -1,6 +1,6 @@
 """The contract as a check inside ordinary PySpark code: notebooks, tests, pipeline functions.
 
-Runs the same engine as the gate (``spark_jobs``) on a DataFrame in this process, with no
+Runs the same engine as the gate (``contract_gate_spark``) on a DataFrame in this process, with no
 Airflow anywhere on the import path. ``contract`` is a path to an ODCS contract (compiled on
 the spot, for ``env`` when given) or an already compiled plan dict.
 
@@ -33,10 +33,10 @@ from pyspark.sql.types import DataType, StructField, StructType
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.local_spark import class_archive
 from contract_gate.local_spark.submit import local_start_conf
-from spark_jobs.validation.engine import DEPTHS, run_validation
-from contract_plan.model import Plan, load_plan
-from spark_jobs.runtime.session import active_session, connect, get_session
-from spark_jobs.validation.report import log_summary
+from contract_gate_spark.validation.engine import DEPTHS, run_validation
+from contract_gate_plan.model import Plan, load_plan
+from contract_gate_spark.runtime.session import active_session, connect, get_session
+from contract_gate_spark.validation.report import log_summary
 
 DISABLE_ENV = "CONTRACT_GATE_DISABLE_VALIDATION"
 MODES = ("hard", "soft")

@@ -25,7 +25,7 @@ the Asset watcher that starts an event-driven gate (:mod:`contract_gate.triggers
 The landing text comes from a contract, so it is hostile: its address was checked by the
 compiler (under the server's root); here nothing outside the landing folder is opened, and a
 symbolic link or a special file (a FIFO, a device) in the folder is refused instead of read
-(:mod:`contract_plan.landing_files`, as the gate itself does), since hashing ``/dev/zero`` would
+(:mod:`contract_gate_plan.landing_files`, as the gate itself does), since hashing ``/dev/zero`` would
 never end.
 """
 
@@ -39,9 +39,9 @@ from typing import Any
 
 from contract_gate.decisions.record import ObjectScope
 from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
-from contract_plan.addresses import Address
-from contract_plan.model import Plan
-from contract_plan.landing_files import Entry, LandingRefused, landing_entries
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import Plan
+from contract_gate_plan.landing_files import Entry, LandingRefused, landing_entries
 
 DEFAULT_SETTLE_SECONDS = 60
 
@@ -200,7 +200,7 @@ def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], 
 
 
 def listing(folder: Path, contract_id: str) -> list[Entry]:
-    """The landing folder and everything below it (:func:`contract_plan.landing_files.landing_entries`);
+    """The landing folder and everything below it (:func:`contract_gate_plan.landing_files.landing_entries`);
     [] when the folder does not exist. A landing that is a single file is refused: a marker and
     settling need a folder."""
     try:

@@ -19,10 +19,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from contract_plan.addresses import Address
+from contract_gate_plan.addresses import Address
 from datetime import datetime
 
-from contract_plan.landing_files import LandingRefused
+from contract_gate_plan.landing_files import LandingRefused
 
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 # What the stores' listings call an object's content tag and version (s3fs, adlfs, gcsfs).

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from contract_plan.addresses import Address
+from contract_gate_plan.addresses import Address
 
 _MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE", "TABLE_DOES_NOT_EXIST")
 TABLES_API = "2.1/unity-catalog/tables"  # the hook puts "api/" before it

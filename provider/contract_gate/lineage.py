@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from contract_plan.addresses import Address
-from contract_plan.model import Plan
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import Plan
 
 SOURCE = "contract-gate"
 CATALOG_NAMESPACE = "catalog"  # a catalog table's namespace: the workspace is not known at the task

@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from contract_gate import decisions
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 REJECTIONS = "contract_gate.rejections"
 RECEIPT_TO_PUBLICATION = "contract_gate.receipt_to_publication"

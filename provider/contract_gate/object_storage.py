@@ -5,7 +5,7 @@ landing, target, quarantine or decisions), handed over for that job only.
 * **Spark** (the ``local`` and ``spark_submit`` modes): Hadoop's S3A settings per bucket
   (``spark.hadoop.fs.s3a.bucket.<bucket>.access.key``...), so a landing and a target in two
   accounts each get their own credentials, plus the S3A connector's jars on the job's class path
-  (``spark_jobs.runtime.s3a_jars``). The credentials go to the runner when the job starts, which
+  (``contract_gate_spark.runtime.s3a_jars``). The credentials go to the runner when the job starts, which
   hands them to Spark in an owner-only file (``contract_gate.runners.job_credentials``), never on
   a command line, into the plan, a templated field, a report or a decision. ``s3://`` is read through S3A
   too, as EMR and Databricks read it natively.
@@ -23,7 +23,7 @@ unchanged.
 Delta on S3 (Spark): each table has one writer at a time. Delta's ``S3SingleDriverLogStore`` (set
 explicitly below) keeps commits from one Spark driver safe, not from two; the gate's DAGs run one
 submission per contract at a time (``max_active_runs=1``) and every written table is owned by one
-contract (``contract_plan.ownership``), so the gate is the single writer of its tables
+contract (``contract_gate_plan.ownership``), so the gate is the single writer of its tables
 (docs/object-storage.md).
 """
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from contract_plan.addresses import Address
-    from contract_plan.model import Plan
+    from contract_gate_plan.addresses import Address
+    from contract_gate_plan.model import Plan
 
 S3_SCHEMES = ("s3a", "s3", "s3n")
 SPARK_ROLES = ("landing", "candidate_schema", "target", "quarantine")
@@ -184,14 +184,14 @@ def address_storage_options(plan: Plan, address: Address) -> dict[str, str] | No
 def _classpath(mode: str, jars_dir) -> dict[str, str]:
     """The S3A connector's jars: on the driver's class path in local mode (the driver runs every
     task), shipped with ``spark.jars`` to a cluster's executors by ``spark_submit``."""
-    from spark_jobs.runtime import s3a_jars
-    from spark_jobs.runtime.session import jars_dir as delta_jars_dir  # pyspark, only when a job starts
+    from contract_gate_spark.runtime import s3a_jars
+    from contract_gate_spark.runtime.session import jars_dir as delta_jars_dir  # pyspark, only when a job starts
 
     jars = s3a_jars.jars_on_disk(jars_dir or delta_jars_dir())
     if not jars:
         raise ObjectStorageError(f"the plan has S3 tables but Hadoop's S3A connector ({s3a_jars.HADOOP_AWS_PACKAGE} "
                                  "and the AWS SDK bundle) is not on this worker: run `python -m "
-                                 "spark_jobs.runtime.jars --s3a` once (scripts/install.sh does)")
+                                 "contract_gate_spark.runtime.jars --s3a` once (scripts/install.sh does)")
     if mode == "local":
         return {"spark.driver.extraClassPath": os.pathsep.join(jars)}
     return {"spark.jars": ",".join(jars)}

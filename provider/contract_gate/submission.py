@@ -12,7 +12,7 @@ version ids) stand for their content, read from a listing without downloading a 
 (:mod:`contract_gate.landing_objects`). A catalog landing table is known by its newest Delta
 version too, read from its Delta log where the catalog gives its location, else asked of the
 catalog's SQL warehouse (:mod:`contract_gate.landing_tables`). A link
-or a special file in a file landing refuses the batch (:mod:`contract_plan.landing_files`).
+or a special file in a file landing refuses the batch (:mod:`contract_gate_plan.landing_files`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 from contract_gate.landing_objects import is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
 from contract_gate.object_storage import s3_bucket, storage_options
-from contract_plan.addresses import Address
-from contract_plan.landing_files import data_files
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.landing_files import data_files
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 ID_LENGTH = 16

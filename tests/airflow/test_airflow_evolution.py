@@ -191,7 +191,7 @@ def accept_batches(spark, gate, contract: Path, count: int) -> None:
     holds two GBP orders."""
     from contract_gate import decisions
     from contract_gate.contract.compiler import compile_plan
-    from spark_jobs.steps.publish import publish
+    from contract_gate_spark.steps.publish import publish
 
     with gate_home():
         plan = compile_plan(contract)

@@ -1,5 +1,5 @@
 """The DAG factory refuses a contract whose tables would sit where the gate keeps its own folders
-(``contract_plan.reserved``), as lint does, and the other contracts' DAGs still load."""
+(``contract_gate_plan.reserved``), as lint does, and the other contracts' DAGs still load."""
 
 from __future__ import annotations
 

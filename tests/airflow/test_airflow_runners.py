@@ -85,7 +85,7 @@ def _alive(pid: int) -> bool:
 
 def plan_file(folder):
     from contract_gate.contract.compiler import compile_plan
-    from contract_plan.document import render_plan
+    from contract_gate_plan.document import render_plan
 
     path = folder / "plan.json"
     path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml").document))
@@ -96,7 +96,7 @@ def test_a_local_job_is_a_classic_driver_after_a_spark_connect_job_in_this_proce
     """PySpark leaves its Connect switch in this process's environment after a spark_connect job;
     the local runner's child must not inherit it."""
     from contract_gate.runners.local import LocalRunner
-    from spark_jobs.runtime.job_start import CONNECT_MODE_ENV
+    from contract_gate_spark.runtime.job_start import CONNECT_MODE_ENV
 
     monkeypatch.setenv(CONNECT_MODE_ENV, "1")
     assert CONNECT_MODE_ENV not in LocalRunner().environment()
@@ -152,7 +152,7 @@ def databricks_contract(gate):
 def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_contract, monkeypatch):
     with JobsApiEmulator(gate.home / "dbfs", gate.home) as api:
         extra = {"token": "emulated", "contract_gate": {
-            "python_file": str(REPO / "spark_jobs" / "commands" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
+            "python_file": str(REPO / "spark_jobs" / "contract_gate_spark" / "commands" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
             "polling_period_seconds": 1}}
         monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
             {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
@@ -170,7 +170,7 @@ def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_c
 
 VIOLATION = """
 import sys
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.runtime.session import get_session
 spark, path = get_session(), sys.argv[1]
 spark.sql(f"CREATE TABLE delta.`{path}` (org string, n bigint) USING DELTA")
 spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT positive CHECK (n >= 0)")
@@ -203,10 +203,10 @@ JOB_START = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from spark_jobs.runtime import job_start
+from contract_gate_spark.runtime import job_start
 job_start.prepare()
 import pyspark
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.runtime.session import get_session
 get_session().range(3).count()
 print("pyspark from", pyspark.__file__)
 print("pandas imported:", "pandas" in sys.modules, "pyarrow imported:", "pyarrow" in sys.modules)
@@ -216,7 +216,7 @@ print("pandas imported:", "pandas" in sys.modules, "pyarrow imported:", "pyarrow
 def test_a_local_job_imports_the_installed_pyspark_and_no_pandas(tmp_path):
     """spark-submit puts pyspark's zip first on the job's path (no cached bytecode: pyspark was
     compiled again on every job start) and pyspark's NumPy converters import pandas and pyarrow
-    on the first call into the JVM; ``spark_jobs.runtime.job_start`` avoids both."""
+    on the first call into the JVM; ``contract_gate_spark.runtime.job_start`` avoids both."""
     import subprocess
 
     import pyspark
@@ -237,8 +237,8 @@ CAST_FAILURE = """
 import sys
 sys.path.insert(0, sys.argv[2])
 from _spark_plans import D, cases_df, cases_plan, rule, with_rules
-from spark_jobs.validation.engine import ValidationFailed, run_validation
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.validation.engine import ValidationFailed, run_validation
+from contract_gate_spark.runtime.session import get_session
 spark = get_session()
 plan = with_rules(cases_plan(), rule("c", "custom_sql", ["reporting_org"], "CAST(reporting_org AS INT) > 0"))
 try:

@@ -11,7 +11,7 @@ from deltalake import write_deltalake
 from contract_gate.operators.branch import decide
 from contract_gate.operators.record import verdict
 from contract_gate.submission import check_submission_id, derive_submission_id
-from contract_plan.model import Plan, compiled_plan
+from contract_gate_plan.model import Plan, compiled_plan
 
 
 
@@ -98,7 +98,7 @@ def test_a_correction_plan_is_the_replace_keys_plan_without_the_cross_batch_key_
 
     from contract_gate.contract.compiler import compile_plan
     from contract_gate.operators.base import as_correction
-    from contract_plan.document import read_document
+    from contract_gate_plan.document import read_document
 
     plan = compile_plan(Path(__file__).resolve().parents[2] / "contracts" / "regional_daily_cases.yaml")
     assert "key.unique_across_batches" in [r.id for r in plan.rules]

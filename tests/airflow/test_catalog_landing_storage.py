@@ -147,7 +147,7 @@ def test_temporary_table_credentials_reach_delta_rs_for_a_table_in_s3(catalog, s
 
 
 def landing_address(name: str):
-    from contract_plan.addresses import Address
+    from contract_gate_plan.addresses import Address
 
     return Address.of(landing(name))
 

@@ -70,7 +70,7 @@ def test_the_miniature_gate_plan_passes_the_spark_side_checks(tmp_path):
     """The install builds the archive by running the workload: its hand-written plan must pass
     the same checks as a compiled one (fingerprint, SQL in the allow-list's rendered form).
     A subprocess, because importing the workload prepares the process for a gate job."""
-    code = ("import sys; from pathlib import Path; from spark_jobs.commands.class_archive_workload import workload_plan; "
+    code = ("import sys; from pathlib import Path; from contract_gate_spark.commands.class_archive_workload import workload_plan; "
             "plan = workload_plan(Path(sys.argv[1])); print(plan.fingerprint)")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -19,7 +19,7 @@ from contract_gate.operators.base import pick_execution
 from contract_gate.operators.validate import GateValidateOperator
 from contract_gate.runners.local import LocalRunner
 from contract_gate.runners.spark_submit import SparkSubmitRunner
-from contract_plan.model import Plan, load_plan
+from contract_gate_plan.model import Plan, load_plan
 
 CONTRACT = str(REPO / "contracts" / "regional_daily_cases.yaml")  # execution.mode: local
 EXECUTION_MODE_ENV = config.environment_variable("execution_mode")

@@ -52,7 +52,7 @@ def bucket(s3_server):
 def s3_validate_job(server, folder: Path, region: str) -> tuple[GateJob, dict, dict]:
     """A validate job of a JSON batch in the bucket; the job's public settings and credentials."""
     from contract_gate.contract.compiler import compile_plan
-    from contract_plan.document import render_plan
+    from contract_gate_plan.document import render_plan
 
     key = f"batches/{region}/batch.json"
     server.client().put_object(Bucket=BUCKET, Key=key, Body="".join(

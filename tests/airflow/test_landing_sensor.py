@@ -20,8 +20,8 @@ from deltalake import write_deltalake
 from contract_gate.decisions import final_decision, record_decision
 from contract_gate.landing_batches import Watch, landed_batch
 from contract_gate.submission import derive_submission_id
-from contract_plan.landing_files import LandingRefused
-from contract_plan.model import Plan
+from contract_gate_plan.landing_files import LandingRefused
+from contract_gate_plan.model import Plan
 
 FILES = "cases_landing_files"
 DELTA = "cases_landing_delta"

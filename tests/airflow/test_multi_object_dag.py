@@ -112,7 +112,7 @@ def test_two_contracts_deriving_one_dag_id_are_refused_and_a_third_still_loads(t
     from airflow.dag_processing.dagbag import DagBag
 
     from contract_gate.cli.main import main
-    from contract_plan.names import safe_name
+    from contract_gate_plan.names import safe_name
 
     derived = safe_name("my payments")
     assert derived != "my payments"

@@ -27,7 +27,7 @@ from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_
 from contract_gate.freshness.status import StatusStore
 from contract_gate.object_storage import address_storage_options
 from contract_gate.pages.data import recent_decisions, reruns_of
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 BUCKET = "cg-freshness"
 ROOT = f"s3a://{BUCKET}/lakehouse"

@@ -20,7 +20,7 @@ from contract_gate import config
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions import store_for
 from contract_gate.object_storage import storage_options
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 pytestmark = pytest.mark.slow
 

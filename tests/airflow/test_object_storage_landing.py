@@ -22,7 +22,7 @@ from contract_gate.decisions import record_decision
 from contract_gate.landing_batches import Watch, alanded_batch, landed_batch
 from contract_gate.landing_objects import alist_objects, list_objects
 from contract_gate.submission import derive_submission_id
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 BUCKET = "cg-landing"
 ROOT = f"s3://{BUCKET}/drops"

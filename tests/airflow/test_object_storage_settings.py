@@ -16,7 +16,7 @@ from contract_gate.object_storage import (
     spark_job_storage,
     storage_options,
 )
-from spark_jobs.runtime import s3a_jars
+from contract_gate_spark.runtime import s3a_jars
 
 KEY, SECRET, ENDPOINT = "AKIDEXAMPLE", "s3cr3t-value", "http://127.0.0.1:9"
 
@@ -81,7 +81,7 @@ def test_a_gate_without_s3_tables_pays_nothing(connection, tmp_path):
 
 def test_without_the_connector_jars_the_error_says_how_to_fetch_them(connection, tmp_path, monkeypatch):
     monkeypatch.setenv("CONTRACT_GATE_IVY_JARS", str(tmp_path / "empty-ivy"))
-    with pytest.raises(ObjectStorageError, match=r"python -m spark_jobs.runtime.jars --s3a"):
+    with pytest.raises(ObjectStorageError, match=r"python -m contract_gate_spark.runtime.jars --s3a"):
         spark_job_storage(tables(), "local", jars_dir=tmp_path / "no-jars")
 
 

@@ -20,7 +20,7 @@ from _smtp_inbox import Inbox, connection, free_port
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions import final_decision
 from contract_gate.notifications.rejection import alert_rejection, rejection_payload
-from contract_plan.model import Plan, load_plan
+from contract_gate_plan.model import Plan, load_plan
 
 CONTRACTS = HOME / "rejection_alert_contracts"
 ALERTED = "cases_rejection_alerted"  # failRunOnRejection, mail server up

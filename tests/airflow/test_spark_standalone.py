@@ -69,7 +69,7 @@ def connections(cluster, monkeypatch):
 
 def plan_file(folder: Path) -> Path:
     from contract_gate.contract.compiler import compile_plan
-    from contract_plan.document import render_plan
+    from contract_gate_plan.document import render_plan
 
     path = folder / "plan.json"
     path.write_text(render_plan(compile_plan(REPO / "contracts" / "regional_daily_cases.yaml").document))

@@ -20,7 +20,7 @@ from budget_contracts import RULE_ID, many_rows, slow_contract
 
 from contract_gate.operators.record import verdict
 from contract_gate.runners import GateJob, get_runner
-from contract_plan.limits import Stop, read_stop
+from contract_gate_plan.limits import Stop, read_stop
 
 DECISIONS = "lakehouse/contract_gate_decisions"
 

@@ -16,7 +16,7 @@ from _jobs_api_emulator import JobsApiEmulator
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.runners.base import GateJob, GateJobError
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 HOSTILE_ROLE = "evil` TO `mallory`; GRANT ALL PRIVILEGES ON CATALOG `main"
 SERVER = """servers:

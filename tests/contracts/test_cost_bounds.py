@@ -1,4 +1,4 @@
-"""Cost bounds of contract SQL and regexes (``contract_plan.cost_bounds``): a join pairs rows by an
+"""Cost bounds of contract SQL and regexes (``contract_gate_plan.cost_bounds``): a join pairs rows by an
 equality, a query reads its batch a bounded number of times, a string builder's size and a
 regular expression stay within bounds, and each refusal names the rule and the bound. Legitimate
 joins, builders and regexes still compile and run (tests/contracts_hostile has the attacks)."""
@@ -10,14 +10,14 @@ import pytest
 from _contract_texts import column, compile_text, contract, rule
 from contract_gate.contract.patterns import to_java
 from contract_gate.contract.rules import BLANK_CHARACTERS_REGEX
-from contract_plan.cost_bounds import (
+from contract_gate_plan.cost_bounds import (
     MAX_BATCH_REFERENCES,
     MAX_BUILT_LENGTH,
     MAX_REGEX_LENGTH,
     MAX_REGEX_REPEAT,
     regex_problem,
 )
-from contract_plan.sql_allowlist import SqlRefused, check_expression, check_query
+from contract_gate_plan.sql_allowlist import SqlRefused, check_expression, check_query
 
 TABLES = {"object", "countries"}
 JOIN_RULE = "joins need an equality condition between two different columns"
@@ -134,7 +134,7 @@ def test_a_contracts_rules_are_bounded_wherever_they_carry_sql():
 
 
 def test_a_self_join_on_two_key_columns_runs_on_spark(spark):
-    from spark_jobs.validation.engine import run_validation
+    from contract_gate_spark.validation.engine import run_validation
 
     query = ("SELECT count(*) FROM {object} o JOIN {object} p ON o.parent_id = p.order_id "
              "WHERE p.amount < o.amount")

@@ -15,7 +15,7 @@ import pytest
 from contract_gate.cli.main import main
 from contract_gate.contract.loader import load_contract_text
 from contract_gate.evolution.diff import diff_contracts
-from contract_plan.spark_types import type_change
+from contract_gate_plan.spark_types import type_change
 
 BASE = (Path(__file__).parent / "data" / "evolving_orders.yaml").read_text()
 

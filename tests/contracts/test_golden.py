@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import render_plan
-from contract_plan.table_ddl import render_ddl
+from contract_gate_plan.document import render_plan
+from contract_gate_plan.table_ddl import render_ddl
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"

@@ -80,9 +80,9 @@ SECRET = "CUST-SECRET-7731"
 def test_inert_sql_contracts_run_on_spark(path, spark, tmp_path, caplog):
     """The contract compiles; on a real batch it creates no file, reads nothing but the batch,
     and no value of the batch reaches the report or the log."""
-    from spark_jobs.validation.engine import run_validation
-    from spark_jobs.validation.report import write_report
-    from contract_plan.sql_allowlist import query_counts
+    from contract_gate_spark.validation.engine import run_validation
+    from contract_gate_spark.validation.report import write_report
+    from contract_gate_plan.sql_allowlist import query_counts
 
     plan = compile_plan(path).document
     rows = [("O-1", SECRET, 10.0), ("O-2", SECRET, -1.0)]

@@ -13,13 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-PACKAGES = {"contract_gate": ROOT / "provider" / "contract_gate", "contract_plan": ROOT / "contract_plan",
-            "spark_jobs": ROOT / "spark_jobs"}
+PACKAGES = {"contract_gate": ROOT / "provider" / "contract_gate", "contract_gate_plan": ROOT / "contract_plan" / "contract_gate_plan",
+            "contract_gate_spark": ROOT / "spark_jobs" / "contract_gate_spark"}
 
 
 def lint_imports(tree: Path) -> subprocess.CompletedProcess:
     """import-linter on the packages of ``tree`` with ``tree``'s pyproject.toml."""
-    path = f"{tree / 'provider'}:{tree}" if tree == ROOT else str(tree)
+    path = ":".join(str(source.parent) for source in PACKAGES.values()) if tree == ROOT else str(tree)
     return subprocess.run([str(LINT_IMPORTS), "--config", str(tree / "pyproject.toml"), "--no-cache"],
                           capture_output=True, text=True, cwd=tree, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"},
                           check=False, timeout=300)
@@ -50,9 +50,9 @@ def copy(tmp_path_factory) -> Path:
     # two packages of one layer importing each other: freshness already imports metrics
     ("contract_gate/metrics.py", "import contract_gate.freshness.status", "No cycles are allowed in contract_gate"),
     # the Spark side is shipped without the provider
-    ("spark_jobs/runtime/errors.py", "import contract_gate.config", "spark_jobs imports neither the provider nor Airflow BROKEN"),
-    ("spark_jobs/runtime/errors.py", "import spark_jobs.steps.publish", "spark_jobs.runtime is not allowed to import spark_jobs.steps"),
-    ("contract_plan/sql_text.py", "import airflow.sdk", "contract_plan is the ground floor"),
+    ("contract_gate_spark/runtime/errors.py", "import contract_gate.config", "contract_gate_spark imports neither the provider nor Airflow BROKEN"),
+    ("contract_gate_spark/runtime/errors.py", "import contract_gate_spark.steps.publish", "contract_gate_spark.runtime is not allowed to import contract_gate_spark.steps"),
+    ("contract_gate_plan/sql_text.py", "import airflow.sdk", "contract_gate_plan is the ground floor"),
 ])
 def test_a_planted_import_breaks_a_contract(copy, module, planted, broken):
     path = copy / module

@@ -15,8 +15,8 @@ PROGRAM = """
 import contextlib, io, json, sys
 from contract_gate.contract.loader import load_contract
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import render_plan
-from contract_plan.table_ddl import render_ddl, compatibility_differences
+from contract_gate_plan.document import render_plan
+from contract_gate_plan.table_ddl import render_ddl, compatibility_differences
 from contract_gate.cli.main import main
 for name in ("regional_daily_cases", "orders", "meter_readings"):
     plan = compile_plan(load_contract(f"contracts/{name}.yaml"))
@@ -57,19 +57,19 @@ def _import_every_module(package: str) -> dict:
 
 
 def test_the_spark_side_never_imports_airflow_or_the_provider():
-    """``spark_jobs`` is shipped to clusters as files (pyspark, delta-spark, sqlglot, stdlib):
+    """``contract_gate_spark`` is shipped to clusters as files (pyspark, delta-spark, sqlglot, stdlib):
     importing every module of it pulls in neither Airflow nor ``contract_gate``."""
-    report = _import_every_module("spark_jobs")
-    assert "spark_jobs.validation.engine" in report["imported"] and "spark_jobs.commands.publish" in report["imported"]
+    report = _import_every_module("contract_gate_spark")
+    assert "contract_gate_spark.validation.engine" in report["imported"] and "contract_gate_spark.commands.publish" in report["imported"]
     leaked = sorted(m for m in report["modules"] if m.split(".")[0] in ("airflow", "contract_gate"))
     assert leaked == []
 
 
 def test_the_shared_plan_package_is_import_light():
-    """``contract_plan`` is imported by both sides, the DAG-parse path included: importing every
+    """``contract_gate_plan`` is imported by both sides, the DAG-parse path included: importing every
     module of it loads neither pyspark, py4j, delta, Airflow nor ``contract_gate``."""
-    report = _import_every_module("contract_plan")
-    assert "contract_plan.model" in report["imported"] and "contract_plan.sql_allowlist" in report["imported"]
+    report = _import_every_module("contract_gate_plan")
+    assert "contract_gate_plan.model" in report["imported"] and "contract_gate_plan.sql_allowlist" in report["imported"]
     leaked = sorted(m for m in report["modules"]
-                    if m.split(".")[0] in ("pyspark", "py4j", "delta", "airflow", "contract_gate", "spark_jobs"))
+                    if m.split(".")[0] in ("pyspark", "py4j", "delta", "airflow", "contract_gate", "contract_gate_spark"))
     assert leaked == []

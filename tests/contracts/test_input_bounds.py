@@ -18,7 +18,7 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract.loader import MAX_CONTRACT_BYTES, load_contract, load_contract_text
 from contract_gate.contract.yaml_source import MAX_DEPTH, MAX_NODES
-from contract_plan.names import safe_name
+from contract_gate_plan.names import safe_name
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDERS = ROOT / "contracts" / "orders.yaml"

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from contract_gate.submission import derive_submission_id
-from contract_plan.landing_files import LandingRefused, data_files, landing_entries
+from contract_gate_plan.landing_files import LandingRefused, data_files, landing_entries
 
 
 def landing(path, fmt="csv"):
@@ -65,7 +65,7 @@ def test_a_link_or_special_file_refuses_the_batch_naming_it(batch, tmp_path, pla
 
 
 def test_the_batch_identity_is_unchanged_for_a_plain_landing(batch):
-    """The listing moved to contract_plan.landing_files: ids of batches already gated must not change."""
+    """The listing moved to contract_gate_plan.landing_files: ids of batches already gated must not change."""
     first = derive_submission_id("c", landing(batch))
     (batch / "_temporary" / "part.csv").write_text("x\n4\n")  # a skipped file is not the batch
     assert derive_submission_id("c", landing(batch)) == first

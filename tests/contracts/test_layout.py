@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = [ROOT / "contract_plan", ROOT / "spark_jobs", ROOT / "provider" / "contract_gate"]
+PACKAGES = [ROOT / "contract_plan" / "contract_gate_plan", ROOT / "spark_jobs" / "contract_gate_spark", ROOT / "provider" / "contract_gate"]
 
 
 def _modules():

@@ -7,7 +7,7 @@ import pytest
 from _contract_texts import HEADER, column, compile_text, contract, issues_of, rule
 from contract_gate.contract.errors import ContractError
 from contract_gate.contract.loader import SUPPORTED_API_VERSIONS, load_contract, load_contract_text
-from contract_plan.sql_allowlist import check_expression, check_query, is_deterministic
+from contract_gate_plan.sql_allowlist import check_expression, check_query, is_deterministic
 from contract_gate.contract.sql_literals import number_literal
 
 

@@ -7,9 +7,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from contract_plan.spark_types import nested_parts, spark_type, struct_field
-from contract_plan.sql_allowlist import check_expression
-from contract_plan.table_ddl import create_table_statements
+from contract_gate_plan.spark_types import nested_parts, spark_type, struct_field
+from contract_gate_plan.sql_allowlist import check_expression
+from contract_gate_plan.table_ddl import create_table_statements
 from tests.contracts._contract_texts import contract, compile_text, issues_of, rule
 
 GATED = """\

@@ -9,7 +9,7 @@ import pytest
 
 from _contract_texts import column, compile_text, contract, issues_of, rule
 from contract_gate.contract.patterns import MAX_NESTING, PatternError, to_java
-from contract_plan.cost_bounds import MAX_REGEX_LENGTH, MAX_REGEX_REPEAT
+from contract_gate_plan.cost_bounds import MAX_REGEX_LENGTH, MAX_REGEX_REPEAT
 
 SPACES = r"\t\n\x{B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from _contract_texts import column, compile_text, contract, issues_of, rule
-from contract_plan.document import PlanError, check_document
-from contract_plan.model import load_plan
+from contract_gate_plan.document import PlanError, check_document
+from contract_gate_plan.model import load_plan
 
 GATE = "customProperties:\n  - property: contractGate\n    value:\n      landing: {path: in}\n"
 WARN = GATE + "      unsupportedChecks: warn\n"

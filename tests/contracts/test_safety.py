@@ -10,10 +10,10 @@ from pathlib import Path
 
 from _contract_texts import column, compile_text, contract, rule
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import read_document
-from contract_plan.sql_allowlist import check_expression
-from contract_plan.sql_text import string_literal
-from contract_plan.table_ddl import constraint_names, create_table_statements
+from contract_gate_plan.document import read_document
+from contract_gate_plan.sql_allowlist import check_expression
+from contract_gate_plan.sql_text import string_literal
+from contract_gate_plan.table_ddl import constraint_names, create_table_statements
 
 ROOT = Path(__file__).resolve().parents[2]
 

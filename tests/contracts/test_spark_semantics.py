@@ -10,8 +10,8 @@ import pytest
 
 from _contract_texts import column, compile_text, contract, rule
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.sql_text import quote_identifier
-from contract_plan.table_ddl import compatibility_differences, create_table_statements
+from contract_gate_plan.sql_text import quote_identifier
+from contract_gate_plan.table_ddl import compatibility_differences, create_table_statements
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "contracts"
 HOSTILE = "x') OR 1=1 --"

@@ -12,9 +12,9 @@ import pytest
 
 from contract_gate.contract import physical_types as pt
 from contract_gate.contract.physical_types import UnmappedType, map_logical, map_physical
-from contract_plan.spark_types import spark_type
-from contract_plan.sql_allowlist import check_expression
-from contract_plan.table_ddl import expected_constraints
+from contract_gate_plan.spark_types import spark_type
+from contract_gate_plan.sql_allowlist import check_expression
+from contract_gate_plan.table_ddl import expected_constraints
 from tests.contracts._contract_texts import HEADER, compile_text, issues_of, rule
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "contracts.md"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from contract_plan.spark_types import nested_parts, struct_field
+from contract_gate_plan.spark_types import nested_parts, struct_field
 
 _ATOMIC = {"string": pa.string(), "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(),
            "int": pa.int32(), "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),

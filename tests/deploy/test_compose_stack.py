@@ -179,7 +179,7 @@ def test_image_versions_match_pyproject():
     spark_image = stage_base("spark")
     match = re.fullmatch(r"apache/spark:([\d.]+)-scala([\d.]+)-java\d+-python3-ubuntu", spark_image)
     assert match and match.group(1) == pyspark, spark_image
-    from spark_jobs.runtime.session import DELTA_PACKAGE
+    from contract_gate_spark.runtime.session import DELTA_PACKAGE
 
     major_minor = ".".join(pyspark.split(".")[:2])
     assert DELTA_PACKAGE == f"io.delta:delta-spark_{major_minor}_{match.group(2)}:{delta}"
@@ -193,7 +193,7 @@ def test_the_dockerfile_installs_the_provider_and_fetches_delta_once():
     packages = {"pyproject.toml", PYPROJECT["project"]["readme"], CONSTRAINTS, "provider", "contract_plan", "spark_jobs"}
     assert {part for line in copied for part in line.split()} == packages
     assert all((REPO / name).exists() for name in packages)
-    assert "RUN python -m spark_jobs.runtime.jars" in airflow_stage
+    assert "RUN python -m contract_gate_spark.runtime.jars" in airflow_stage
     # the Spark image takes the jars Ivy fetched in the airflow stage (Spark's default Ivy folder,
     # the one the local runner reads too), instead of fetching them again
     from contract_gate.local_spark import installation
@@ -236,7 +236,7 @@ def test_one_switch_points_every_gate_at_connect_or_the_cluster(airflow_facts):
 
 
 def test_spark_services_run_the_gates_session_settings():
-    from spark_jobs.runtime.session import DELTA_CONF, NO_SUBSTITUTION
+    from contract_gate_spark.runtime.session import DELTA_CONF, NO_SUBSTITUTION
 
     connect = SERVICES["spark-connect"]["command"]
     assert connect[0] == "/opt/spark/sbin/start-connect-server.sh"

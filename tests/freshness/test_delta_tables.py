@@ -11,7 +11,7 @@ from _freshness_helpers import CASES_SCHEMA, plan_for, publish_cases, record_dec
 
 from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, live_files, open_table
 from contract_gate.freshness.latest import latest_accepted, latest_from_delta_log
-from contract_plan.model import Plan, compiled_plan
+from contract_gate_plan.model import Plan, compiled_plan
 
 D = dt.date
 UTC = dt.timezone.utc

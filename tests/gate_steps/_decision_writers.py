@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
-from contract_plan.model import Plan, compiled_plan
+from contract_gate_plan.model import Plan, compiled_plan
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -44,10 +44,10 @@ from _gate_plans import plan_for
 from waiting import wait_until
 
 from contract_gate import decisions
-from contract_plan.addresses import Address, candidate_address
-from contract_plan.model import load_plan
-from spark_jobs.steps.history import find_submission, tagged_commits
-from spark_jobs.steps.publish import publish
+from contract_gate_plan.addresses import Address, candidate_address
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.steps.history import find_submission, tagged_commits
+from contract_gate_spark.steps.publish import publish
 
 HERE = Path(__file__).resolve().parent
 

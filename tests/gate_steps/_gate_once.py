@@ -49,9 +49,9 @@ def publish_and_record(spark, plan: dict[str, Any], submission_id: str, candidat
     process. A ``split_rows`` contract publishes the valid rows and then quarantines the
     invalid ones, so there ``after_publish`` is the moment between the two halves."""
     from contract_gate import decisions
-    from contract_plan.model import load_plan
-    from spark_jobs.steps.publish import publish
-    from spark_jobs.steps.quarantine import quarantine
+    from contract_gate_plan.model import load_plan
+    from contract_gate_spark.steps.publish import publish
+    from contract_gate_spark.steps.quarantine import quarantine
 
     split = plan["gate"]["violations"]["policy"] == "split_rows"
     hook("before_publish")
@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flags", required=True, type=Path, help="folder for fault-point flag files")
     args = parser.parse_args(argv)
 
-    from contract_plan.document import read_document
-    from spark_jobs.runtime.session import get_session
+    from contract_gate_plan.document import read_document
+    from contract_gate_spark.runtime.session import get_session
 
     spark = get_session("contract-gate-fault-trial", {
         "spark.master": "local[2]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})

@@ -12,7 +12,7 @@ import yaml
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
-from contract_plan.document import read_document
+from contract_gate_plan.document import read_document
 
 ROOT = Path(__file__).resolve().parents[2]
 _COMPILED: dict[tuple[str, str], dict[str, Any]] = {}

@@ -39,9 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flag", required=True, type=Path, help="written once the migration is applied")
     args = parser.parse_args(argv)
 
-    from contract_plan.document import read_document
-    from spark_jobs.runtime.session import get_session
-    from spark_jobs.steps.target import migrate_target
+    from contract_gate_plan.document import read_document
+    from contract_gate_spark.runtime.session import get_session
+    from contract_gate_spark.steps.target import migrate_target
 
     spark = get_session("contract-gate-migration-kill", {
         "spark.master": "local[1]", "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1"})

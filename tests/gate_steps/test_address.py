@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract_plan.addresses import Address, candidate_address, name_part
+from contract_gate_plan.addresses import Address, candidate_address, name_part
 
 
 def test_relative_paths_resolve_against_contract_gate_home(monkeypatch, tmp_path):

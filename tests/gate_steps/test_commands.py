@@ -7,8 +7,8 @@ import json
 import pytest
 
 from _gate_plans import case, plan_for, table_rows, version_of, write_csv
-from contract_plan.model import load_plan
-from spark_jobs.commands.gate_job import main
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.commands.gate_job import main
 
 
 def _json(path):
@@ -130,7 +130,7 @@ def test_batch_keys_counts_beside_validate_when_stage_leaves_it_the_candidate(sp
     (``test_the_plans_cross_batch_key_rule...`` runs both chains)."""
     import threading
 
-    from spark_jobs.steps import publish as steps
+    from contract_gate_spark.steps import publish as steps
 
     counted_on: list[str] = []
     count = steps.keys_across_batches

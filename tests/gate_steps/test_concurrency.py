@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows
-from spark_jobs.steps.history import tagged_commits
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.target import ensure_target
+from contract_gate_spark.steps.history import tagged_commits
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.target import ensure_target
 
 
 def _candidate(spark, tmp_path, name, rows):

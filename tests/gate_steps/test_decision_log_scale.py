@@ -20,8 +20,8 @@ from _decision_writers import T0, decision, decisions_plan, record_one, record_s
 from contract_gate import decisions
 from contract_gate.decisions.delta_path import SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.freshness.decision_log import contract_decisions, read_decisions
-from contract_plan.model import Plan
-from contract_plan.ownership import owner_properties
+from contract_gate_plan.model import Plan
+from contract_gate_plan.ownership import owner_properties
 
 
 def _table_path(tmp_path) -> str:
@@ -288,7 +288,7 @@ def test_a_table_of_the_earlier_layout_keeps_working_and_migrates_in_one_commit(
 
 
 def test_records_and_upkeep_leave_every_file_owner_only_without_walking_the_table(tmp_path, monkeypatch):
-    import contract_plan.restricted
+    import contract_gate_plan.restricted
 
     path = _table_path(tmp_path)
     walks = []
@@ -304,7 +304,7 @@ def test_records_and_upkeep_leave_every_file_owner_only_without_walking_the_tabl
 
     modes = {(os.path.isdir(os.path.join(folder, name)), os.stat(os.path.join(folder, name)).st_mode & 0o777)
              for folder, subfolders, files in os.walk(path) for name in [*subfolders, *files]}
-    assert modes == {(True, contract_plan.restricted.FOLDER_MODE), (False, contract_plan.restricted.FILE_MODE)}
+    assert modes == {(True, contract_gate_plan.restricted.FOLDER_MODE), (False, contract_gate_plan.restricted.FILE_MODE)}
     assert any(".checkpoint." in name for name in os.listdir(os.path.join(path, "_delta_log")))
     assert walks == []
 

@@ -13,9 +13,9 @@ from contract_gate import decisions
 from contract_gate.decisions.delta_path import LAYOUT_PROPERTIES, SCHEMA, DeltaPathDecisionStore, migrate_layout
 from contract_gate.decisions.record import ObjectScope
 from contract_gate.freshness.decision_log import accepted_decisions, contract_decisions, of_object, read_decisions
-from contract_plan.model import Plan
-from contract_plan.names import gate_names
-from contract_plan.ownership import owner_properties
+from contract_gate_plan.model import Plan
+from contract_gate_plan.names import gate_names
+from contract_gate_plan.ownership import owner_properties
 
 OLD_SCHEMA = pa.schema([field for field in SCHEMA if field.name != "object"])  # before the column
 

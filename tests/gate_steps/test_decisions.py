@@ -12,7 +12,7 @@ from contract_gate import decisions
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
 from contract_gate.freshness.decision_log import accepted_decisions, contract_decisions
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 

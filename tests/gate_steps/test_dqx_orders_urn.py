@@ -17,7 +17,7 @@ from deltalake import DeltaTable
 from _gate_plans import ROOT, write_json
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
-from contract_plan.document import read_document
+from contract_gate_plan.document import read_document
 
 CONTRACT = ROOT / "tests" / "contracts_real" / "id_urn_dqx_orders.yaml"
 URN = "urn:datacontract:checkout:orders"
@@ -55,11 +55,11 @@ def urn_plan(root: Path, v2: bool = False) -> dict:
 
 @pytest.mark.parametrize(("v2", "valid", "invalid"), [(False, 6, 4), (True, 7, 3)])
 def test_the_urn_contract_gates_its_batch_on_local_spark(spark, tmp_path, v2, valid, invalid):
-    from spark_jobs.steps.publish import publish
-    from spark_jobs.steps.quarantine import quarantine
-    from spark_jobs.steps.stage import stage_candidate
-    from spark_jobs.validation.candidate import read_candidate
-    from spark_jobs.validation.engine import run_validation
+    from contract_gate_spark.steps.publish import publish
+    from contract_gate_spark.steps.quarantine import quarantine
+    from contract_gate_spark.steps.stage import stage_candidate
+    from contract_gate_spark.validation.candidate import read_candidate
+    from contract_gate_spark.validation.engine import run_validation
 
     plan = urn_plan(tmp_path, v2)
     assert plan["contract"]["id"] == URN and plan["names"]["dag_id"] != URN
@@ -86,9 +86,9 @@ sys.path.insert(0, sys.argv[1])
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.remote(sys.argv[2]).getOrCreate()
 from contract_gate.contract.compiler import compile_plan
-from spark_jobs.validation.diagnostics import split
-from spark_jobs.validation.engine import run_validation
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.validation.diagnostics import split
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_spark.runtime.session import get_session
 found = {}
 for name in sys.argv[3:]:
     plan = compile_plan(name).document

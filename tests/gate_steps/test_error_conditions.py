@@ -1,5 +1,5 @@
 """Spark and Delta failures are told apart by their error conditions and Delta's exception types
-(``spark_jobs.runtime.errors``), never by their message: each failure a step acts on is caused
+(``contract_gate_spark.runtime.errors``), never by their message: each failure a step acts on is caused
 for real here, classified, and the step's resulting behaviour checked."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of, write_csv
-from spark_jobs.runtime.errors import (
+from contract_gate_spark.runtime.errors import (
     CHECK_VIOLATED,
     NON_EMPTY_LOCATION,
     NOT_NULL_VIOLATED,
@@ -26,9 +26,9 @@ from spark_jobs.runtime.errors import (
     has_condition,
     spark_errors,
 )
-from spark_jobs.steps.commits import CONFLICTS, retry_conflicts
-from spark_jobs.steps.publish import ConstraintViolation, publish
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_spark.steps.commits import CONFLICTS, retry_conflicts
+from contract_gate_spark.steps.publish import ConstraintViolation, publish
+from contract_gate_spark.steps.stage import stage_candidate
 
 SETS = {"TABLE_EXISTS": TABLE_EXISTS, "PATH_EXISTS": PATH_EXISTS, "NON_EMPTY_LOCATION": NON_EMPTY_LOCATION,
         "NOTHING_TO_INFER": NOTHING_TO_INFER, "USER_RAISED": USER_RAISED, "CHECK_VIOLATED": CHECK_VIOLATED,

@@ -18,13 +18,13 @@ from _gate_plans import ROOT, order, table_rows, version_of, write_json
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, SPLIT, decide
 from contract_gate.operators.validate import summarize
-from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.validation.engine import run_validation
-from contract_plan.document import read_document
-from contract_plan.model import load_plan
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.quarantine import quarantine
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_spark.validation.candidate import read_candidate
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_plan.document import read_document
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.quarantine import quarantine
+from contract_gate_spark.steps.stage import stage_candidate
 
 CSV_HEADER = "order_id,customer_id,order_total,currency,order_timestamp"
 
@@ -265,8 +265,8 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
 
 
 def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexes(tmp_path):
-    from contract_plan.model import Column
-    from contract_plan.restricted import statistics_properties
+    from contract_gate_plan.model import Column
+    from contract_gate_plan.restricted import statistics_properties
 
     columns = [Column("id", "string"), Column("email", "string", classification="restricted"),
                Column("odd name`", "decimal(12,3)"), Column("flag", "boolean"), Column("amount", "array<int>")]
@@ -280,7 +280,7 @@ def test_statistics_are_kept_for_unclassified_plan_columns_of_types_delta_indexe
 
 
 def test_only_local_folders_get_file_modes_and_existing_ones_are_narrowed(tmp_path):
-    from contract_plan.restricted import local_path, make_private_folder, restrict_tree, write_private_text
+    from contract_gate_plan.restricted import local_path, make_private_folder, restrict_tree, write_private_text
 
     assert [local_path(p) for p in ("file:///tmp/x", "/data/x", "lakehouse/x")] == ["/tmp/x", "/data/x", "lakehouse/x"]
     assert [local_path(p) for p in ("s3://b/x", "abfss://c@a.dfs.core.windows.net/x", "dbfs:/x", "/dbfs/x",

@@ -21,19 +21,19 @@ from contract_gate import decisions
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
-from contract_plan.document import read_document
+from contract_gate_plan.document import read_document
 from contract_gate.operators.record import migration_record
-from contract_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, plan_migration
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.target import (
+from contract_gate_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, plan_migration
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.target import (
     MigrationNeedsReview,
     TargetDriftError,
     deployed_state,
     ensure_target,
     migrate_target,
 )
-from contract_plan.addresses import Address
-from contract_plan.model import load_plan
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import load_plan
 
 ORDERS = yaml.safe_load((ROOT / "contracts" / "orders.yaml").read_text(encoding="utf-8"))
 

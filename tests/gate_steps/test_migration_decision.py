@@ -11,7 +11,7 @@ from contract_gate.freshness.decision_log import accepted_decisions, read_decisi
 from contract_gate.operators.record import migration_record
 from contract_gate.pages.contracts_view import _decision_row, outcome_counts
 from contract_gate.pages.data import LISTED_COLUMNS
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 STATEMENTS = ["ALTER TABLE delta.`/t/orders` ADD COLUMNS (`coupon` string)",
               "ALTER TABLE delta.`/t/orders` SET TBLPROPERTIES ('contract_gate.schema_version' = '1.1.0')"]

@@ -13,12 +13,12 @@ import pytest
 
 from _gate_plans import order, version_of, write_json
 from contract_gate import decisions
-from contract_plan.model import load_plan
+from contract_gate_plan.model import load_plan
 from contract_gate.cli.main import main
-from spark_jobs.steps.preview import preview
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.stage import stage_candidate
-from spark_jobs.validation.engine import run_validation
+from contract_gate_spark.steps.preview import preview
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.stage import stage_candidate
+from contract_gate_spark.validation.engine import run_validation
 from test_migration import orders_plan, orders_text
 
 # the third batch holds two GBP orders, which v2 (no GBP) would have rejected

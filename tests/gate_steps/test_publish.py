@@ -7,10 +7,10 @@ from datetime import date
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of
-from contract_plan.addresses import Address
-from contract_plan.model import load_plan
-from spark_jobs.steps.history import find_submission
-from spark_jobs.steps.publish import (
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.steps.history import find_submission
+from contract_gate_spark.steps.publish import (
     KEYS_ACROSS_BATCHES,
     ConstraintViolation,
     PublishRefused,
@@ -75,7 +75,7 @@ def test_a_retry_after_another_submissions_commit_finds_its_own_further_back(spa
 
 def test_delta_itself_skips_a_second_commit_of_the_same_submission(spark, tmp_path):
     """The history check is the fast path; Delta's txnAppId/txnVersion is the guarantee."""
-    from spark_jobs.steps import publish as module
+    from contract_gate_spark.steps import publish as module
 
     plan = plan_for("regional_daily_cases", tmp_path)
     target = plan["tables"]["target"]
@@ -208,8 +208,8 @@ def test_a_plan_without_a_key_appends(spark, tmp_path):
 @pytest.mark.slow  # 6 s or more
 def test_column_names_that_need_column_mapping_publish_and_quarantine(spark, tmp_path):
     from _gate_plans import mapped_plan
-    from spark_jobs.steps.quarantine import quarantine
-    from spark_jobs.steps.stage import stage_candidate
+    from contract_gate_spark.steps.quarantine import quarantine
+    from contract_gate_spark.steps.stage import stage_candidate
 
     plan = mapped_plan(tmp_path)
     schema = "`order id` string, `amount {EUR}, net` double"

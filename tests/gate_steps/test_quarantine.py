@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, table_rows, version_of, write_csv
-from spark_jobs.steps.quarantine import quarantine
-from spark_jobs.steps.retention import cleanup
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_spark.steps.quarantine import quarantine
+from contract_gate_spark.steps.retention import cleanup
+from contract_gate_spark.steps.stage import stage_candidate
 
 COLUMNS = ["region_code", "report_date", "reporting_org", "case_count", "status",
            "_errors", "_warnings", "_submission_id", "_contract_version", "_quarantined_at"]

@@ -17,12 +17,12 @@ from contract_gate.contract.loader import load_contract_text
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, decide
 from contract_gate.operators.validate import summarize
 from contract_gate.pages.report_view import rules_view
-from contract_plan.document import read_document
-from contract_plan.model import load_plan
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.stage import stage_candidate
-from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.validation.engine import run_validation
+from contract_gate_plan.document import read_document
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.stage import stage_candidate
+from contract_gate_spark.validation.candidate import read_candidate
+from contract_gate_spark.validation.engine import run_validation
 
 CONTRACT = """\
 apiVersion: v3.1.0

@@ -27,8 +27,8 @@ from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, SPLIT, decide
 from contract_gate.operators.record import verdict
 from contract_gate.operators.validate import summarize
-from contract_plan.model import load_plan
-from spark_jobs.commands.gate_job import main as gate_job
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.commands.gate_job import main as gate_job
 
 REAL = ROOT / "tests" / "contracts_real"
 sys.path.insert(0, str(REAL))

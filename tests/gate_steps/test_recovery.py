@@ -9,10 +9,10 @@ import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
 from contract_gate import decisions
-from contract_plan.model import load_plan
+from contract_gate_plan.model import load_plan
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore, DeltaPathHistory
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.quarantine import quarantine
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.quarantine import quarantine
 
 NOW = timedelta(0)
 

@@ -1,5 +1,5 @@
 """The Spark side refuses a plan whose target, quarantine or landing is where the gate keeps its
-own folders (``contract_plan.reserved``), before any step writes: a plan made by hand, not by
+own folders (``contract_gate_plan.reserved``), before any step writes: a plan made by hand, not by
 the compiler (which refuses such a contract at lint), leaves every folder as it was."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from _gate_plans import order, plan_for, write_json
 
-from contract_plan.document import PlanError
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.quarantine import quarantine
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_plan.document import PlanError
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.quarantine import quarantine
+from contract_gate_spark.steps.stage import stage_candidate
 
 
 def _moved(plan: dict, role: str, path: str) -> dict:

@@ -1,4 +1,4 @@
-"""Retention removes path candidates through the file system (``spark_jobs.steps.retention``): only
+"""Retention removes path candidates through the file system (``contract_gate_spark.steps.retention``): only
 folders the stage step made in the candidate folder. A link planted there, named like a candidate
 and pointing at a table of this contract elsewhere, passes the listing and the ownership check;
 it is left in place, and so is the table it points at."""
@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from _gate_plans import case, plan_for, table_rows, write_csv
-from spark_jobs.steps.retention import cleanup
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_spark.steps.retention import cleanup
+from contract_gate_spark.steps.stage import stage_candidate
 
 
 def test_a_link_planted_in_the_candidate_folder_is_left_alone_with_what_it_points_at(spark, tmp_path, caplog):

@@ -8,9 +8,9 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
-from contract_plan.addresses import Address
-from contract_plan.landing_files import LandingRefused
-from spark_jobs.steps.stage import stage_candidate
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.landing_files import LandingRefused
+from contract_gate_spark.steps.stage import stage_candidate
 
 
 def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
@@ -25,7 +25,7 @@ def test_csv_landing_is_frozen_once_with_the_plans_types(spark, tmp_path):
     frozen = spark.read.format("delta").load(staged["candidate"]["path"])
     assert dict(frozen.dtypes) == {"region_code": "string", "report_date": "date", "reporting_org": "string",
                                    "case_count": "bigint", "status": "string",
-                                   "_contract_gate_unfit": "array<string>"}  # spark_jobs.validation.unparseable_values's marker
+                                   "_contract_gate_unfit": "array<string>"}  # contract_gate_spark.validation.unparseable_values's marker
     assert [r._contract_gate_unfit for r in frozen.collect()] == [[], []]
     history = spark.sql(f"DESCRIBE HISTORY delta.`{staged['candidate']['path']}`").collect()
     assert [(h["version"], h["userMetadata"]) for h in history] == [(0, "sub-1")]
@@ -137,10 +137,10 @@ def test_a_missing_landing_fails_the_step(spark, tmp_path):
 def test_a_value_that_does_not_fit_is_frozen_marked_then_quarantined_never_published(spark, tmp_path):
     """A CSV count of "five": the candidate keeps the row with its marker, validation fails
     ``case_count.type`` for it, the split publishes the other rows and quarantines it."""
-    from spark_jobs.validation.candidate import read_candidate
-    from spark_jobs.validation.engine import run_validation
-    from spark_jobs.steps.publish import publish
-    from spark_jobs.steps.quarantine import quarantine
+    from contract_gate_spark.validation.candidate import read_candidate
+    from contract_gate_spark.validation.engine import run_validation
+    from contract_gate_spark.steps.publish import publish
+    from contract_gate_spark.steps.quarantine import quarantine
 
     plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
     landing = write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1), case("NL-UT", 1)])
@@ -180,7 +180,7 @@ def test_a_link_in_the_landing_is_refused_before_spark_follows_it(spark, tmp_pat
 def test_the_row_count_is_read_from_the_candidates_own_commit_file_not_a_glob(spark, tmp_path):
     """The row count comes from the new candidate's first commit file, read by Spark, which
     expands glob characters: the path is escaped, so ``c[1]`` never reads the log of ``c1``."""
-    from spark_jobs.steps.stage import _rows_created
+    from contract_gate_spark.steps.stage import _rows_created
 
     cases_df(spark, [case("NL-NH", 1), case("NL-UT", 1), case("NL-FR", 1)]).write.format("delta").save(str(tmp_path / "c1"))
     cases_df(spark, [case("NL-NH", 1)]).writeTo(f"delta.`{tmp_path / 'c[1]'}`").using("delta").create()

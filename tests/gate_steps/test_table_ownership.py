@@ -1,5 +1,5 @@
 """Table ownership on real Delta tables: every table the gate creates says which contract owns it
-and in which role, and every write step refuses a table that is not its own (contract_plan.ownership).
+and in which role, and every write step refuses a table that is not its own (contract_gate_plan.ownership).
 
 The main case is the attack of issue 16: a second contract that names the orders consumer table as
 its quarantine (or a copy of the orders contract under another id) is refused by ``lint`` over the
@@ -19,13 +19,13 @@ from _gate_plans import ROOT, case, cases_df, order, plan_for, table_rows, versi
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions.delta_path import DeltaPathDecisionStore
 from contract_gate.decisions.record import Decision
-from contract_plan.ownership import CONTRACT, ROLE, OwnershipError, claim_statement
-from contract_plan.document import read_document
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.quarantine import quarantine
-from spark_jobs.steps.retention import cleanup
-from spark_jobs.steps.stage import stage_candidate
-from spark_jobs.steps.target import ensure_target
+from contract_gate_plan.ownership import CONTRACT, ROLE, OwnershipError, claim_statement
+from contract_gate_plan.document import read_document
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.quarantine import quarantine
+from contract_gate_spark.steps.retention import cleanup
+from contract_gate_spark.steps.stage import stage_candidate
+from contract_gate_spark.steps.target import ensure_target
 
 HOSTILE = ROOT / "tests" / "contracts_hostile"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from _gate_plans import case, cases_df, plan_for, version_of
-from contract_plan.addresses import Address
-from contract_plan.ownership import claim_statement
-from contract_plan.table_ddl import create_table_statements, expected_constraints
-from spark_jobs.steps.target import TargetDriftError, ensure_target
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.ownership import claim_statement
+from contract_gate_plan.table_ddl import create_table_statements, expected_constraints
+from contract_gate_spark.steps.target import TargetDriftError, ensure_target
 
 
 def _constraints(spark, path):
@@ -78,7 +78,7 @@ def test_a_target_with_data_and_a_missing_constraint_is_refused_not_altered(spar
 def test_a_twins_table_that_resolves_late_is_waited_for_not_refused(spark, tmp_path, monkeypatch):
     """Seen in CI with three publishes racing: the history already shows a twin's creation
     commit while ``SHOW TBLPROPERTIES`` still says the table is missing. The drift check waits."""
-    from spark_jobs.steps import target as target_step
+    from contract_gate_spark.steps import target as target_step
 
     plan = plan_for("regional_daily_cases", tmp_path)
     ensure_target(spark, plan)  # the twin's table, committed
@@ -102,8 +102,8 @@ def test_a_twins_table_that_resolves_late_is_waited_for_not_refused(spark, tmp_p
 def test_a_table_that_never_resolves_is_not_waited_for_forever(spark, tmp_path):
     from pyspark.errors import AnalysisException
 
-    from contract_plan.model import load_plan
-    from spark_jobs.steps.target import _differences_once_readable
+    from contract_gate_plan.model import load_plan
+    from contract_gate_spark.steps.target import _differences_once_readable
 
     plan = load_plan(plan_for("regional_daily_cases", tmp_path))
     missing = Address(kind="path", path=str(tmp_path / "nothing_here"))

@@ -143,7 +143,7 @@ def test_catalog_history_finds_tagged_commits(spark, schema):
 
 def test_a_catalog_table_that_is_not_the_decision_table_is_not_written(spark, schema):
     """The store checks the table's ownership properties once, before its first record."""
-    from contract_plan.ownership import OwnershipError
+    from contract_gate_plan.ownership import OwnershipError
 
     table = f"{schema}.decisions"
     spark.sql(f"CREATE TABLE {table} (submission_id STRING) USING DELTA "

@@ -13,8 +13,8 @@ import pytest
 
 from _gate_plans import table_rows, version_of
 from contract_gate.cli.main import main
-from contract_plan.model import load_plan
-from spark_jobs.validation.engine import run_validation
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.validation.engine import run_validation
 from test_migration import deployed_v1, orders_plan, orders_text
 
 COLUMNS = "order_id string, customer_id string, order_total double, currency string"

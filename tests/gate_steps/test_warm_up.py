@@ -1,15 +1,15 @@
-"""The background loading of the Delta snapshots a gate job is about to read (``spark_jobs.commands.warm_up``)."""
+"""The background loading of the Delta snapshots a gate job is about to read (``contract_gate_spark.commands.warm_up``)."""
 
 from __future__ import annotations
 
 import json
 
 from _gate_plans import cases_df, case, plan_for
-from contract_plan.addresses import Address
-from spark_jobs.commands import warm_up
-from spark_jobs.commands.gate_job import build_parser, main
-from spark_jobs.runtime.job_start import LOCAL_START_ENV
-from spark_jobs.commands.warm_up import load_snapshots
+from contract_gate_plan.addresses import Address
+from contract_gate_spark.commands import warm_up
+from contract_gate_spark.commands.gate_job import build_parser, main
+from contract_gate_spark.runtime.job_start import LOCAL_START_ENV
+from contract_gate_spark.commands.warm_up import load_snapshots
 
 
 def _snapshot(spark, path):

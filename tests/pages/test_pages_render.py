@@ -19,7 +19,7 @@ from contract_gate.pages import build, data
 from contract_gate.pages.links import submission_of
 from contract_gate.pages.render import served_links
 from contract_gate.pages.report_view import QUARANTINE_SUBMISSION_COLUMN, share_text, threshold_text
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "ZQX-CLASSIFIED-4412"
@@ -213,7 +213,7 @@ def test_cli_writes_both_pages_as_self_contained_files(home, tmp_path):
 
 
 def test_the_quarantine_submission_column_is_the_spark_sides():
-    from spark_jobs.steps.quarantine import SUBMISSION
+    from contract_gate_spark.steps.quarantine import SUBMISSION
 
     assert QUARANTINE_SUBMISSION_COLUMN == SUBMISSION
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from contract_plan.sql_allowlist import check_expression, check_query
+from contract_gate_plan.sql_allowlist import check_expression, check_query
 
 CASES_DDL = (
     "region_code string, report_date date, reporting_org string, case_count bigint, status string"
@@ -41,7 +41,7 @@ def _rule(rule_id: str, kind: str, columns: list[str], predicate: str | None = N
 
 def canonical(rule: dict[str, Any]) -> dict[str, Any]:
     """The rule with its SQL in the form the compiler writes, which the Spark side requires
-    (``contract_plan.sql_allowlist``); SQL the allow-list refuses is left as written."""
+    (``contract_gate_plan.sql_allowlist``); SQL the allow-list refuses is left as written."""
     placeholders = ["object", *(["property"] if rule["columns"] else [])]
     for key in ("predicate", "filter", "query"):
         if isinstance(rule.get(key), str):

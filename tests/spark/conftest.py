@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture
 def as_delta(spark, tmp_path):
     """Write a DataFrame as a real Delta table and open it as a pinned candidate."""
-    from spark_jobs.validation.candidate import read_candidate
+    from contract_gate_spark.validation.candidate import read_candidate
 
     def write(df, name="candidate"):
         path = str(tmp_path / name)

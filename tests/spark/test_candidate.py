@@ -8,12 +8,12 @@ import json
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
-from contract_plan.addresses import looks_like_path as is_path
-from contract_plan.sql_text import quote_qualified as quote_table_name
-from contract_plan.model import load_plan
-from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.validation.diagnostics import split
-from spark_jobs.validation.engine import run_validation
+from contract_gate_plan.addresses import looks_like_path as is_path
+from contract_gate_plan.sql_text import quote_qualified as quote_table_name
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.validation.candidate import read_candidate
+from contract_gate_spark.validation.diagnostics import split
+from contract_gate_spark.validation.engine import run_validation
 
 
 def test_delta_is_pinned_at_the_latest_version_or_the_one_asked_for(spark, tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
-from spark_jobs.validation.diagnostics import DIAGNOSTIC_TYPE, diagnose, split
-from spark_jobs.validation.engine import run_validation
+from contract_gate_spark.validation.diagnostics import DIAGNOSTIC_TYPE, diagnose, split
+from contract_gate_spark.validation.engine import run_validation
 
 ROWS = [
     good_row(region="A", day=1),

@@ -1,5 +1,5 @@
 """Over Spark Connect, the failures the Spark side acts on carry the same error conditions as in
-a classic session (``spark_jobs.runtime.errors``), causes included: a failure inside a task of a
+a classic session (``contract_gate_spark.runtime.errors``), causes included: a failure inside a task of a
 MERGE is told by its cause, and a target CHECK violated by the publish step's MERGE is reported by
 the constraint's name with the target unchanged. The client runs in a child process (a process
 holds either a classic session or a Connect client) against the suite's real Spark Connect server
@@ -21,11 +21,11 @@ import json, os, sys, tempfile
 from pathlib import Path
 sys.path[:0] = [sys.argv[2], sys.argv[2] + "/gate_steps"]
 from pyspark.sql import functions as F
-from spark_jobs.runtime.session import connect
+from contract_gate_spark.runtime.session import connect
 spark = connect(sys.argv[1])
-from spark_jobs.runtime import errors
+from contract_gate_spark.runtime import errors
 from _gate_plans import CASES_DDL, case, plan_for
-from spark_jobs.steps.publish import ConstraintViolation, publish
+from contract_gate_spark.steps.publish import ConstraintViolation, publish
 
 def classify(action):
     try:

@@ -7,7 +7,7 @@ from datetime import date
 
 from _spark_plans import D, cases_df, cases_plan, failed, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.validation.engine import run_validation
+from contract_gate_spark.validation.engine import run_validation
 
 
 def validate(spark, candidate, plan=None):

@@ -1,4 +1,4 @@
-"""The rule flags counted as bits of a few words (``spark_jobs.validation.flag_words``) give the
+"""The rule flags counted as bits of a few words (``contract_gate_spark.validation.flag_words``) give the
 counts that one ``filter().count()`` per rule gives: across several words, for the broken rows
 (error flags spread over words), under a filter, for a batch crafted to raise more distinct
 sets of flags than the driver reads, and for an empty batch. The passes leave the session's
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from _spark_plans import cases_df, cases_plan, failed, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.validation import flag_words, key_hash
-from spark_jobs.validation.engine import run_validation
-from spark_jobs.validation.pass_settings import HUGE_METHOD_LIMIT
+from contract_gate_spark.validation import flag_words, key_hash
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_spark.validation.pass_settings import HUGE_METHOD_LIMIT
 
 RULES = 150  # three 63-bit words
 

@@ -13,9 +13,9 @@ import pyspark
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row
 
-from spark_jobs.commands import gate_job
-from contract_plan.document import fingerprint, read_document
-from spark_jobs.runtime.session import submit_arguments
+from contract_gate_spark.commands import gate_job
+from contract_gate_plan.document import fingerprint, read_document
+from contract_gate_spark.runtime.session import submit_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,7 +74,7 @@ def test_runs_under_spark_submit(failing_candidate, tmp_path):
         str(spark_submit), "--master", "local[1]", *submit_arguments(),
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1",
         "--conf", "spark.databricks.delta.snapshotPartitions=1",
-        str(ROOT / "spark_jobs" / "commands" / "gate_job.py"), "validate",
+        str(ROOT / "spark_jobs" / "contract_gate_spark" / "commands" / "gate_job.py"), "validate",
         "--plan", str(plan_path), "--candidate", path, "--report", str(report_path),
     ]
     env = {k: v for k, v in os.environ.items() if k != "PYSPARK_GATEWAY_PORT"}

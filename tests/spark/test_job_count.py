@@ -1,7 +1,7 @@
 """Count the Spark jobs of one validation: 1 fused pass (row rules, metrics, the row count and
 the first key set's group-by) + 1 per further key set + 1 per sql rule, whatever the number
 of row rules. A key set whose batch has duplicate keys adds the exact second look of
-``spark_jobs.validation.key_hash``: 2 small jobs (the suspects' hashes broadcast, then their
+``contract_gate_spark.validation.key_hash``: 2 small jobs (the suspects' hashes broadcast, then their
 rows' key columns grouped); one whose key groups of 3+ rows differ in their flags adds one
 aggregate (the flags counted one aggregate function each).
 
@@ -18,8 +18,8 @@ import itertools
 import pytest
 from _spark_plans import cases_plan, cases_df, good_row, rule
 
-from spark_jobs.validation.candidate import read_candidate
-from spark_jobs.validation.engine import run_validation
+from contract_gate_spark.validation.candidate import read_candidate
+from contract_gate_spark.validation.engine import run_validation
 
 _groups = itertools.count()
 LOOK_JOBS = 2

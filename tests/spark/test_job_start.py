@@ -1,4 +1,4 @@
-"""``spark_jobs.runtime.job_start``: which zips move on a job's path (the real job start is checked in
+"""``contract_gate_spark.runtime.job_start``: which zips move on a job's path (the real job start is checked in
 tests/airflow/test_airflow_runners.py, through spark-submit)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from spark_jobs.runtime.job_start import prefer_installed_pyspark
+from contract_gate_spark.runtime.job_start import prefer_installed_pyspark
 
 
 @pytest.fixture

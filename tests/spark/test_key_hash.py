@@ -1,6 +1,6 @@
 """Uniqueness counted on the key's hash stays exact when hashes collide.
 
-The engine groups a key set on a 64-bit hash of its columns (``spark_jobs.validation.key_hash``).
+The engine groups a key set on a 64-bit hash of its columns (``contract_gate_spark.validation.key_hash``).
 Collisions are forced here by narrowing that hash to 0 bits (``HASH_BITS``, a test-only
 setting): then every key, distinct or not, lands in one hash group, and the engine's second
 look at the key columns must find that out and count again on them. Each case is also run at the full width, and
@@ -16,12 +16,12 @@ from decimal import Decimal
 import pytest
 from _spark_plans import cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
-from contract_plan.model import load_plan
-from spark_jobs.validation import key_hash, key_passes
-from spark_jobs.validation.engine import run_validation
-from spark_jobs.validation.pass_settings import pass_settings
-from spark_jobs.validation.rule_columns import triage
-from spark_jobs.validation.schema_compare import check_schema
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.validation import key_hash, key_passes
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_spark.validation.pass_settings import pass_settings
+from contract_gate_spark.validation.rule_columns import triage
+from contract_gate_spark.validation.schema_compare import check_schema
 
 WIDTHS = [0, 64]  # 0 bits: every key collides; 64: the real width
 _groups = itertools.count()

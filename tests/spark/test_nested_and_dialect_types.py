@@ -12,11 +12,11 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
 from contract_gate.operators.branch import PUBLISH, decide
 from contract_gate.operators.validate import summarize
-from contract_plan.document import read_document
-from spark_jobs.steps.publish import publish
-from spark_jobs.steps.stage import stage_candidate
-from spark_jobs.validation.candidate import Candidate, read_candidate
-from spark_jobs.validation.engine import run_validation
+from contract_gate_plan.document import read_document
+from contract_gate_spark.steps.publish import publish
+from contract_gate_spark.steps.stage import stage_candidate
+from contract_gate_spark.validation.candidate import Candidate, read_candidate
+from contract_gate_spark.validation.engine import run_validation
 
 CONTRACT = """\
 apiVersion: v3.1.0

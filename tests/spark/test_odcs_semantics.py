@@ -18,9 +18,9 @@ import pytest
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
-from spark_jobs.validation.engine import run_validation
-from contract_plan.document import read_document
-from contract_plan.model import load_plan
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_plan.document import read_document
+from contract_gate_plan.model import load_plan
 
 HEADER = """\
 apiVersion: v3.1.0
@@ -102,7 +102,7 @@ def test_patterns_have_their_ecma_262_meaning_in_validation(spark, as_delta):
 
 
 def test_a_delta_check_constraint_of_a_translated_pattern_refuses_a_trailing_newline(spark, tmp_path):
-    from contract_plan.table_ddl import create_table_statements
+    from contract_gate_plan.table_ddl import create_table_statements
 
     plan = compiled(SKU_PLAN)
     target = {"kind": "path", "path": str(tmp_path / "skus"), "format": "delta"}
@@ -206,7 +206,7 @@ def test_nulls_are_distinct_in_uniqueness_unless_the_contract_says_otherwise(spa
 
 
 def test_rows_with_a_null_key_part_carry_only_required_in_errors(spark):
-    from spark_jobs.validation.diagnostics import diagnose
+    from contract_gate_spark.validation.diagnostics import diagnose
 
     plan = compiled(UNIQUE_PLAN)
     df = spark.createDataFrame(PEOPLE, "tenant string, person int, email string, badge string")
@@ -280,7 +280,7 @@ PAYMENT_ROWS = [
 def test_a_zero_tolerance_invalid_values_rule_splits_the_batch_through_the_gate_steps(spark, tmp_path):
     from contract_gate.operators.branch import SPLIT, decide
     from contract_gate.operators.validate import summarize
-    from spark_jobs.commands.gate_job import main
+    from contract_gate_spark.commands.gate_job import main
 
     plan = compiled(PAYMENTS)
     for address in plan["tables"].values():
@@ -440,8 +440,8 @@ def test_max_length_counts_characters_and_its_byte_shortcut_changes_no_count(spa
     report and in the rows' ``_errors``, and the table's CHECK constraint is the predicate alone."""
     from pyspark.sql import functions as F
 
-    from contract_plan.table_ddl import expected_constraints
-    from spark_jobs.validation.diagnostics import diagnose
+    from contract_gate_plan.table_ddl import expected_constraints
+    from contract_gate_spark.validation.diagnostics import diagnose
 
     plan = compiled(NAMES_PLAN)
     max_length = next(rule for rule in plan["rules"] if rule["id"] == "name.max_length")
@@ -493,7 +493,7 @@ def test_not_blank_judges_the_whole_string_and_its_first_byte_shortcut_changes_n
     and in the rows' ``_errors``."""
     from pyspark.sql import functions as F
 
-    from spark_jobs.validation.diagnostics import diagnose
+    from contract_gate_spark.validation.diagnostics import diagnose
 
     plan = compiled(BLANK_PLAN)
     rules = {rule["id"]: rule for rule in plan["rules"]}

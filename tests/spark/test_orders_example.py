@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from contract_gate.contract.compiler import compile_plan
-from spark_jobs.validation.diagnostics import split
-from spark_jobs.validation.engine import run_validation
+from contract_gate_spark.validation.diagnostics import split
+from contract_gate_spark.validation.engine import run_validation
 
 ORDERS = Path(__file__).resolve().parents[2] / "contracts" / "orders.yaml"
 T = datetime(2024, 3, 1, 12, 0)
@@ -32,7 +32,7 @@ BATCH = [
 
 @pytest.fixture(scope="module")
 def candidate(spark, tmp_path_factory):
-    from spark_jobs.validation.candidate import read_candidate
+    from contract_gate_spark.validation.candidate import read_candidate
 
     path = str(tmp_path_factory.mktemp("orders") / "orders_candidate")
     spark.createDataFrame(BATCH, DDL).write.format("delta").save(path)

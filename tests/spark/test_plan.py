@@ -8,8 +8,8 @@ import re
 import pytest
 from _spark_plans import cases_plan, rule, with_rules
 
-from contract_plan.document import PlanError, fingerprint, read_document
-from contract_plan.thresholds import satisfies
+from contract_gate_plan.document import PlanError, fingerprint, read_document
+from contract_gate_plan.thresholds import satisfies
 
 
 def test_fingerprint_is_filled_in_and_checked(tmp_path):

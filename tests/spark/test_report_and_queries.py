@@ -9,10 +9,10 @@ import logging.config
 import pytest
 from _spark_plans import D, cases_df, cases_plan, good_row, rule, rule_entry, with_rules
 
-from spark_jobs.validation.engine import run_validation
-from contract_plan.document import PlanError
-from contract_plan.sql_allowlist import bind_query, check_query
-from spark_jobs.validation.report import write_report
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_plan.document import PlanError
+from contract_gate_plan.sql_allowlist import bind_query, check_query
+from contract_gate_spark.validation.report import write_report
 
 ROWS = [
     ("", D, "secret-org", -4, "bogus"),

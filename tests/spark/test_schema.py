@@ -8,10 +8,10 @@ from _spark_plans import D, cases_plan, failed, rule, rule_entry, with_rules
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql.types import StructField, StructType
 
-from spark_jobs.validation.engine import run_validation
-from contract_plan.model import load_plan
-from contract_plan.spark_types import TypeSyntaxError, spark_type
-from spark_jobs.validation.schema_compare import check_schema
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_plan.model import load_plan
+from contract_gate_plan.spark_types import TypeSyntaxError, spark_type
+from contract_gate_spark.validation.schema_compare import check_schema
 
 
 def statuses(report):
@@ -107,7 +107,7 @@ def test_a_struct_field_of_any_name_compares_as_the_plan_writes_it(spark):
      ("array<struct<`a_b`:int>>", "array<struct<a_b:int>>"), ("map<string, long>", "map<string,bigint>")],
 )
 def test_contract_types_are_read_as_spark_prints_them(written, simple):
-    """One grammar of Spark types for both sides (contract_plan.spark_types)."""
+    """One grammar of Spark types for both sides (contract_gate_plan.spark_types)."""
     assert spark_type(written) == simple
 
 

@@ -6,7 +6,7 @@ import pytest
 from pyspark.errors.utils import is_debugging_enabled
 from pyspark.sql import SparkSession
 
-from spark_jobs.runtime.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
+from contract_gate_spark.runtime.session import DELTA_PACKAGE, get_session, local_defaults, submit_arguments
 
 
 @pytest.fixture(autouse=True)

@@ -19,9 +19,9 @@ sys.path.insert(0, sys.argv[1])
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.remote(sys.argv[2]).getOrCreate()
 from _spark_plans import cases_df, cases_plan, good_row
-from spark_jobs.validation.diagnostics import split
-from spark_jobs.validation.engine import run_validation
-from spark_jobs.runtime.session import get_session
+from contract_gate_spark.validation.diagnostics import split
+from contract_gate_spark.validation.engine import run_validation
+from contract_gate_spark.runtime.session import get_session
 df = cases_df(spark, [good_row(day=1), good_row(day=1), good_row(day=2, count=-1), good_row(day=3)])
 report = run_validation(get_session(), cases_plan(), df)
 valid, invalid = split(df, cases_plan())

@@ -1,4 +1,4 @@
-"""Time budgets inside Spark (``spark_jobs.runtime.budget``): a contract query that would run for
+"""Time budgets inside Spark (``contract_gate_spark.runtime.budget``): a contract query that would run for
 hours is cancelled by Spark when ``limits.querySeconds`` or ``limits.validationSeconds`` runs
 out, the validation stops naming the rule that was running, and Spark's own status tracker
 shows no job left running. A query within its budget is untouched."""
@@ -9,10 +9,10 @@ import pytest
 from _spark_plans import cases_plan, rule, rule_entry, with_rules
 from waiting import wait_until
 
-from contract_plan.document import PlanError
-from contract_plan.model import load_plan
-from spark_jobs.runtime.budget import TimeBudget, TimeBudgetExceeded
-from spark_jobs.validation.engine import run_validation
+from contract_gate_plan.document import PlanError
+from contract_gate_plan.model import load_plan
+from contract_gate_spark.runtime.budget import TimeBudget, TimeBudgetExceeded
+from contract_gate_spark.validation.engine import run_validation
 
 # An equality self-join on a two-value column: every pair of rows with the same value, a hash of
 # each pair. On ROWS rows it hashes 4.5e10 pairs: hours on two cores (the allow-list accepts it: two reads of

@@ -26,7 +26,7 @@ ORDERS = str(Path(__file__).resolve().parents[2] / "contracts" / "orders.yaml")
 @pytest.mark.slow  # a JVM of its own: 15-30 s on two shared cores
 def test_validate_starts_local_spark_like_the_local_runner_without_ivy(tmp_path):
     jars = delta_jars_on_disk()
-    assert jars, "the install's Delta jars are not in the cache (python -m spark_jobs.runtime.jars)"
+    assert jars, "the install's Delta jars are not in the cache (python -m contract_gate_spark.runtime.jars)"
     data = tmp_path / "orders.parquet"
     pq.write_table(pa.table({
         "order_id": ["O1", "O2"], "customer_id": ["C1", "C2"], "order_total": [1.0, -1.0],

@@ -23,7 +23,7 @@ sys.path[:0] = [str(TESTS), str(TESTS / "gate_steps")]  # _gate_plans, _gate_onc
 from _gate_plans import case, plan_for, write_csv  # noqa: E402
 
 from contract_gate.runners.base import GateJob  # noqa: E402
-from spark_jobs.steps.commits import LAST_COMMIT  # noqa: E402
+from contract_gate_spark.steps.commits import LAST_COMMIT  # noqa: E402
 from contract_gate.runners.spark_connect import SparkConnectRunner  # noqa: E402
 
 
@@ -128,8 +128,8 @@ def publish_and_record(url: str, folder: Path) -> dict:
     session: the process the exactly-once trials kill -9 (``tests/gate_steps/_gate_once.py``)."""
     from _gate_once import publish_and_record as publish_then_record
 
-    from contract_plan.document import read_document
-    from spark_jobs.runtime.session import connect, release_children, using
+    from contract_gate_plan.document import read_document
+    from contract_gate_spark.runtime.session import connect, release_children, using
 
     staged = json.loads((folder / "work" / "once" / "stage_validate_batch_keys.result.json").read_text())
     spark = connect(url)
@@ -148,11 +148,11 @@ def cleanup(url: str, folder: Path) -> dict:
     step now, and as if 91 days had passed."""
     from datetime import datetime, timedelta, timezone
 
-    from contract_plan.ownership import claim_statement
-    from spark_jobs.runtime.session import connect, release_children
-    from spark_jobs.steps.quarantine import quarantine
-    from spark_jobs.steps.retention import cleanup as apply_retention
-    from spark_jobs.steps.stage import stage_candidate
+    from contract_gate_plan.ownership import claim_statement
+    from contract_gate_spark.runtime.session import connect, release_children
+    from contract_gate_spark.steps.quarantine import quarantine
+    from contract_gate_spark.steps.retention import cleanup as apply_retention
+    from contract_gate_spark.steps.stage import stage_candidate
 
     cases = plan_for("regional_daily_cases", folder)
     landing = Path(cases["tables"]["landing"]["path"])

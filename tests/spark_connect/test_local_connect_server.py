@@ -19,7 +19,7 @@ from contract_gate.local_spark.connect_server import LocalConnectServer, listeni
 
 CLIENT = """
 import json, sys
-from spark_jobs.runtime.session import connect
+from contract_gate_spark.runtime.session import connect
 spark = connect(sys.argv[1])
 spark.range(3).write.format("delta").save(sys.argv[2])
 history = spark.sql(f"DESCRIBE HISTORY delta.`{sys.argv[2]}`").collect()

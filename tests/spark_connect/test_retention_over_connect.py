@@ -1,4 +1,4 @@
-"""Retention (``spark_jobs.steps.retention``) over a real Spark Connect server with Delta: old path
+"""Retention (``contract_gate_spark.steps.retention``) over a real Spark Connect server with Delta: old path
 candidates are found by the engine's file listing and removed through the storage the client
 shares with the server, with no JVM in the client; another contract's candidate and an unowned one
 in the same folder are left alone, and old quarantined rows are deleted. The client runs in its own

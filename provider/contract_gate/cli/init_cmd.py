@@ -19,7 +19,7 @@ from contract_gate.cli.options import add_verbose
 from contract_gate.cli.progress import progress
 from contract_gate.contract.draft import Landing, draft_contract
 from contract_gate.contract.environments import DEFAULT_ROOT
-from contract_plan.addresses import looks_like_path
+from contract_gate_plan.addresses import looks_like_path
 
 INPUT_FORMATS = ("delta", "parquet", "csv", "json", "table")
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
@@ -100,8 +100,8 @@ def _identifier(text: str) -> str:
 
 def profile_of(sample: str, input_format: str, remote: str | None):
     # pyspark loads only when a sample is read: the other commands start without it
-    from spark_jobs.runtime import job_start
-    from spark_jobs.runtime.session import active_session, is_connect
+    from contract_gate_spark.runtime import job_start
+    from contract_gate_spark.runtime.session import active_session, is_connect
 
     if not (remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
         job_start.prepare()  # the local gate job's start-up aids, as `validate` uses them

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan
-from contract_plan.document import render_plan
+from contract_gate_plan.document import render_plan
 from contract_gate.contract.errors import ContractError
-from contract_plan.table_ddl import render_ddl
-from contract_plan.migration import governed_migration
-from contract_plan.model import Plan
+from contract_gate_plan.table_ddl import render_ddl
+from contract_gate_plan.migration import governed_migration
+from contract_gate_plan.model import Plan
 
 
 def register(subparsers) -> None:
@@ -50,7 +50,7 @@ def run(args) -> int:
 
 
 def print_migration(plan: Plan) -> int:
-    """The deployed target's migration to ``plan`` (``contract_plan.migration``), for review:
+    """The deployed target's migration to ``plan`` (``contract_gate_plan.migration``), for review:
     exit 0 with the statements (or none), 1 when its differences are breaking."""
     if not plan.gated:
         print("contract-gate plan --migrate: the contract has no contractGate settings, so no target table", file=sys.stderr)

@@ -3,7 +3,7 @@ last N batches the gate accepted, before it is deployed.
 
 The accepted batches are the newest ``published`` and ``split`` decisions of NEW's contract and
 object in the decision log (read without Spark); each is re-validated against NEW on Spark,
-read from its retained candidate or by time travel on the target (``spark_jobs.steps.preview``).
+read from its retained candidate or by time travel on the target (``contract_gate_spark.steps.preview``).
 Nothing is written to any table. ``--deployed`` names the deployed contract file when its tables
 are not NEW's (NEW publishes to a new versioned target). Prints per batch NEW's verdict and
 failing rules, and per rule the rows and batches it would have rejected (counts, no values);
@@ -24,8 +24,8 @@ from contract_gate.contract.errors import ContractError
 from contract_gate.evolution.preview import accepted_batches, empty_result, render
 
 if TYPE_CHECKING:
-    from contract_plan.addresses import Address
-    from contract_plan.model import Plan
+    from contract_gate_plan.addresses import Address
+    from contract_gate_plan.model import Plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,13 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Namespace, shown: Any) -> dict:
     # pyspark: only when the command runs
-    from spark_jobs.runtime import job_start
-    from spark_jobs.runtime.session import active_session, is_connect
+    from contract_gate_spark.runtime import job_start
+    from contract_gate_spark.runtime.session import active_session, is_connect
 
     if not (args.remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
         job_start.prepare()  # as `contract-gate validate` starts local Spark
     from contract_gate.dataframe import spark_session
-    from spark_jobs.steps.preview import preview
+    from contract_gate_spark.steps.preview import preview
 
     spark = spark_session(args.remote)
     shown.step("validating")

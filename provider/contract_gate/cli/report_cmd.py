@@ -16,7 +16,7 @@ from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plans
 from contract_gate.contract.errors import ContractError
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 def register(subparsers) -> None:

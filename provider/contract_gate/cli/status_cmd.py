@@ -26,7 +26,7 @@ from contract_gate.freshness.business_time import render, render_duration
 from contract_gate.freshness.decision_log import STATUS_COLUMNS, of_object, read_decisions
 from contract_gate.freshness.latest import latest_accepted
 from contract_gate.freshness.locations import status_dir
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
 from contract_gate.pages.build import contracts_page
 from contract_gate.pages.data import ContractEntry

@@ -28,9 +28,9 @@ from contract_gate.cli.options import add_input_format, add_json, add_verbose, p
 from contract_gate.cli.progress import progress
 from contract_gate.contract.compiler import compile_plan, compile_plans
 from contract_gate.contract.errors import ContractError
-from contract_plan.model import Plan, load_plan
+from contract_gate_plan.model import Plan, load_plan
 
-FORMATS = ("delta", "parquet", "csv", "json")  # spark_jobs.validation.candidate.FORMATS, without pyspark
+FORMATS = ("delta", "parquet", "csv", "json")  # contract_gate_spark.validation.candidate.FORMATS, without pyspark
 EXIT = {"pass": 0, "warn": 0, "fail": 1}
 
 
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     code = max(EXIT[report["outcome"]] for report in reports)
     if args.report:
-        from spark_jobs.validation.report import write_report  # pyspark: only when the command runs
+        from contract_gate_spark.validation.report import write_report  # pyspark: only when the command runs
 
         write_report(reports[0], args.report)
     if args.junit:
@@ -111,8 +111,8 @@ def _target_plans(args: argparse.Namespace) -> list[Plan]:
 def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[dict[str, Any]]:
     """One report per plan, all in one Spark session: of ``--data``, or of each plan's target."""
     # pyspark: only when the command runs, so lint and plan never pay for it
-    from spark_jobs.runtime import job_start
-    from spark_jobs.runtime.session import active_session, is_connect
+    from contract_gate_spark.runtime import job_start
+    from contract_gate_spark.runtime.session import active_session, is_connect
 
     if not (args.remote or os.environ.get("SPARK_REMOTE")) and active_session() is None:
         # this process starts local Spark for itself, as a local gate job does: the same start-up
@@ -120,10 +120,10 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
         job_start.prepare()
     # pyspark as above; imported after the start-up aids are in place
     from contract_gate.dataframe import spark_session
-    from spark_jobs.steps.history import exists
-    from spark_jobs.validation.candidate import read_candidate
-    from spark_jobs.validation.engine import run_validation
-    from spark_jobs.validation.report import log_summary
+    from contract_gate_spark.steps.history import exists
+    from contract_gate_spark.validation.candidate import read_candidate
+    from contract_gate_spark.validation.engine import run_validation
+    from contract_gate_spark.validation.report import log_summary
 
     spark = spark_session(args.remote)
     shown.step("validating")

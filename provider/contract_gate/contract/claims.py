@@ -14,7 +14,7 @@ candidates or the same id, or when one's landing reads the other's quarantine, c
 decisions. Both files get an error naming the other file and the YAML path of its claim.
 
 At run time every write step checks the table's ownership properties as well
-(``contract_plan.ownership``): this check finds the clash before anything runs, that one stops a
+(``contract_gate_plan.ownership``): this check finds the clash before anything runs, that one stops a
 contract that was never linted with the others.
 """
 
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from contract_gate.contract.errors import ContractIssue
 from contract_gate.contract.loader import LoadedContract
 from contract_gate.contract.table_locations import canonical, table_sources
-from contract_plan.addresses import Address, candidate_schema
-from contract_plan.model import Plan
+from contract_gate_plan.addresses import Address, candidate_schema
+from contract_gate_plan.model import Plan
 
 OWN = ("target", "quarantine")
 SHARED = ("decisions", "candidate_schema")

@@ -8,7 +8,7 @@ from contract_gate.contract.compile_state import CONTROL_CHARACTER, CompileState
 from contract_gate.contract.nested import MAX_DEPTH
 from contract_gate.contract.physical_types import (TYPES_DOC, UnmappedType, dialect_of, is_container, map_logical,
                                                    map_physical)
-from contract_plan.spark_types import field_name_text, spark_type
+from contract_gate_plan.spark_types import field_name_text, spark_type
 
 # Our property-level customProperties.
 _PROPERTY_OPTIONS = ("notBlank", "sampleAllowed", "allowNonFinite")
@@ -51,7 +51,7 @@ class ColumnCompiler(CompileState):
             if allow_non_finite is True and column_type not in ("float", "double"):
                 self.error(f"{base}.customProperties[{index}].property",
                            f"allowNonFinite applies to float and double columns, not {column_type}")
-            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (spark_jobs.validation.unparseable_values)
+            elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (contract_gate_spark.validation.unparseable_values)
                 column["allow_non_finite"] = True
             result.append(column)
         return result

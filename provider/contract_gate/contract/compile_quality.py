@@ -7,8 +7,8 @@ from contract_gate.contract import dqx, patterns, rules
 from contract_gate.contract.compile_state import CompileState, enforceable
 from contract_gate.contract.errors import yaml_path
 from contract_gate.contract.settings import GATE_PROPERTY
-from contract_plan.sql_allowlist import SqlNotSpark, check_query
-from contract_plan.sql_text import quote_identifier
+from contract_gate_plan.sql_allowlist import SqlNotSpark, check_query
+from contract_gate_plan.sql_text import quote_identifier
 
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
 # Other tools' names of a query's placeholders (datacontract-cli's {model}, the ODCS schema's

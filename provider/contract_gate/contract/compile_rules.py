@@ -14,9 +14,9 @@ from contract_gate.contract.compile_quality import QualityCompiler
 from contract_gate.contract.compile_state import column_name, enforceable
 from contract_gate.contract.nested import FieldPath
 from contract_gate.contract.physical_types import TIME_PATTERN
-from contract_plan import keys_across_batches
-from contract_plan.spark_types import is_numeric
-from contract_plan.sql_text import quote_identifier
+from contract_gate_plan import keys_across_batches
+from contract_gate_plan.spark_types import is_numeric
+from contract_gate_plan.sql_text import quote_identifier
 
 # logicalTypeOptions keys that only document (the gate checks the Spark type), or that chose it
 # (format, timezone, elementType: physical_types.map_logical). An object's fields all exist in its struct.

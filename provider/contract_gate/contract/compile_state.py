@@ -11,12 +11,12 @@ from contract_gate.contract.loader import LoadedContract
 from contract_gate.contract.nested import FieldPath
 from contract_gate.contract.physical_types import Mapped
 from contract_gate.contract.settings import GateSettings
-from contract_plan import keys_across_batches
-from contract_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
-from contract_plan.sql_allowlist import has_lambda, is_deterministic
+from contract_gate_plan import keys_across_batches
+from contract_gate_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
+from contract_gate_plan.sql_allowlist import has_lambda, is_deterministic
 
 CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
-# Rule ids of the Spark side's own checks of a landing (spark_jobs.validation.unparseable_values, contract_plan.empty_batch),
+# Rule ids of the Spark side's own checks of a landing (contract_gate_spark.validation.unparseable_values, contract_gate_plan.empty_batch),
 # besides ``<column>.type``, and of the cross-batch key rule (in the plan only when the gate appends).
 _GATE_RULE_IDS = ("record.parseable", EMPTY_BATCH_RULE_ID, keys_across_batches.RULE_ID)
 

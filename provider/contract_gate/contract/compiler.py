@@ -1,7 +1,7 @@
 """Compile a loaded ODCS contract into a ValidationPlan (see docs/plan-format.md).
 
 The plan is deterministic: the same contract and environment give byte-identical JSON
-(``contract_plan.document.render_plan``) and the same ``fingerprint``. Every problem found is collected and
+(``contract_gate_plan.document.render_plan``) and the same ``fingerprint``. Every problem found is collected and
 raised together as one :class:`ContractError`.
 """
 
@@ -14,9 +14,9 @@ from contract_gate.contract.compile_rules import PropertyRuleCompiler
 from contract_gate.contract.compile_settings import SettingsCompiler
 from contract_gate.contract.errors import ContractError, ContractIssue
 from contract_gate.contract.loader import LoadedContract, load_contract
-from contract_plan.document import PLAN_VERSION, fingerprint
-from contract_plan.model import Plan, compiled_plan
-from contract_plan.names import gate_names
+from contract_gate_plan.document import PLAN_VERSION, fingerprint
+from contract_gate_plan.model import Plan, compiled_plan
+from contract_gate_plan.names import gate_names
 
 # Characters Delta refuses in column names unless column mapping is on.
 _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")

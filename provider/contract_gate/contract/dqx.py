@@ -29,8 +29,8 @@ import re
 
 from contract_gate.contract.patterns import PatternError, rlike
 from contract_gate.contract.rules import RuleError, custom_expression, referenced_columns
-from contract_plan.spark_types import is_numeric
-from contract_plan.sql_text import quote_identifier, string_literal
+from contract_gate_plan.spark_types import is_numeric
+from contract_gate_plan.sql_text import quote_identifier, string_literal
 from contract_gate.contract.sql_literals import number_literal
 from contract_gate.contract.yaml_source import YamlSyntaxError, parse_yaml
 

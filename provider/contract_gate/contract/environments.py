@@ -12,8 +12,8 @@ import re
 
 from contract_gate.contract.rules import RuleError
 from contract_gate.contract.settings import GateSettings, TableRef
-from contract_plan.migration import versioned_suffix
-from contract_plan.reserved import DECISIONS_TABLE
+from contract_gate_plan.migration import versioned_suffix
+from contract_gate_plan.reserved import DECISIONS_TABLE
 
 DEFAULT_ROOT = "lakehouse"
 _STORE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/]+)")

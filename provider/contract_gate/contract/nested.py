@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from contract_plan.sql_allowlist import check_expression, expression_tree, render_tree
-from contract_plan.sql_text import quote_identifier
+from contract_gate_plan.sql_allowlist import check_expression, expression_tree, render_tree
+from contract_gate_plan.sql_text import quote_identifier
 
 MAX_DEPTH = 16
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from contract_plan.cost_bounds import length_problem, regex_problem, repeat_problem
-from contract_plan.sql_text import string_literal
+from contract_gate_plan.cost_bounds import length_problem, regex_problem, repeat_problem
+from contract_gate_plan.sql_text import string_literal
 
 # ECMA-262 WhiteSpace and LineTerminator (the members of \s), as Java class items.
 _ECMA_SPACES = r"\t\n\x{B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}"

@@ -4,7 +4,7 @@
 Which dialect reads a ``physicalType`` depends on the type of the server chosen for the
 environment. Servers whose data Spark reads as it is (no server, ``local``, ``databricks``, file
 and object stores, Hive/Glue catalogs, and any type without a table here) read it as a Spark
-type first, exactly as ``contract_plan.spark_types`` parses it, then through the names no
+type first, exactly as ``contract_gate_plan.spark_types`` parses it, then through the names no
 dialect reads differently (:data:`COMMON`). A database or stream server (postgres, snowflake,
 ...) reads it through its own table first: ``timestamp`` in Postgres or Snowflake holds a wall
 time without a zone (``timestamp_ntz``), where Spark's ``timestamp`` is an instant. A name its
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from contract_plan.spark_types import TypeSyntaxError, spark_type
+from contract_gate_plan.spark_types import TypeSyntaxError, spark_type
 
 TYPES_DOC = "docs/contracts.md#types"
 # A time of day as text: HH:MM, HH:MM:SS or HH:MM:SS.fraction (up to nanoseconds).

@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime
 import decimal
 
-from contract_plan.spark_types import INTEGRAL, is_numeric
-from contract_plan.sql_allowlist import check_expression
-from contract_plan.sql_text import quote_identifier, string_literal
+from contract_gate_plan.spark_types import INTEGRAL, is_numeric
+from contract_gate_plan.sql_allowlist import check_expression
+from contract_gate_plan.sql_text import quote_identifier, string_literal
 from contract_gate.contract.sql_literals import identifiers, number_literal
 
 # Blank = empty or only these characters. Java regex: \s is [ \t\n\x0B\f\r]; \p{Z} is every Unicode

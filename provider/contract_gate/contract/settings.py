@@ -10,8 +10,8 @@ import pydantic as pyd
 from pydantic.alias_generators import to_camel
 
 from contract_gate import config
-from contract_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
-from contract_plan.reserved import CANDIDATE_SCHEMA
+from contract_gate_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
+from contract_gate_plan.reserved import CANDIDATE_SCHEMA
 
 GATE_PROPERTY = "contractGate"
 _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -167,7 +167,7 @@ class LimitsSettings(_Model):
 
 
 class EvolutionSettings(_Model):
-    """How the target follows a new contract version (``contract_plan.migration``): ``auto``
+    """How the target follows a new contract version (``contract_gate_plan.migration``): ``auto``
     migrates a target whose differences from the plan are non-breaking in the publish step,
     ``manual`` refuses to publish and prints the statements for someone to review and run.
 

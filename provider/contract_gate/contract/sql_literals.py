@@ -1,7 +1,7 @@
 """Literals the compiler writes into the plan: exact number literals, and the columns an expression names.
 
-Identifier quoting and string literals are in ``contract_plan.sql_text``; contract SQL is parsed,
-checked against an allow-list and re-rendered by ``contract_plan.sql_allowlist``.
+Identifier quoting and string literals are in ``contract_gate_plan.sql_text``; contract SQL is parsed,
+checked against an allow-list and re-rendered by ``contract_gate_plan.sql_allowlist``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import decimal
 import math
 
-from contract_plan.sql_allowlist import column_names
+from contract_gate_plan.sql_allowlist import column_names
 
 _MAX_DECIMAL_DIGITS = 38
 

@@ -21,10 +21,10 @@ under a path server's root. So:
 * a contract's own tables never overlap: the landing, the target, the quarantine, the decision
   table and the candidate folder are different places, none inside another;
 * a target, quarantine or landing is no name the gate keeps for itself (``_runs``, any name
-  starting with ``_``...) and lies inside none, anywhere below the root (``contract_plan.reserved``).
+  starting with ``_``...) and lies inside none, anywhere below the root (``contract_gate_plan.reserved``).
 
 Two contracts claiming the same table are found across files by ``contract.claims``; at run
-time every write step checks the table's ownership properties (``contract_plan.ownership``).
+time every write step checks the table's ownership properties (``contract_gate_plan.ownership``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 
 from contract_gate import config
 from contract_gate.contract.environments import DEFAULT_ROOT
-from contract_plan.addresses import GLOB_SPECIALS, Address, candidate_schema
-from contract_plan.reserved import reserved_problems
+from contract_gate_plan.addresses import GLOB_SPECIALS, Address, candidate_schema
+from contract_gate_plan.reserved import reserved_problems
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)"

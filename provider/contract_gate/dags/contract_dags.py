@@ -28,7 +28,7 @@ from contract_gate.dags.stub_files import SYNC_COMMAND, stub_contract
 from contract_gate.dags.task_group import contract_gate_task_group
 from contract_gate.notifications.deadline import decision_deadline
 from contract_gate.operators.retention import GateRetentionOperator
-from contract_plan.names import safe_name
+from contract_gate_plan.names import safe_name
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 def render_doc(plan: Plan, contract: Path, description=None) -> str:

@@ -15,7 +15,7 @@ from airflow.sdk import DAG
 
 from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.freshness import FreshnessCheckOperator
-from contract_plan.model import Freshness, Plan
+from contract_gate_plan.model import Freshness, Plan
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 
 def gate_schedule(plans: list[Plan]):

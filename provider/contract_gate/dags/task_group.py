@@ -30,15 +30,15 @@ from contract_gate.operators.record import GateRecordDecisionOperator
 from contract_gate.operators.split import GateSplitOperator
 from contract_gate.operators.submission import GateSubmissionOperator
 from contract_gate.operators.validate import GateValidateOperator
-from contract_plan.migration import versioned_suffix
-from contract_plan.model import Plan
+from contract_gate_plan.migration import versioned_suffix
+from contract_gate_plan.model import Plan
 
 TASK_IDS = ("submission", "stage_validate", "branch", "publish", "quarantine", "split", "record_decision")
 
 
 def target_asset(plan: Plan) -> Asset:
     """The Asset a publication updates: the target table (``file://`` URI for a path table),
-    named per object and environment (``contract_plan.names``)."""
+    named per object and environment (``contract_gate_plan.names``)."""
     target = plan.require_tables().target
     if target is None:
         raise ValueError(f"object {plan.object!r} has no target table to publish to")

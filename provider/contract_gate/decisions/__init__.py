@@ -31,8 +31,8 @@ from contract_gate.decisions.record import (
 from contract_gate.decisions.store import DecisionStore, TableHistory
 from contract_gate.decisions.unity_catalog import SqlRunner, UnityCatalogDecisionStore, UnityCatalogHistory
 from contract_gate.object_storage import storage_options
-from contract_plan.addresses import Address
-from contract_plan.model import Plan
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import Plan
 
 __all__ = [
     "FINAL_OUTCOMES",

@@ -55,11 +55,11 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
-from contract_plan.addresses import Address
-from contract_plan.migration import HistoryEntry
-from contract_plan.ownership import CONTRACT, ROLE, check_owner, owner_properties
-from contract_plan.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
-from contract_plan.tagged_commit import TaggedCommit
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.migration import HistoryEntry
+from contract_gate_plan.ownership import CONTRACT, ROLE, check_owner, owner_properties
+from contract_gate_plan.restricted import FILE_MODE, FOLDER_MODE, local_path, make_private_folder, restrict_tree
+from contract_gate_plan.tagged_commit import TaggedCommit
 
 ARROW_TYPES = {
     "STRING": pa.string(),
@@ -89,7 +89,7 @@ LOGGER = logging.getLogger("contract_gate.decisions")
 
 class DeltaPathDecisionStore(DecisionStore):
     """Decisions in a path-based Delta table (plan ``tables.decisions`` of kind ``path``;
-    relative paths resolve like every other address, see ``contract_plan.addresses``).
+    relative paths resolve like every other address, see ``contract_gate_plan.addresses``).
 
     ``properties``: extra table properties set when this store creates the table (e.g. the
     ownership properties every gate table carries), on top of ``LAYOUT_PROPERTIES``."""
@@ -100,7 +100,7 @@ class DeltaPathDecisionStore(DecisionStore):
         self.storage_options = storage_options
         self.properties = {**LAYOUT_PROPERTIES, **(properties or {})}
         self._loaded: DeltaTable | None = None
-        self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (contract_plan.restricted)
+        self.local_folder = local_path(self.uri)  # owner-only on a local filesystem (contract_gate_plan.restricted)
 
     def string_literal(self, value: str) -> str:
         """DataFusion (delta-rs) SQL: a quote is doubled; a backslash is an ordinary character."""
@@ -281,7 +281,7 @@ def migrate_layout(address: Address | dict[str, Any], storage_options: dict[str,
 
 
 def _owned(table: DeltaTable, uri: str, storage_options: dict[str, str] | None) -> DeltaTable:
-    """``table`` once it carries the decision table's ownership properties (``contract_plan.ownership``).
+    """``table`` once it carries the decision table's ownership properties (``contract_gate_plan.ownership``).
 
     delta-rs (1.6) refuses properties outside ``delta.*`` at creation, so they are set by a
     second commit. An empty table without them is a creation that did not get that far (this

@@ -14,7 +14,7 @@ decision per object and submission. Records written before the column existed re
 ``object`` NULL; they are the decisions of the contract's only object (``ObjectScope``).
 
 The publish step may first migrate the target to the plan's contract version
-(``contract_plan.migration``): that is recorded as a decision of its own, outcome ``migrated``
+(``contract_gate_plan.migration``): that is recorded as a decision of its own, outcome ``migrated``
 (kind migration, never final: it is no submission's verdict), one per migration, whose
 ``submission_id`` names the migration (``migration_id``) and whose ``migration`` holds
 ``from_version``, the statements, and the consumers a breaking migration was allowed to break;
@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 FINAL_OUTCOMES = frozenset({"published", "split", "quarantined"})
 PUBLISHED_OUTCOMES = frozenset({"published", "split"})
@@ -84,7 +84,7 @@ class ObjectScope:
     @classmethod
     def of(cls, plan: Plan) -> ObjectScope:
         """The scope of ``plan``'s object. A contract of one object names its gate like its DAG
-        (``contract_plan.names``)."""
+        (``contract_gate_plan.names``)."""
         return cls(plan.object, sole=plan.names.sole)
 
     def holds(self, value: str | None) -> bool:

@@ -13,7 +13,7 @@ record gets one, written from what the history shows:
 * ``source = "recovery"``: no rule counts or run ids (they died with the run). If the gate
   itself records the submission later, its full record replaces this one (see ``store``).
 
-A migration of the target (``contract_plan.migration``) that a run applied and died before
+A migration of the target (``contract_gate_plan.migration``) that a run applied and died before
 recording is found the same way: its intent's commits in the target's history
 (``finished_migrations``), without a ``migrated`` record of its id, get one, its statements
 rebuilt from the intent and its consumers from the plan when the plan is the one it migrated to.
@@ -39,10 +39,10 @@ from datetime import datetime, timedelta, timezone
 
 from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
 from contract_gate.decisions.store import DecisionStore, TableHistory
-from contract_plan.migration import FinishedMigration, finished_migrations
-from contract_plan.model import Plan
-from contract_plan.table_ddl import target_reference
-from contract_plan.tagged_commit import TaggedCommit
+from contract_gate_plan.migration import FinishedMigration, finished_migrations
+from contract_gate_plan.model import Plan
+from contract_gate_plan.table_ddl import target_reference
+from contract_gate_plan.tagged_commit import TaggedCommit
 
 DEFAULT_MIN_AGE = timedelta(minutes=10)
 LOGGER = logging.getLogger("contract_gate.recovery")

@@ -37,9 +37,9 @@ from dataclasses import replace
 from datetime import timezone
 
 from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
-from contract_plan.addresses import Address
-from contract_plan.migration import HistoryEntry
-from contract_plan.tagged_commit import TaggedCommit
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.migration import HistoryEntry
+from contract_gate_plan.tagged_commit import TaggedCommit
 
 LAYOUT_COLUMN = "contract_id"  # partition (path) / clustering (catalog) column of the decision table
 SCOPE = "t.contract_id = {contract_id} AND t.submission_id = {submission_id}"
@@ -123,7 +123,7 @@ class TableHistory(ABC):
     @abstractmethod
     def commits(self, address: Address) -> list[HistoryEntry]:
         """Every commit the table's log still holds, oldest first ([] when the table does not
-        exist): migrations are found among them (``contract_plan.migration.finished_migrations``)."""
+        exist): migrations are found among them (``contract_gate_plan.migration.finished_migrations``)."""
 
     @abstractmethod
     def max_value(self, address: Address, version: int, column: str) -> str | None:

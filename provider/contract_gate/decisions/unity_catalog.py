@@ -3,7 +3,7 @@
 Every statement is plain Databricks SQL built here as text: ``CREATE TABLE IF NOT EXISTS``,
 one ``MERGE INTO`` per record (the match conditions of ``store``), ``SELECT`` and ``DESCRIBE
 HISTORY`` for reading, ``OPTIMIZE`` for the retention DAG's upkeep. Values are rendered as
-escaped literals (``contract_plan.sql_text``), so a submission id or rule id cannot change a
+escaped literals (``contract_gate_plan.sql_text``), so a submission id or rule id cannot change a
 statement.
 
 Layout: ``CLUSTER BY (contract_id)`` with deletion vectors, and every MERGE names its
@@ -37,11 +37,11 @@ from contract_gate.decisions.store import (
     DecisionStore,
     TableHistory,
 )
-from contract_plan.addresses import Address
-from contract_plan.migration import HistoryEntry
-from contract_plan.ownership import check_owner, owner_properties, properties_clause
-from contract_plan.sql_text import quote_identifier, quote_qualified, string_literal
-from contract_plan.tagged_commit import TaggedCommit
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.migration import HistoryEntry
+from contract_gate_plan.ownership import check_owner, owner_properties, properties_clause
+from contract_gate_plan.sql_text import quote_identifier, quote_qualified, string_literal
+from contract_gate_plan.tagged_commit import TaggedCommit
 
 NAMES = [name for name, _, _ in COLUMNS]
 TYPES = {name: type_ for name, type_, _ in COLUMNS}
@@ -162,7 +162,7 @@ class UnityCatalogDecisionStore(DecisionStore):
 
     def _ensure_table(self) -> None:
         """Create the table when missing, check once that it is the decision table
-        (``contract_plan.ownership``) before any record is written to it, and add the columns
+        (``contract_gate_plan.ownership``) before any record is written to it, and add the columns
         added to ``COLUMNS`` since it was created."""
         if not self._created:
             self.runner.execute(self.create_sql())

@@ -1,12 +1,12 @@
-"""A deployed path target as ``contract_plan.migration`` reads it, without a JVM (``deltalake``):
-its fields as type text (``contract_plan.spark_types.type_text``), and its table properties."""
+"""A deployed path target as ``contract_gate_plan.migration`` reads it, without a JVM (``deltalake``):
+its fields as type text (``contract_gate_plan.spark_types.type_text``), and its table properties."""
 
 from __future__ import annotations
 
 import json
 
 from contract_gate.delta_tables import open_table
-from contract_plan.spark_types import type_text
+from contract_gate_plan.spark_types import type_text
 
 
 def deployed_table(location: str, storage_options: dict[str, str] | None = None

@@ -3,16 +3,16 @@
 A plan says what the gate does: its columns, key, rules and settings. Comparing plans (rather
 than YAML) classifies a change by its effect: a DQX ``is_in_list`` and an ODCS ``enum`` that
 admit the same values are the same rule, and a bound written ``0`` or ``0.0`` is one bound.
-Row predicates are ordered by ``contract_plan.predicate_scope``, types by
-``contract_plan.spark_types.type_change``; what neither can decide is breaking, and says why.
+Row predicates are ordered by ``contract_gate_plan.predicate_scope``, types by
+``contract_gate_plan.spark_types.type_change``; what neither can decide is breaking, and says why.
 """
 
 from __future__ import annotations
 
 from contract_gate.evolution.changes import Change, Impact, shown, worst
-from contract_plan.predicate_scope import Scope, compare_predicates
-from contract_plan.spark_types import type_change
-from contract_plan.thresholds import exact
+from contract_gate_plan.predicate_scope import Scope, compare_predicates
+from contract_gate_plan.spark_types import type_change
+from contract_gate_plan.thresholds import exact
 
 _KEY_RULES = ("key.unique", "key.unique_across_batches")
 # Gate settings compared on their own below, or through the plan's resolved table addresses.

@@ -1,6 +1,6 @@
 """A new contract version previewed against the batches the gate accepted: which batches (the
 newest accepted decisions in the decision log, read without Spark) and the result as text. The
-re-validation itself runs on Spark (``spark_jobs.steps.preview``); ``contract-gate preview`` and
+re-validation itself runs on Spark (``contract_gate_spark.steps.preview``); ``contract-gate preview`` and
 ``ContractPreviewOperator`` both use these."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from contract_gate import decisions
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 def accepted_batches(plan: Plan, last: int) -> list[dict[str, Any]]:
@@ -18,7 +18,7 @@ def accepted_batches(plan: Plan, last: int) -> list[dict[str, Any]]:
 
 
 def render(result: dict[str, Any]) -> str:
-    """``spark_jobs.steps.preview.preview``'s result for a person: per batch the verdict and its
+    """``contract_gate_spark.steps.preview.preview``'s result for a person: per batch the verdict and its
     failing rules, per rule the batches and rows it would have failed (counts, no values)."""
     contract = result["contract"]
     lines = [f"contract {contract['id']} {contract['version']} over the last {len(result['batches'])} accepted batch(es)"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import MAX_CONTRACT_BYTES, LoadedContract, load_contract, load_contract_text
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 class SourceError(ValueError):

@@ -17,7 +17,7 @@ from contract_gate.freshness.messages import freshness_payload
 from contract_gate.freshness.status import STALE, StatusStore, evaluate, sendable_age
 from contract_gate.metrics import accepted_data_age
 from contract_gate.notifications import notifier_keys
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from contract_plan.model import Plan
-from contract_plan.sql_text import quote_identifier, quote_qualified
+from contract_gate_plan.model import Plan
+from contract_gate_plan.sql_text import quote_identifier, quote_qualified
 from contract_gate.freshness.business_time import parse_value
 from contract_gate.freshness.latest_value import SOURCE_WAREHOUSE, LatestAccepted
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from contract_gate.decisions.record import PUBLISHED_OUTCOMES, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.object_storage import address_storage_options
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 STATUS_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rerun_of")
 FRESHNESS_COLUMNS = ("latest_business_date", "target_version_after")

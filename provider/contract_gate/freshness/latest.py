@@ -21,7 +21,7 @@ from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_h
 from contract_gate.freshness.decision_log import accepted_decisions
 from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_LOG, LatestAccepted
 from contract_gate.object_storage import address_storage_options
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:

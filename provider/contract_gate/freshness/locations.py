@@ -1,6 +1,6 @@
 """Where a plan's tables and the freshness status are, as the freshness check sees them.
 
-A plan's addresses are resolved as every gate step resolves them (``contract_plan.addresses``:
+A plan's addresses are resolved as every gate step resolves them (``contract_gate_plan.addresses``:
 against ``CONTRACT_GATE_HOME``, else the working directory), so the check reads the folder the
 publish step wrote. After resolution a path is either absolute (local) or a URI.
 """
@@ -11,9 +11,9 @@ import posixpath
 from pathlib import Path
 
 from contract_gate import config
-from contract_plan.addresses import Address
-from contract_plan.model import Plan
-from contract_plan.reserved import STATUS_FOLDER
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import Plan
+from contract_gate_plan.reserved import STATUS_FOLDER
 
 DEFAULT_STATUS_DIR = "lakehouse/" + STATUS_FOLDER
 

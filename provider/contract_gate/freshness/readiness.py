@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 
 from contract_gate.freshness.business_time import as_of, parse_value
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 
 def business_date_value(value: str | date | datetime) -> date | datetime:

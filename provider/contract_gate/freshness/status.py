@@ -1,7 +1,7 @@
 """The freshness status record consumers read, and where it is kept.
 
 One JSON file per gated object, ``<status dir>/<gate>.json`` (the gate's derived name,
-``contract_plan.names``: the contract id itself when it is a plain name), replaced atomically on
+``contract_gate_plan.names``: the contract id itself when it is a plain name), replaced atomically on
 every check, plus ``<gate>.history.jsonl`` with one line per check (append-only). Plain JSON,
 so a dashboard, a shell script or a consumer's own job reads it without Spark or Airflow.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from contract_gate.freshness.business_time import age_seconds, render
 from contract_gate.freshness.latest_value import LatestAccepted
-from contract_plan.model import Plan
-from contract_plan.names import safe_name
+from contract_gate_plan.model import Plan
+from contract_gate_plan.names import safe_name
 
 STATUS_VERSION = 1
 FRESH = "fresh"

@@ -4,7 +4,7 @@ A gate job is a short JVM: on a small worker a large share of its run is loading
 and linking the same ~20,000 Spark and Delta classes. The JVM can write the classes it loaded
 into an archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive at the next start
 (``-XX:SharedArchiveFile``). ``python -m contract_gate.local_spark.class_archive`` builds it once,
-at install time, by running a miniature gate (``spark_jobs/commands/class_archive_workload.py``)
+at install time, by running a miniature gate (``spark_jobs/contract_gate_spark/commands/class_archive_workload.py``)
 through the local jobs' own ``spark-submit`` command line (:mod:`contract_gate.local_spark.submit`); from then on the local runner
 passes the archive to every job.
 
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home, spark_jobs_folder
+from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home, spark_package_folder
 from contract_gate.local_spark.submit import local_start_conf, submit_argv, submit_environment
 
 ARCHIVE_ENV = "CONTRACT_GATE_CLASS_ARCHIVE"
@@ -52,7 +52,7 @@ def java_options() -> str:
 
 
 def workload_script() -> Path:
-    return spark_jobs_folder() / "commands" / "class_archive_workload.py"
+    return spark_package_folder() / "commands" / "class_archive_workload.py"
 
 
 def build(path: Path | None = None) -> Path:

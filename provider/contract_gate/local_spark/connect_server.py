@@ -70,7 +70,7 @@ class LocalConnectServer:
         return json.dumps({"conn_type": "spark_connect", "host": "127.0.0.1", "port": self.port})
 
     def command(self) -> list[str]:
-        from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
+        from contract_gate_spark.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
 
         jars = delta_jars_on_disk()
         conf = {

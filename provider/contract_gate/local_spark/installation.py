@@ -17,20 +17,20 @@ def spark_home() -> Path:
     return Path(spec.submodule_search_locations[0])
 
 
-def spark_jobs_folder() -> Path:
-    spec = importlib.util.find_spec("spark_jobs")
+def spark_package_folder() -> Path:
+    spec = importlib.util.find_spec("contract_gate_spark")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the spark_jobs package is not installed next to contract_gate")
+        raise RuntimeError("the contract_gate_spark package is not installed next to contract_gate")
     return Path(spec.submodule_search_locations[0])
 
 
 def gate_job_script() -> Path:
-    return spark_jobs_folder() / "commands" / "gate_job.py"
+    return spark_package_folder() / "commands" / "gate_job.py"
 
 
 def delta_jars_on_disk() -> list[str]:
     """Delta's jars from ``.jars/`` or the Ivy cache, or ``[]`` when Ivy has to resolve them."""
-    from spark_jobs.runtime.session import DELTA_PACKAGE, local_jars  # imports pyspark: not at import time
+    from contract_gate_spark.runtime.session import DELTA_PACKAGE, local_jars  # imports pyspark: not at import time
 
     jars = local_jars()
     if not jars:

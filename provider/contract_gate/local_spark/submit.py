@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home
-from contract_plan.restricted import write_private_text
-from spark_jobs.runtime.job_start import CONNECT_MODE_ENV, LOCAL_START_ENV
+from contract_gate_plan.restricted import write_private_text
+from contract_gate_spark.runtime.job_start import CONNECT_MODE_ENV, LOCAL_START_ENV
 
 SHORT_JOB_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """A gate job is a short-lived JVM on a small worker: the C2 compiler and parallel GC threads
@@ -55,7 +55,7 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
     disk), the short-job JVM options, ``archive_options`` (the class archive's,
     :func:`~contract_gate.local_spark.class_archive.java_options`), and Spark's quiet log
     configuration written into ``scratch`` (an owner-only folder). ``spark_conf`` comes last."""
-    from spark_jobs.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
+    from contract_gate_spark.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
 
     spark_conf = spark_conf or {}
     log_config = Path(scratch) / "log4j2.properties"

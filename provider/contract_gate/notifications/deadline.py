@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from contract_gate import airflow_compat
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import AlertDeliveryError, deliver
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 if TYPE_CHECKING:
     from airflow.sdk.definitions.deadline import DeadlineAlert

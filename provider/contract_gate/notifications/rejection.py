@@ -18,7 +18,7 @@ import time
 
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import deliver
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 REJECTED_OUTCOMES = frozenset({"quarantined", "split", "failed"})
 ATTEMPTS = 3

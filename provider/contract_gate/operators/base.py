@@ -23,10 +23,10 @@ from contract_gate.contract.compiler import compile_plan
 from contract_gate.object_storage import spark_job_storage
 from contract_gate.runners import RUNNERS, Deferral, GateJob, GateRunner, get_runner
 from contract_gate.submission import check_submission_id
-from contract_plan import keys_across_batches
-from contract_plan.document import render_plan
-from contract_plan.model import Plan, load_plan
-from contract_plan.restricted import make_private_folder, write_private_text
+from contract_gate_plan import keys_across_batches
+from contract_gate_plan.document import render_plan
+from contract_gate_plan.model import Plan, load_plan
+from contract_gate_plan.restricted import make_private_folder, write_private_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -21,7 +21,7 @@ from contract_gate.airflow_compat import BaseBranchOperator
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 PUBLISH, QUARANTINE, SPLIT = "publish", "quarantine", "split"
 ROW_SCOPES = ("row", "group")

@@ -18,7 +18,7 @@ from contract_gate.runners import GateJob
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 
 class CandidateStepOperator(GateLineageMixin, SparkGateOperator):

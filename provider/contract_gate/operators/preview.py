@@ -20,7 +20,7 @@ class ContractPreviewOperator(ContractGateBaseOperator):
     (per batch the verdict, per rule the batches and rows it would have failed; counts only).
 
     The batches come from the decision log and are read from their retained candidates or by
-    Delta time travel on the target (``spark_jobs.steps.preview``). Spark runs in the task's
+    Delta time travel on the target (``contract_gate_spark.steps.preview``). Spark runs in the task's
     process (a Spark Connect client with ``remote``).
 
     :param contract: the new contract version's file. (templated)
@@ -64,8 +64,8 @@ class ContractPreviewOperator(ContractGateBaseOperator):
     def _preview(self, plan, batches: list[dict[str, Any]], deployed) -> dict[str, Any]:
         # pyspark only when the task runs, never while the DAG file is parsed
         from contract_gate.dataframe import spark_session
-        from spark_jobs.runtime.session import is_connect
-        from spark_jobs.steps.preview import preview
+        from contract_gate_spark.runtime.session import is_connect
+        from contract_gate_spark.steps.preview import preview
 
         spark = spark_session(self.remote)
         try:

@@ -28,13 +28,13 @@ from contract_gate.operators.base import ContractGateBaseOperator
 from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink, base_url
 from contract_gate.pages.urls import URL_PREFIX, report_path
-from contract_plan.limits import Stop
-from contract_plan.migration import migration_id
+from contract_gate_plan.limits import Stop
+from contract_gate_plan.migration import migration_id
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 FAILED_STATES = ("failed", "upstream_failed")
 
@@ -85,7 +85,7 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
 
 def migration_record(results: dict[str, dict | None], submission_id: str) -> dict[str, Any] | None:
     """The decision fields of the target's migration that the publish step ran before writing
-    ``submission_id`` (``spark_jobs.steps.target.migrate_target``), or None. Its id is the
+    ``submission_id`` (``contract_gate_spark.steps.target.migrate_target``), or None. Its id is the
     plan and the table version the migration left, so recording it again changes nothing."""
     migration = next((found for step in ("split", "publish")
                       if (found := (((results.get(step) or {}).get("publish") or {}).get("migration")))), None)

@@ -1,6 +1,6 @@
 """Apply a contract's retention: drop candidates older than ``retention.candidateDays`` and
 delete (then vacuum) quarantined rows older than ``retention.quarantineDays``
-(``spark_jobs.steps.retention``). Candidates and quarantined rows hold data consumers must not see,
+(``contract_gate_spark.steps.retention``). Candidates and quarantined rows hold data consumers must not see,
 possibly classified, so they are kept no longer than the contract says.
 
 Then, without Spark, the upkeep of the shared decision table for this contract
@@ -20,7 +20,7 @@ from contract_gate.runners import GateJob
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 
 class GateRetentionOperator(SparkGateOperator):

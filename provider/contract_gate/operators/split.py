@@ -1,7 +1,7 @@
 """Split a batch by row (violation policy ``split_rows``): the valid rows are published and the
 invalid rows quarantined with their rule ids, both from the same validated candidate version,
 in one Spark job. Valid plus invalid is every landed row: the two sides are one test's two
-answers (``spark_jobs.validation.diagnostics.split``)."""
+answers (``contract_gate_spark.validation.diagnostics.split``)."""
 
 from __future__ import annotations
 

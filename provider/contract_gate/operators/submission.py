@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from contract_gate import decisions
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
 from contract_gate.submission import check_submission_id, derive_submission_id, object_of
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -7,7 +7,7 @@ The full report stays on disk (its path is in the XCom); the XCom carries only w
 tasks branch and record on: counts, rule ids and the candidate version. Never data values:
 XComs are readable by anyone who can see the DAG.
 
-A validation stopped by its time budget (``contract_plan.limits``) leaves a stop record instead
+A validation stopped by its time budget (``contract_gate_plan.limits``) leaves a stop record instead
 of a report: the task then fails without a retry (the same contract on the same batch would run
 out again), and pushes the stop under ``stopped`` for the decision's reason.
 """
@@ -27,8 +27,8 @@ from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob, GateJobError
-from contract_plan.addresses import Address
-from contract_plan.limits import clear_stop, read_stop
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.limits import clear_stop, read_stop
 
 STOPPED_KEY = "stopped"
 # What a run that an engine ends from outside (Databricks) may take besides the validation
@@ -38,7 +38,7 @@ START_AND_STAGE_SECONDS = 1800
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from contract_plan.model import Plan
+    from contract_gate_plan.model import Plan
 
 
 def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from contract_gate.freshness.locations import status_dir
 from contract_gate.freshness.status import StatusStore, evaluate
 from contract_gate.pages.chart import bar_chart
 from contract_gate.pages.data import ContractEntry
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
 NO_SLA = "no SLA"
 NOT_CHECKED = "not checked yet"  # a catalog target the freshness DAG has not checked

@@ -22,7 +22,7 @@ from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.delta_tables import open_table, read_rows
 from contract_gate.freshness.decision_log import of_object, read_decisions
 from contract_gate.object_storage import address_storage_options
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 from contract_gate.submission import check_submission_id
 
 DECISION_COLUMNS = tuple(name for name, _, _ in COLUMNS)
@@ -55,7 +55,7 @@ class ContractEntry:
 
     @property
     def dag_id(self) -> str | None:
-        """The contract's gate DAG (derived from its id, ``contract_plan.names``)."""
+        """The contract's gate DAG (derived from its id, ``contract_gate_plan.names``)."""
         return self.plan.names.dag_id if self.plan else None
 
     @property

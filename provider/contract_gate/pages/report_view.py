@@ -15,9 +15,9 @@ import shlex
 from pathlib import Path
 
 from contract_gate.decisions.record import PUBLISHED_OUTCOMES, Decision
-from contract_plan.model import Plan
+from contract_gate_plan.model import Plan
 
-# The quarantine table's submission column (spark_jobs.steps.quarantine.SUBMISSION; that module
+# The quarantine table's submission column (contract_gate_spark.steps.quarantine.SUBMISSION; that module
 # imports pyspark, so the name is repeated here and a test checks the two agree).
 QUARANTINE_SUBMISSION_COLUMN = "_submission_id"
 # Rules judged on a measured number rather than on failing rows; the report withholds the number

@@ -1,6 +1,6 @@
 """The runner interface: where a gate job's Spark runs, behind one operator interface.
 
-A *gate job* is one invocation of ``spark_jobs/commands/gate_job.py`` running one or more chained gate
+A *gate job* is one invocation of ``spark_jobs/contract_gate_spark/commands/gate_job.py`` running one or more chained gate
 steps (``stage+validate``, ``publish``, ``split``...) in one Spark session (docs/gate-steps.md).
 Operators build the job; a runner decides where it executes. Swapping the execution mode
 (``local``, ``spark_submit``, ``databricks``) changes the runner only, never the operator, the
@@ -38,7 +38,7 @@ class GateJob:
     :param name: a readable application name (Spark UI, Databricks run name).
     :param time_limit: seconds the whole job may run, for an engine that can end a run from
         outside (a Databricks run's ``timeout_seconds``); the Spark side enforces the plan's
-        budgets itself (``spark_jobs.runtime.budget``).
+        budgets itself (``contract_gate_spark.runtime.budget``).
     """
 
     steps: str

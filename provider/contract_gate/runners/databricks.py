@@ -5,7 +5,7 @@ the databricks provider's ``DatabricksHook``, waited for by deferring on the pro
 The Spark side must be deployed where the cluster can read it (a workspace folder, a volume or
 DBFS holding ``spark_jobs/`` and ``contract_plan/`` side by side, so ``gate_job.py`` imports
 both packages from the folder two levels above it); ``python_file`` names
-``spark_jobs/commands/gate_job.py``. The job's files travel through DBFS: the plan (and
+``spark_jobs/contract_gate_spark/commands/gate_job.py``. The job's files travel through DBFS: the plan (and
 the report, for outcome steps) are uploaded with the DBFS API to ``work_dir``, the job reads
 and writes them through the cluster's ``/dbfs`` mount, and the result and report are read back
 with the DBFS API when the run has ended. DBFS's JSON API is used because it is what
@@ -22,7 +22,7 @@ For catalog tables, every successful run ends with the contract's Unity Catalog 
 A validation run carries ``timeout_seconds`` (``GateJob.time_limit``), so Databricks ends a run
 whose in-Spark budget could not stop it; a killed task cancels its run (``on_kill``, and the
 provider's trigger for a deferred one). A run stopped by a budget leaves its stop record in the
-work folder (``contract_plan.limits``): the Spark side's, read back from DBFS, or one naming the
+work folder (``contract_gate_plan.limits``): the Spark side's, read back from DBFS, or one naming the
 run when Databricks ended it at its timeout.
 
 Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
@@ -37,9 +37,9 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_plan.addresses import Address
-from contract_plan.limits import STOP_RECORD, Stop, write_stop
-from contract_plan.restricted import write_private_text
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.limits import STOP_RECORD, Stop, write_stop
+from contract_gate_plan.restricted import write_private_text
 
 DEFAULT_CONN_ID = "databricks_default"
 DBFS_PUT = ("POST", "2.0/dbfs/put")
@@ -50,7 +50,7 @@ READ_CHUNK = 1 << 20
 class DatabricksRunner(GateRunner):
     """Submit the gate job as a Databricks run.
 
-    :param python_file: where the cluster finds ``spark_jobs/commands/gate_job.py``
+    :param python_file: where the cluster finds ``spark_jobs/contract_gate_spark/commands/gate_job.py``
         (e.g. ``/Workspace/Shared/contract_gate/spark_jobs/commands/gate_job.py``).
     :param existing_cluster_id: run on this cluster; else ``new_cluster`` is created for the run.
     :param new_cluster: a cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
@@ -83,7 +83,7 @@ class DatabricksRunner(GateRunner):
                  "warehouse_id": warehouse_id, "principal": principal}
         options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
         if not options.get("python_file"):
-            raise ValueError("the databricks mode needs python_file: where the cluster finds spark_jobs/commands/gate_job.py")
+            raise ValueError("the databricks mode needs python_file: where the cluster finds spark_jobs/contract_gate_spark/commands/gate_job.py")
         if ("existing_cluster_id" in options) == ("new_cluster" in options):
             raise ValueError("the databricks mode needs exactly one of existing_cluster_id or new_cluster")
         self.python_file = options["python_file"]
@@ -128,7 +128,7 @@ class DatabricksRunner(GateRunner):
             **({"timeout_seconds": job.time_limit} if job.time_limit else {}),
             "tasks": [{"task_key": "contract_gate",
                        "spark_python_task": {"python_file": self.python_file, "parameters": parameters},
-                       # the allow-list of contract SQL (contract_plan.sql_allowlist) needs sqlglot
+                       # the allow-list of contract SQL (contract_gate_plan.sql_allowlist) needs sqlglot
                        "libraries": [{"pypi": {"package": f"sqlglot=={version('sqlglot')}"}}],
                        **self.cluster}],
         }
@@ -189,7 +189,7 @@ class DatabricksRunner(GateRunner):
         revoked by hand is restored. Path-based tables have no grants to give."""
         from contract_gate.unity_catalog.grants import apply_access, statement_runner
 
-        from contract_plan.model import load_plan
+        from contract_gate_plan.model import load_plan
 
         plan = load_plan(Path(job.arguments["--plan"]))
         if not plan.gated or plan.require_tables().target.is_path:

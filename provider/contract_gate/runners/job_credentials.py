@@ -11,7 +11,7 @@
   cluster would put every submitted setting on the driver JVM's command line, so the settings go
   into a JSON file (0600) of the job's work folder, the shared storage the driver already reads its
   plan from, named to the driver by ``CONTRACT_GATE_SPARK_SETTINGS_FILE``
-  (``spark_jobs.runtime.private_settings``), and removed once the driver has ended.
+  (``contract_gate_spark.runtime.private_settings``), and removed once the driver has ended.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from contract_plan.restricted import write_private_text
-from spark_jobs.runtime.private_settings import SETTINGS_FILE_ENV
+from contract_gate_plan.restricted import write_private_text
+from contract_gate_spark.runtime.private_settings import SETTINGS_FILE_ENV
 
 PROPERTIES_NAME = "job.properties"
 _ESCAPED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f",

@@ -1,14 +1,14 @@
 """``local`` (the default): spark-submit in local mode, in a subprocess of the Airflow worker.
 
 Nothing to install beyond ``pip``: spark-submit comes with pyspark, and Delta's jars are the
-ones ``python -m spark_jobs.runtime.jars`` put in the Ivy cache (or ``.jars/``). When they are on disk
+ones ``python -m contract_gate_spark.runtime.jars`` put in the Ivy cache (or ``.jars/``). When they are on disk
 they go on the driver's class path, which skips Ivy's resolution (a few seconds per JVM start)
 and lets the class archive hold Delta's classes too (in local mode the driver runs every
 task, so its class path is the job's); ``--packages`` is the fallback. Spark's own logging is
 set to WARN so the task log shows the gate's lines and real problems, not thousands of INFO
 lines, and the JVM is tuned for a short job (the command line of :mod:`contract_gate.local_spark.submit`,
 and the class archive of :mod:`contract_gate.local_spark.class_archive` when it has been built); the
-job loads the Delta snapshots its steps will read on a second thread (``spark_jobs.commands.warm_up``).
+job loads the Delta snapshots its steps will read on a second thread (``contract_gate_spark.commands.warm_up``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``spark_connect``: a Spark Connect server that is already up; the task is a thin client.
 
 The gate job's steps run in this task's process, the same sub-command functions as
-``spark_jobs/commands/gate_job.py`` under spark-submit, over a Spark Connect session made from
+``spark_jobs/contract_gate_spark/commands/gate_job.py`` under spark-submit, over a Spark Connect session made from
 the apache-spark provider's connection (default ``spark_connect_default``: host, port, user id,
 token and ``use_ssl`` extra, as ``SparkConnectHook.get_connection_url`` builds the ``sc://`` URL).
 No JVM starts on the worker: the server plans and runs every query, Delta included (the server
@@ -9,7 +9,7 @@ must have Delta's jars and SQL extension, see the README), and reads and writes 
 worker writes only the job's plan, report and result files.
 
 Each job has its own Connect session on the server, given to the steps explicitly
-(``spark_jobs.runtime.session.using``), so two gate jobs in one worker process, or two workers on
+(``contract_gate_spark.runtime.session.using``), so two gate jobs in one worker process, or two workers on
 one server, never share a SQL setting: each commit carries only its own submission's tags.
 pyspark is imported when a job starts, never while a DAG file is parsed.
 
@@ -50,8 +50,8 @@ class SparkConnectRunner(GateRunner):
         return SparkConnectHook(conn_id=self.conn_id).get_connection_url()
 
     def start(self, job: GateJob) -> dict:
-        from spark_jobs.commands import gate_job
-        from spark_jobs.runtime.session import connect, release_children, using
+        from contract_gate_spark.commands import gate_job
+        from contract_gate_spark.runtime.session import connect, release_children, using
 
         url = self.connection_url()
         # the address only: its parameters may hold a token
@@ -82,7 +82,7 @@ class SparkConnectRunner(GateRunner):
         return job.read_result()
 
     def on_kill(self) -> None:
-        from spark_jobs.runtime.session import interrupt_connect_tag
+        from contract_gate_spark.runtime.session import interrupt_connect_tag
 
         session = self._session
         if session is not None:  # the server stops the job's running queries

@@ -1,7 +1,7 @@
 """``spark_submit``: any Spark cluster (standalone, YARN, Kubernetes) through the apache-spark
 provider's ``SparkSubmitHook`` and its connection (default ``spark_default``).
 
-The Spark side is shipped as a zip of the ``spark_jobs`` and ``contract_plan`` packages and
+The Spark side is shipped as a zip of the ``contract_gate_spark`` and ``contract_gate_plan`` packages and
 sqlglot (``--py-files``), so the cluster needs nothing of ours installed (only Python with
 pyspark, named by ``spark.pyspark.python`` when it is not the cluster's ``python3``). Delta comes
 from ``--packages`` unless the cluster configuration already provides it (pass
@@ -40,25 +40,25 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from contract_gate.airflow_compat import AirflowNotFoundException
 
-import contract_plan
+import contract_gate_plan
 from contract_gate.config import gate_home
 from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
 from contract_gate.runners.job_credentials import PropertiesFile, driver_settings_file, write_driver_settings
 from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
-from contract_plan.addresses import HOME_ENV
+from contract_gate_plan.addresses import HOME_ENV
 
 DEFAULT_CONN_ID = "spark_default"
 
 
-def package_spark_jobs(folder: Path) -> Path:
-    """A zip of the ``spark_jobs`` and ``contract_plan`` packages for ``--py-files`` (sources
+def package_spark_side(folder: Path) -> Path:
+    """A zip of the ``contract_gate_spark`` and ``contract_gate_plan`` packages for ``--py-files`` (sources
     only), with sqlglot, their one dependency beyond pyspark and delta-spark (pure Python: the
     allow-list of contract SQL)."""
-    archive = folder / "spark_jobs.zip"
+    archive = folder / "contract_gate_spark.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in (gate_job_script().parents[1], Path(contract_plan.__file__).parent, Path(sqlglot.__file__).parent):
+        for package in (gate_job_script().parents[1], Path(contract_gate_plan.__file__).parent, Path(sqlglot.__file__).parent):
             for path in sorted(package.rglob("*.py")):
                 zf.write(path, Path(package.name) / path.relative_to(package))
     return archive
@@ -122,7 +122,7 @@ class SparkSubmitRunner(GateRunner):
     def job_conf(self) -> tuple[str | None, dict[str, str]]:
         """The Maven packages and Spark settings of every job: Delta's unless told otherwise."""
         if self.packages == "default":
-            from spark_jobs.runtime.session import DELTA_CONF, DELTA_PACKAGE  # pyspark: the job runs elsewhere
+            from contract_gate_spark.runtime.session import DELTA_CONF, DELTA_PACKAGE  # pyspark: the job runs elsewhere
 
             return DELTA_PACKAGE, {**DELTA_CONF, **self.spark_conf}
         return self.packages, dict(self.spark_conf)
@@ -136,7 +136,7 @@ class SparkSubmitRunner(GateRunner):
                 conn_id=self.conn_id,
                 conf=conf,
                 packages=packages,
-                py_files=str(package_spark_jobs(job.workdir)),
+                py_files=str(package_spark_side(job.workdir)),
                 name=job.name,
                 application_args=job.argv(),
                 deploy_mode=self.deploy_mode,
@@ -174,7 +174,7 @@ class SparkSubmitRunner(GateRunner):
         environment = {HOME_ENV: str(gate_home()), **write_driver_settings(job.workdir, job.steps, self.credentials)}
         hook = SparkStandaloneRestHook(rest_endpoint)
         try:
-            driver_id = hook.create_python_driver(script, [job.workdir / "spark_jobs.zip"], job.argv(), properties,
+            driver_id = hook.create_python_driver(script, [job.workdir / "contract_gate_spark.zip"], job.argv(), properties,
                                                   environment)
         except SparkStandaloneError as exc:
             driver_settings_file(job.workdir, job.steps).unlink(missing_ok=True)
@@ -223,7 +223,7 @@ class SparkSubmitRunner(GateRunner):
         found = [Path(jar) for jar in delta_jars_on_disk()]
         if not found:
             raise GateJobError(
-                "Delta's jars are not on this worker to ship to the cluster: run `python -m spark_jobs.runtime.jars` "
+                "Delta's jars are not on this worker to ship to the cluster: run `python -m contract_gate_spark.runtime.jars` "
                 "once here, or install Delta in the cluster's configuration and pass packages=None")
         return found
 

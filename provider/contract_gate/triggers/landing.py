@@ -29,7 +29,7 @@ from typing import Any
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from contract_gate.landing_batches import DEFAULT_SETTLE_SECONDS, Watch, alanded_batch, gated
-from contract_plan.landing_files import LandingRefused
+from contract_gate_plan.landing_files import LandingRefused
 
 LANDED = "landed"
 ERROR = "error"

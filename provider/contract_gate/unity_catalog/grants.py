@@ -16,7 +16,7 @@ schema (shared by the contracts of a catalog) anything beyond USE SCHEMA, so tho
 and the owner's only; an owner reads its own candidates through a grant on each candidate table. (Privileges inherited from a catalog or schema
 are Unity Catalog's business: keep the quarantine out of a schema consumers may read wholesale.)
 
-Every principal is back-quoted as an identifier (``contract_plan.sql_text``): a role name with a
+Every principal is back-quoted as an identifier (``contract_gate_plan.sql_text``): a role name with a
 back-quote, a semicolon or ``TO`` in it stays one principal name. The statements go to a SQL
 warehouse through the Statement Execution API (``warehouse_id`` in the same extra). Tested
 against a local emulation of that API (``tests/airflow/_jobs_api_emulator.py``), which keeps the
@@ -29,9 +29,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from contract_plan.addresses import candidate_schema as candidate_folder
-from contract_plan.model import Plan
-from contract_plan.sql_text import quote_identifier, quote_qualified
+from contract_gate_plan.addresses import candidate_schema as candidate_folder
+from contract_gate_plan.model import Plan
+from contract_gate_plan.sql_text import quote_identifier, quote_qualified
 
 STATEMENTS = ("POST", "2.0/sql/statements")
 LOGGER = logging.getLogger("contract_gate.access")

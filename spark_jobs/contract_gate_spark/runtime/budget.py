@@ -1,0 +1,96 @@
+"""A time budget for Spark work: the block's queries run under a tag of their own, and when the
+budget runs out a timer thread interrupts that tag, so Spark itself cancels the jobs, on the
+cluster or the Connect server, not only the client's wait for them.
+
+One implementation for classic and Spark Connect sessions (``contract_gate_spark.runtime.tags``). A tag,
+not a job group: budgets nest (a contract query's own budget inside the validation's), and a job
+carries every tag of its thread, where a thread has one job group only. In a classic session the
+cancelled jobs' task threads are interrupted too (``setInterruptOnCancel``), so one long
+expression in a task stops as well.
+
+The timer keeps interrupting the tag once a second until the block ends: a job submitted just
+as the budget ran out, or after a caller swallowed the cancellation, is cancelled too.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from types import TracebackType
+
+from pyspark.sql import SparkSession
+
+from contract_gate_plan.limits import Stop
+from contract_gate_spark.runtime.session import is_connect
+from contract_gate_spark.runtime.tags import add_tag, interrupt_tag, remove_tag
+
+INTERRUPT_ON_CANCEL = "spark.job.interruptOnCancel"
+REPEAT_SECONDS = 1.0
+
+
+class TimeBudgetExceeded(RuntimeError):
+    """A budget ran out; ``stop`` says what was running and which limit it was."""
+
+    def __init__(self, stop: Stop) -> None:
+        super().__init__(stop.describe())
+        self.stop = stop
+
+
+class TimeBudget:
+    """``with TimeBudget(spark, 300, "rule 'x'", "limits.querySeconds"):`` runs the block's queries
+    under the budget; raises :class:`TimeBudgetExceeded` when it ran out and the block failed.
+
+    ``running`` names what the block is doing, for the stop's message; a caller may change it as
+    it goes (``budget.running = "rule 'y'"``)."""
+
+    def __init__(self, spark: SparkSession, seconds: int, running: str, setting: str) -> None:
+        self.spark = spark
+        self.seconds = seconds
+        self.running = running
+        self.setting = setting
+        self.tag = f"contract-gate-budget-{uuid.uuid4().hex}"
+        self._spent = threading.Event()
+        self._ended = threading.Event()
+        self._interrupt_on_cancel: str | None = None
+
+    @property
+    def spent(self) -> bool:
+        return self._spent.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`TimeBudgetExceeded` when the budget has run out (for a caller that caught
+        the cancelled query's error)."""
+        if self.spent:
+            raise TimeBudgetExceeded(Stop(self.running, self.seconds, self.setting))
+
+    def __enter__(self) -> TimeBudget:
+        add_tag(self.spark, self.tag)
+        if not is_connect(self.spark):
+            context = self.spark.sparkContext
+            self._interrupt_on_cancel = context.getLocalProperty(INTERRUPT_ON_CANCEL)
+            context.setInterruptOnCancel(True)
+        threading.Thread(target=self._watch, name="contract-gate-budget", daemon=True).start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> bool:
+        self._ended.set()
+        remove_tag(self.spark, self.tag)
+        if not is_connect(self.spark):
+            self.spark.sparkContext.setLocalProperty(INTERRUPT_ON_CANCEL, self._interrupt_on_cancel)
+        if exc_type is not None and issubclass(exc_type, Exception) and not issubclass(exc_type, TimeBudgetExceeded):
+            self.check()  # the block failed because its queries were cancelled: say why, not how
+        return False
+
+    def _watch(self) -> None:
+        if self._ended.wait(self.seconds):
+            return
+        self._spent.set()
+        while True:
+            try:
+                interrupt_tag(self.spark, self.tag)
+            except Exception:  # noqa: BLE001 - a session that is gone has nothing left to stop
+                return
+            if self._ended.wait(REPEAT_SECONDS):
+                return
+

@@ -1,0 +1,87 @@
+"""Preview a contract version against history: what a plan would have decided about batches the
+gate has already accepted, reading each batch as it was accepted and writing nothing.
+
+A batch is read from its retained candidate at the validated version when the candidate is
+still there (the whole batch, exactly as it was judged), else by Delta time travel on the
+target: the rows the batch's commit added, ``target@after EXCEPT ALL target@before`` (for an
+append, exactly its published rows; a ``replace_keys`` row equal to the one it replaced was
+already there and is not counted again). Each is validated with the same engine as a gate
+(``contract_gate_spark.validation.engine``); the result holds rule ids and counts, never a value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from contract_gate_plan.addresses import Address
+from contract_gate_plan.model import Plan, load_plan
+from contract_gate_spark.steps.history import exists
+from contract_gate_spark.validation.candidate import Candidate
+from contract_gate_spark.validation.engine import run_validation
+
+
+def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict[str, Any]],
+            target: Address | dict[str, Any]) -> dict[str, Any]:
+    """What ``plan`` would have decided about each of ``batches`` (decision records: their
+    ``submission_id``, ``contract_version``, ``candidate``, ``candidate_version``,
+    ``target_version_before`` and ``target_version_after``), the target they were published to
+    being ``target``. Returns ``{"batches": [...], "rules": [...], "rejected_batches": n}``:
+    per batch NEW's outcome and failing rules, per rule the rows and batches it would have
+    failed."""
+    plan, target = load_plan(plan), Address.of(target)
+    results = [_preview_batch(spark, plan, batch, target) for batch in batches]
+    totals: dict[str, dict[str, Any]] = {}
+    for result in results:
+        for rule in result["failing_rules"]:
+            total = totals.setdefault(rule["id"], {"id": rule["id"], "severity": rule["severity"],
+                                                    "failed_rows": 0, "batches": 0})
+            total["batches"] += 1
+            total["failed_rows"] += rule["failed_rows"] or 0
+    return {"contract": {"id": plan.contract_id, "version": plan.contract_version},
+            "batches": results, "rules": sorted(totals.values(), key=lambda r: (-r["batches"], r["id"])),
+            "rejected_batches": sum(result["outcome"] == "fail" for result in results)}
+
+
+def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> tuple[DataFrame, str]:
+    """The batch's rows and where they were read from (``candidate ...`` or ``target ...``). A
+    candidate is read only where the gate keeps this submission's candidate (or the Delta landing
+    it pinned), never a table because a decision row names it."""
+    candidate, version = batch.get("candidate"), batch.get("candidate_version")
+    landing = plan.require_tables().landing
+    kept = {plan.candidate(batch["submission_id"]).location, *([landing.location] if landing else [])}
+    if candidate in kept and version is not None:
+        address = Address.from_location(candidate)
+        if exists(spark, address):
+            return _at(spark, address, version), f"candidate {candidate} @ version {version}"
+    before, after = batch.get("target_version_before"), batch.get("target_version_after")
+    if after is None:
+        raise ValueError(f"submission {batch['submission_id']}: no retained candidate and no target version to read")
+    published = _at(spark, target, after)
+    if before is not None and before >= 0:
+        published = published.exceptAll(_at(spark, target, before).select(*published.columns))
+    return published, f"target versions {before} -> {after}"
+
+
+def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> dict[str, Any]:
+    rows, source = batch_rows(spark, plan, batch, target)
+    report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
+    schema = report["schema"]
+    return {
+        "submission_id": batch["submission_id"],
+        "accepted_under": batch.get("contract_version"),
+        "source": source,
+        "rows": report["candidate"]["row_count"],
+        "outcome": report["outcome"],
+        "rows_invalid": report["rows"]["invalid"],
+        "schema": {"ok": schema["ok"], "missing": schema["missing"], "unexpected": schema["unexpected"],
+                   "type_mismatches": [m["column"] for m in schema["type_mismatches"]]},
+        # counts only: a rule's measured value may be a data value
+        "failing_rules": [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"]}
+                          for r in report["rules"] if r["passed"] is False],
+    }
+
+
+def _at(spark: SparkSession, address: Address, version: int) -> DataFrame:
+    return spark.sql(f"SELECT * FROM {address.sql_name} VERSION AS OF {int(version)}")
