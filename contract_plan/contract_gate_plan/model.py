@@ -103,6 +103,22 @@ class Tables:
     decisions: Address | None
     references: Mapping[str, Address] = field(default_factory=dict)
 
+    def require_target(self) -> Address:
+        return _required(self.target, "target")
+
+    def require_quarantine(self) -> Address:
+        return _required(self.quarantine, "quarantine")
+
+    def require_decisions(self) -> Address:
+        return _required(self.decisions, "decisions")
+
+
+def _required(address: Address | None, role: str) -> Address:
+    """A table a step reads or writes; a plan whose gate settings lack it cannot run that step."""
+    if address is None:
+        raise PlanError(f"the plan has no {role} table (plan.tables.{role})")
+    return address
+
 
 @dataclass(frozen=True)
 class Freshness:

@@ -9,6 +9,7 @@ import pytest
 from _spark_plans import cases_plan, rule, with_rules
 
 from contract_gate_plan.document import PlanError, fingerprint, read_document
+from contract_gate_plan.model import load_plan
 from contract_gate_plan.thresholds import satisfies
 
 
@@ -127,3 +128,10 @@ def test_a_plan_query_reads_only_its_placeholders(tmp_path):
     path.write_text(json.dumps(unsigned))
     with pytest.raises(PlanError, match="plan file has no fingerprint"):
         read_document(path)
+
+
+def test_a_step_needing_a_table_the_plan_lacks_is_refused_by_name():
+    plan = load_plan(cases_plan(tables={"target": {"kind": "path", "path": "t", "format": "delta"}}))
+    assert plan.require_tables().require_target().location.endswith("/t")
+    with pytest.raises(PlanError, match=r"no decisions table \(plan.tables.decisions\)"):
+        plan.require_tables().require_decisions()
