@@ -259,6 +259,12 @@ class Plan:
             raise PlanError("the plan has no candidate schema: stage has nowhere to freeze a file landing")
         return candidate_address(schema, self.object, submission_id)
 
+    def require_freshness(self) -> Freshness:
+        """The freshness SLA, for the freshness check; a plan without one has nothing to check."""
+        if self.freshness is None:
+            raise PlanError("the plan has no freshness: the contract states no freshness or latency SLA")
+        return self.freshness
+
     def require_tables(self) -> Tables:
         """The tables, for a step that writes them; a plan without gate settings has none."""
         if self.tables is None:

@@ -135,3 +135,5 @@ def test_a_step_needing_a_table_the_plan_lacks_is_refused_by_name():
     assert plan.require_tables().require_target().location.endswith("/t")
     with pytest.raises(PlanError, match=r"no decisions table \(plan.tables.decisions\)"):
         plan.require_tables().require_decisions()
+    with pytest.raises(PlanError, match="no freshness"):
+        plan.require_freshness()
