@@ -36,6 +36,8 @@ def from_statistic(value: date | datetime, column_type: str) -> date | datetime:
     if column_type in DATE_TYPES:
         return value.date() if isinstance(value, datetime) else value
     if column_type in TIMESTAMP_TYPES:
+        if not isinstance(value, datetime):
+            raise ValueError(f"a {column_type} column's statistic must be a datetime, not a date")
         if value.tzinfo is None:
             return value.replace(tzinfo=timezone.utc)
         return value.astimezone(timezone.utc)

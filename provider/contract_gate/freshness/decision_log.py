@@ -55,7 +55,7 @@ def of_object(rows: list[dict], plan: Plan, limit: int | None = None) -> list[di
 def contract_decisions(plan: Plan, columns: tuple[str, ...] = STATUS_COLUMNS) -> list[dict] | None:
     """This contract's decision records, newest first: ``[]`` when the table does not exist yet,
     None when it is a catalog table (read it where the catalog is, e.g. a Databricks SQL editor)."""
-    address = plan.require_tables().decisions
+    address = plan.require_tables().require_decisions()
     if not address.is_path:
         return None
     contract_id = plan.contract_id

@@ -27,7 +27,7 @@ from contract_gate_plan.model import Plan
 def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:
     """Ask the right source for ``plan``; ``hook`` is a DatabricksSqlHook for catalog targets
     (made from the gate's execution connection when not given)."""
-    if not plan.require_tables().target.is_path:
+    if not plan.require_tables().require_target().is_path:
         return latest_from_warehouse(plan, hook or make_hook(plan))
     try:
         return latest_from_delta_log(plan)
@@ -36,8 +36,8 @@ def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:
 
 
 def latest_from_delta_log(plan: Plan) -> LatestAccepted:
-    freshness = plan.freshness
-    target = plan.require_tables().target
+    freshness = plan.require_freshness()
+    target = plan.require_tables().require_target()
     table = open_table(target.deltalake_uri, storage_options=address_storage_options(plan, target))
     if table is None:
         return LatestAccepted(None, None, None, SOURCE_DELTA_LOG, "the target table does not exist yet")
@@ -47,7 +47,7 @@ def latest_from_delta_log(plan: Plan) -> LatestAccepted:
 
 
 def latest_from_decisions(plan: Plan, note: str | None = None) -> LatestAccepted:
-    column_type = plan.freshness.column_type
+    column_type = plan.require_freshness().column_type
     accepted = accepted_decisions(plan)
     values = [parse_value(str(row["latest_business_date"]), column_type)
               for row in accepted if row["latest_business_date"] is not None]

@@ -27,7 +27,7 @@ def status_dir(plan: Plan) -> Path:
     configured = config.get("status_dir")
     if configured:
         return Path(configured)
-    target = plan.require_tables().target
+    target = plan.require_tables().require_target()
     if target.is_path and posixpath.isabs(target.location):
         return Path(target.location).parent / STATUS_FOLDER
     return Path(Address(kind="path", path=DEFAULT_STATUS_DIR).resolved().location)

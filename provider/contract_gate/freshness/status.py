@@ -29,7 +29,7 @@ def evaluate(plan: Plan, latest: LatestAccepted, now: datetime) -> dict:
 
     No accepted value at all counts as stale: consumers have nothing within the SLA. The business
     date is the only data value shown, and not even that when its column is classified."""
-    freshness = plan.freshness
+    freshness = plan.require_freshness()
     sla = freshness.max_age_seconds
     age = age_seconds(latest.value, now) if latest.value is not None else None
     withheld = freshness.column in plan.classified_columns
