@@ -49,17 +49,17 @@ class FieldPath:
     def predicate(self, check: str) -> str:
         """``check``, a predicate on the stand-in column named :attr:`name`, as a predicate on the
         top-level column (in the form the allow-list renders)."""
-        value, wrappers, depth = quote_identifier(self.column), [], 0
+        value, depth = quote_identifier(self.column), 0
+        levels: list[tuple[str, str | None]] = []  # (parent, its element's variable; None for a struct)
         for step in self.steps:
             parent = value
             if step is None:
                 depth += 1
                 variable = quote_identifier(f"x{depth}")
-                wrappers.append(lambda inner, parent=parent, variable=variable:
-                                f"({parent} IS NULL OR forall({parent}, {variable} -> {inner}))")
+                levels.append((parent, variable))
                 value = variable
             else:
-                wrappers.append(lambda inner, parent=parent: f"({parent} IS NULL OR {inner})")
+                levels.append((parent, None))
                 value = f"{parent}.{quote_identifier(step)}"
         tree = expression_tree(check)
         replacement = expression_tree(value)
@@ -67,6 +67,7 @@ class FieldPath:
         tree = tree.transform(lambda node: replacement.copy()
                               if isinstance(node, exp.Column) and not node.table and node.name == stand_in else node)
         text = render_tree(tree)
-        for wrap in reversed(wrappers):
-            text = wrap(text)
+        for parent, element in reversed(levels):
+            inner = text if element is None else f"forall({parent}, {element} -> {text})"
+            text = f"({parent} IS NULL OR {inner})"
         return check_expression(text)

@@ -310,7 +310,10 @@ class _Translator:
     def quantifier(self) -> None:
         start, char = self.pos, self.peek()
         if char == "{":
-            low, high, length = self.braced_bounds()
+            bounds = self.braced_bounds()
+            if bounds is None:  # quantifier_ahead() comes first, so this would be a caller's bug
+                raise self.refuse("a '{' that is not a quantifier: escape it as \\{")
+            low, high, length = bounds
             if high is not None and high < low:
                 raise self.refuse(f"the quantifier {{{low},{high}}} has its numbers out of order")
             if problem := repeat_problem(max(low, high or 0)):

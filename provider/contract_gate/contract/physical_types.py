@@ -154,11 +154,11 @@ class _Refused(_Spec):
         raise UnmappedType(self.reason)
 
 
-def _numbers(args: list, most: int, allow_max: bool = False) -> list:
+def _numbers(args: list[int | str], most: int, allow_max: bool = False) -> list[int | None]:
     """The arguments as whole numbers (``max`` and ``*`` as None when allowed); at most ``most``."""
     if len(args) > most:
         raise UnmappedType(f"takes at most {most} argument(s)")
-    result = []
+    result: list[int | None] = []
     for arg in args:
         if isinstance(arg, int):
             result.append(arg)
@@ -468,16 +468,17 @@ class _Reader:
                 depth += {"(": 1, ")": -1}.get(token, 0)
 
     def atomic(self) -> Mapped:
-        words, args = [], []
-        while self.peek() is not None and _WORD.fullmatch(self.peek()):
+        words: list[str] = []
+        args: list[int | str] = []
+        while (token := self.peek()) is not None and _WORD.fullmatch(token):
             words.append(self.take().lower())
         if self.peek() == "(" and words:
             self.take("(")
             args = self.arguments()
-            while self.peek() is not None and _WORD.fullmatch(self.peek()):
+            while (token := self.peek()) is not None and _WORD.fullmatch(token):
                 words.append(self.take().lower())  # int(11) unsigned, timestamp(6) with time zone
         if not words:
-            if self.peek() is not None and self.peek().isdigit():
+            if (token := self.peek()) is not None and token.isdigit():
                 words.append(self.take())  # a Protobuf type number
             else:
                 raise UnmappedType(f"cannot read {self.text!r}")
@@ -488,8 +489,9 @@ class _Reader:
                 return table[name].map(args)
         raise UnmappedType(f"unknown type {' '.join(words)!r}")
 
-    def arguments(self) -> list:
-        args, current = [], []
+    def arguments(self) -> list[int | str]:
+        args: list[int | str] = []
+        current: list[str] = []
         while True:
             token = self.take()
             if token in (",", ")"):

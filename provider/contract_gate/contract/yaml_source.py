@@ -28,9 +28,13 @@ import yaml
 
 from contract_gate.contract.errors import yaml_path
 
+try:
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # a PyYAML built without libyaml
+    from yaml import SafeLoader as _BaseLoader
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+class _Loader(_BaseLoader):
     """libyaml's parser (about ten times faster; the pure-Python one gives the same nodes and
     marks) with the tag resolution of plain scalars memoised: resolving is pure Python, runs a
     regular expression per scalar, and a contract repeats the same few dozen words."""
@@ -55,12 +59,15 @@ MAX_DEPTH = 100
 _PATH_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
+# Where each node starts: an int for a scalar, (line, {key: (key line, child)}) for a mapping,
+# (line, [child, ...]) for a sequence.
+NodeLines = int | tuple[int, "dict[object, tuple[int, NodeLines]]"] | tuple[int, "list[NodeLines]"]
+
+
 @dataclass
 class YamlDocument:
     data: object
-    # Where each node starts: an int for a scalar, (line, {key: (key line, child)}) for a
-    # mapping, (line, [child, ...]) for a sequence.
-    lines: object = None
+    lines: NodeLines | None = None
     duplicates: list[tuple[str, int]] = field(default_factory=list)
 
     def line_of(self, path: str) -> int | None:

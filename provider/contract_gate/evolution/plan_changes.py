@@ -9,6 +9,8 @@ Row predicates are ordered by ``contract_gate_plan.predicate_scope``, types by
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from contract_gate.evolution.changes import Change, Impact, shown, worst
 from contract_gate_plan.predicate_scope import Scope, compare_predicates
 from contract_gate_plan.spark_types import type_change
@@ -196,9 +198,10 @@ def _uniqueness_aspects(old: dict, new: dict) -> list[tuple[Impact, str]]:
 # -- thresholds: the measured values a threshold accepts, as intervals ---------------------------
 
 _INFINITE = None
+_Interval = tuple[Fraction | None, bool, Fraction | None, bool]  # a bound of _INFINITE is open
 
 
-def _accepted(threshold: dict | None) -> list[tuple]:
+def _accepted(threshold: dict | None) -> list[_Interval]:
     """Intervals (low, low inclusive, high, high inclusive) of the measured values that pass;
     without a threshold a rule passes only on 0."""
     if threshold is None:
@@ -206,18 +209,22 @@ def _accepted(threshold: dict | None) -> list[tuple]:
     operator, value = threshold["operator"], threshold["value"]
     if isinstance(value, list):
         low, high = exact(value[0]), exact(value[1])
-        return {"mustBeBetween": [(low, True, high, True)],
-                "mustNotBeBetween": [(_INFINITE, False, low, False), (high, False, _INFINITE, False)]}[operator]
+        between: dict[str, list[_Interval]] = {
+            "mustBeBetween": [(low, True, high, True)],
+            "mustNotBeBetween": [(_INFINITE, False, low, False), (high, False, _INFINITE, False)]}
+        return between[operator]
     v = exact(value)
-    return {"mustBe": [(v, True, v, True)],
-            "mustNotBe": [(_INFINITE, False, v, False), (v, False, _INFINITE, False)],
-            "mustBeGreaterThan": [(v, False, _INFINITE, False)],
-            "mustBeGreaterOrEqualTo": [(v, True, _INFINITE, False)],
-            "mustBeLessThan": [(_INFINITE, False, v, False)],
-            "mustBeLessOrEqualTo": [(_INFINITE, False, v, True)]}[operator]
+    compared: dict[str, list[_Interval]] = {
+        "mustBe": [(v, True, v, True)],
+        "mustNotBe": [(_INFINITE, False, v, False), (v, False, _INFINITE, False)],
+        "mustBeGreaterThan": [(v, False, _INFINITE, False)],
+        "mustBeGreaterOrEqualTo": [(v, True, _INFINITE, False)],
+        "mustBeLessThan": [(_INFINITE, False, v, False)],
+        "mustBeLessOrEqualTo": [(_INFINITE, False, v, True)]}
+    return compared[operator]
 
 
-def _inside(inner: tuple, outer: tuple) -> bool:
+def _inside(inner: _Interval, outer: _Interval) -> bool:
     low, low_in, high, high_in = inner
     o_low, o_low_in, o_high, o_high_in = outer
     low_ok = o_low is None or (low is not None and (low > o_low or (low == o_low and (o_low_in or not low_in))))
@@ -225,7 +232,7 @@ def _inside(inner: tuple, outer: tuple) -> bool:
     return low_ok and high_ok
 
 
-def _covers(outer: list[tuple], inner: list[tuple]) -> bool:
+def _covers(outer: list[_Interval], inner: list[_Interval]) -> bool:
     return all(any(_inside(part, whole) for whole in outer) for part in inner)
 
 
