@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -75,7 +76,7 @@ def keys_across_batches(
     """
     plan = load_plan(plan)
     keys = plan.key
-    target = plan.tables.target
+    target = plan.require_tables().require_target()
     if not keys or not exists(spark, target):
         return 0
     failed = _rows_with_held_keys(spark, keys, df, target)
@@ -86,7 +87,7 @@ def keys_across_batches(
 
 
 def _rows_with_held_keys(
-    spark: SparkSession, keys: list[str], df: DataFrame, target: Address, version: int | None = None
+    spark: SparkSession, keys: Sequence[str], df: DataFrame, target: Address, version: int | None = None
 ) -> int:
     """Rows of ``df`` whose key the target holds (at ``version``, else its latest)."""
     reader = spark.read.format("delta")
@@ -131,7 +132,7 @@ def publish(
     mode = plan.publication_mode
     if mode == "replace_keys" and not plan.key:
         raise PublishRefused("publication mode replace_keys needs a business key in the contract")
-    target = plan.tables.target
+    target = plan.require_tables().require_target()
     migration = migrate_target(spark, plan, target)
     ensure_target(spark, plan, target)
     published = retry_conflicts(
@@ -172,7 +173,7 @@ def _attempt(
     mode: str,
     attempt: int,
 ) -> dict[str, Any]:
-    target = plan.tables.target
+    target = plan.require_tables().require_target()
     session = tagged_session(spark, plan, submission_id)
     df = read_pinned(session, plan, candidate, version)
     if rows == "valid":  # on every column the candidate has: a CSV's unfit-value marker is one
@@ -205,19 +206,19 @@ def _attempt(
         if held:  # nothing was written: the target's current version is the one before
             return result(_rejected(current_version(spark, target), plan.key, held))
         raise
-    version = own_commit_version(session)
-    if version is not None and written is not None:  # a MERGE that committed says all itself
-        return result(_outcome("published", version, written))
+    committed = own_commit_version(session)
+    if committed is not None and written is not None:  # a MERGE that committed says all itself
+        return result(_outcome("published", committed, written))
     # A plain append (its rows are in its commit, the newest), or a write Delta skipped (an earlier
     # commit's, searched for)
-    look = just_committed if version is not None else find_submission
+    look = just_committed if committed is not None else find_submission
     done = look(spark, target, submission_id)
     if done is None:
         raise RuntimeError(
             f"the target did not advance and its history has no commit of {submission_id}"
             " (Delta skipped the write as already applied, but the commit is past log retention)"
         )
-    return result(_outcome("published" if version is not None else "already_published", done.version,
+    return result(_outcome("published" if committed is not None else "already_published", done.version,
                            done.rows_written()))
 
 
@@ -253,7 +254,9 @@ def _commit(
         session.catalog.dropTempView(source)
 
 
-def _key_match(keys: list[str], left, right) -> Column:
+def _key_match(
+    keys: Sequence[str], left: Callable[[int, str], Column], right: Callable[[int, str], Column]
+) -> Column:
     condition = F.lit(True)
     for index, key in enumerate(keys):
         condition = condition & left(index, key).eqNullSafe(right(index, key))
@@ -284,11 +287,16 @@ def latest_business_date(plan: Plan, df: DataFrame) -> str | None:
         return None
     column = F.col(quote_identifier(freshness.column))
     if freshness.column_type == "date":
-        value = df.agg(F.date_format(F.max(column), "yyyy-MM-dd")).first()[0]
-        return value
+        return _aggregate(df, F.date_format(F.max(column), "yyyy-MM-dd"))
     if freshness.column_type == "timestamp_ntz":
         column = column.cast("timestamp")  # a wall-clock time; read in the session zone
-    micros = df.agg(F.unix_micros(F.max(column))).first()[0]
+    micros = _aggregate(df, F.unix_micros(F.max(column)))
     if micros is None:
         return None
     return datetime.fromtimestamp(micros / 1_000_000, tz=timezone.utc).isoformat()
+
+
+def _aggregate(df: DataFrame, column: Column) -> Any:
+    """The value of a global aggregate of ``df``, which has exactly one row."""
+    (row,) = df.agg(column).collect()
+    return row[0]

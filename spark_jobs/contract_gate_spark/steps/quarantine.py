@@ -72,7 +72,7 @@ def quarantine(
     plan = load_plan(plan)
     if rows not in ROWS:
         raise ValueError(f"rows must be one of {', '.join(ROWS)}, not {rows!r}")
-    table = plan.tables.quarantine
+    table = plan.require_tables().require_quarantine()
     candidate = Address.of(candidate)
 
     def attempt(_: int) -> dict[str, Any]:

@@ -83,7 +83,8 @@ def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> li
                 LOGGER.warning("retention: %s", problem)
             continue
         history = spark.sql(f"DESCRIBE HISTORY {address.sql_name}")
-        frozen = history.agg(F.min(F.unix_micros("timestamp"))).first()[0]
+        (row,) = history.agg(F.min(F.unix_micros("timestamp"))).collect()  # a global aggregate: one row
+        frozen = row[0]
         if frozen >= _micros(cutoff):
             continue
         if address.is_path:
@@ -101,7 +102,7 @@ def drop_old_candidates(spark: SparkSession, plan: Plan, cutoff: datetime) -> li
 
 def delete_old_quarantine(spark: SparkSession, plan: Plan, cutoff: datetime) -> int:
     """Delete quarantined rows older than ``cutoff`` and vacuum; returns the rows deleted."""
-    table = plan.tables.quarantine
+    table = plan.require_tables().require_quarantine()
     if not exists(spark, table):
         return 0
     require_owner(spark, plan, table, "quarantine")  # DELETE and VACUUM write: our quarantine only
@@ -122,9 +123,11 @@ def _vacuum(spark: SparkSession, table: Address) -> None:
     10000 by default: a long run of empty tasks on a small local table. A quarantine table is
     small, so the listing runs with as many tasks as a shuffle has (in a child session, to
     leave the caller's conf alone; a setting any session, classic or Connect, can read)."""
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    if partitions is None:  # Spark always defaults it; None would be a broken session
+        raise RuntimeError("the session has no spark.sql.shuffle.partitions to size VACUUM's listing by")
     session = child_session(spark)
-    session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism",
-                     spark.conf.get("spark.sql.shuffle.partitions"))
+    session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", partitions)
     session.sql(f"VACUUM {table.sql_name}").collect()
 
 
@@ -195,6 +198,8 @@ def _delete_folder(spark: SparkSession, folder: str, candidates: str) -> None:
             " remove a folder from; with catalog tables the candidates are tables in a schema beside"
             " the target, dropped in SQL; or run retention in another execution mode")
     jvm = spark.sparkContext._jvm  # a classic session: Hadoop's FileSystem, which knows every store
+    if jvm is None:
+        raise RetentionError(f"retention: candidate {folder} is on an object store, and the session's JVM is gone")
     path = jvm.org.apache.hadoop.fs.Path(folder)
     path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 

@@ -67,7 +67,7 @@ def stage_candidate(
     ).df
     private = local_folder(target)
     if private:  # owner-only before its first file exists (contract_gate_plan.restricted)
-        make_private_folder(local_folder(plan.tables.candidate_schema))
+        make_private_folder(posixpath.dirname(private))  # the candidate schema's folder
         make_private_folder(private)
     wrote = _write_once(batch, plan, target)
     if private:

@@ -104,7 +104,7 @@ def migrate_target(
     names its ``consumers``). Raises ``TargetDriftError`` for the others (the table is not
     touched) and ``MigrationNeedsReview`` when the gate's evolution setting is ``manual``."""
     plan = load_plan(plan)
-    address = Address.of(address) if address else plan.require_tables().target
+    address = Address.of(address) if address else plan.require_tables().require_target()
     if not exists(spark, address):
         return None
     evolution = plan.gate.get("evolution") or {}
@@ -147,7 +147,7 @@ def ensure_target(
     several runs at once: a lost creation race is retried and then finds the winner's table.
     """
     plan = load_plan(plan)
-    address = Address.of(address) if address else plan.require_tables().target
+    address = Address.of(address) if address else plan.require_tables().require_target()
     return retry_conflicts(lambda _: _ensure_once(spark, plan, address), "creating the target")
 
 
