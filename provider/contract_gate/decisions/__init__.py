@@ -58,7 +58,7 @@ def _connection(plan: Plan, databricks_conn_id: str | None) -> str:
 
 def store_for(plan: Plan, databricks_conn_id: str | None = None) -> DecisionStore:
     """The store for the plan's ``tables.decisions``."""
-    return decision_store(plan.require_tables().decisions, _connection(plan, databricks_conn_id), plan.document["tables"])
+    return decision_store(plan.require_tables().require_decisions(), _connection(plan, databricks_conn_id), plan.document["tables"])
 
 
 def decision_store(address: Address, databricks_conn_id: str | None, tables: dict[str, Any]) -> DecisionStore:
@@ -73,7 +73,7 @@ def decision_store(address: Address, databricks_conn_id: str | None, tables: dic
 
 def history_for(plan: Plan, databricks_conn_id: str | None = None) -> TableHistory:
     """Reads the commit history of ``plan``'s target (path: ``deltalake``; catalog: SQL)."""
-    if plan.require_tables().target.is_path:
+    if plan.require_tables().require_target().is_path:
         from contract_gate.decisions.delta_path import DeltaPathHistory  # deltalake and pyarrow: on first use
 
         return DeltaPathHistory(lambda address: storage_options(plan.document["tables"], address.as_document()))

@@ -131,7 +131,8 @@ class DeltaPathDecisionStore(DecisionStore):
             make_private_folder(self.local_folder)
         loaded = self._current()
         before = loaded.version() if loaded is not None else -1
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        attempt = 1
+        while True:  # each attempt returns, or retries a lost commit up to MAX_ATTEMPTS
             try:
                 merger = self._table().merge(source, match, source_alias="s", target_alias="t",
                                              post_commithook_properties=WRITER_HOOKS)
@@ -144,6 +145,7 @@ class DeltaPathDecisionStore(DecisionStore):
                 if attempt == MAX_ATTEMPTS:
                     raise
                 _back_off(attempt)
+                attempt += 1
 
     def _current(self) -> DeltaTable | None:
         """The table at its newest version (None: not created yet). Loaded once per store and

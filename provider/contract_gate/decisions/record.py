@@ -183,7 +183,7 @@ class Decision:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Decision:
         """From a stored row (a map may come back as a dict or as key/value pairs)."""
-        values = {f.name: row.get(f.name) for f in fields(cls)}
+        values: dict[str, Any] = {f.name: row.get(f.name) for f in fields(cls)}  # typed by the table
         values["rule_failures"] = {k: int(v) for k, v in dict(values["rule_failures"] or {}).items()}
         values["failed_rules"] = list(values["failed_rules"] or [])
         if isinstance(values["migration"], str):

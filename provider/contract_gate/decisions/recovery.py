@@ -60,14 +60,15 @@ def recover_missing_decisions(
     target's migrations; return the records written."""
     now = now or datetime.now(timezone.utc)
     tables = plan.require_tables()
-    published = {c.submission_id: c for c in history.tagged_commits(tables.target)}
-    quarantined = {c.submission_id: c for c in history.tagged_commits(tables.quarantine)}
+    target = tables.require_target()
+    published = {c.submission_id: c for c in history.tagged_commits(target)}
+    quarantined = {c.submission_id: c for c in history.tagged_commits(tables.require_quarantine())}
     scope = ObjectScope.of(plan)
     records = store.records(contract_id=plan.contract_id, scope=scope)
     decided = {d.submission_id for d in records if d.final}
     recorded = {d.submission_id for d in records if d.outcome == MIGRATED}
     recovered = [store.record(_migration_decision(plan, migration, now), scope)
-                 for migration in finished_migrations(history.commits(tables.target))
+                 for migration in finished_migrations(history.commits(target))
                  if migration.id not in recorded and now - migration.finished_at >= min_age]
     for submission_id in sorted((set(published) | set(quarantined)) - decided):
         commits = [c for c in (published.get(submission_id), quarantined.get(submission_id)) if c]
@@ -89,7 +90,7 @@ def recover_missing_decisions(
 def _migration_decision(plan: Plan, migration: FinishedMigration, now: datetime) -> Decision:
     intent = migration.intent
     ours = intent["fingerprint"] == plan.fingerprint  # the plan that migrated: its consumers are the ones broken
-    statements = migration.statements(target_reference(plan, plan.require_tables().target))
+    statements = migration.statements(target_reference(plan, plan.require_tables().require_target()))
     consumers = list((plan.gate.get("evolution") or {}).get("consumers") or []) if ours and intent.get("breaking") else []
     return Decision(
         submission_id=migration.id,
@@ -138,7 +139,7 @@ def _decision(
     freshness = plan.freshness
     latest = None
     if target is not None and freshness:
-        latest = history.max_value(plan.require_tables().target, target.version, freshness.column)
+        latest = history.max_value(plan.require_tables().require_target(), target.version, freshness.column)
     file_landing = _file_landing(plan)
     return Decision(
         submission_id=submission_id,

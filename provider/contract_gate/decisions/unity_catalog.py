@@ -59,8 +59,9 @@ class SqlRunner:
     def __init__(self, hook: Any = None, databricks_conn_id: str = "databricks_default",
                  http_path: str | None = None, sql_endpoint_name: str | None = None):
         self._hook = hook
-        self.hook_arguments = {"databricks_conn_id": databricks_conn_id, "http_path": http_path,
-                               "sql_endpoint_name": sql_endpoint_name}
+        self.databricks_conn_id = databricks_conn_id
+        self.http_path = http_path
+        self.sql_endpoint_name = sql_endpoint_name
 
     @property
     def hook(self) -> Any:
@@ -69,7 +70,8 @@ class SqlRunner:
             # package is read without Airflow (`contract-gate status`, the pages)
             from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
 
-            self._hook = DatabricksSqlHook(**self.hook_arguments)
+            self._hook = DatabricksSqlHook(databricks_conn_id=self.databricks_conn_id, http_path=self.http_path,
+                                           sql_endpoint_name=self.sql_endpoint_name)
         return self._hook
 
     def execute(self, sql: str) -> None:
