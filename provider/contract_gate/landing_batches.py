@@ -37,8 +37,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from contract_gate.decisions import decision_store
 from contract_gate.decisions.record import ObjectScope
 from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
+from contract_gate.landing_tables import catalog_version
+from contract_gate.submission import (
+    delta_digest,
+    derive_submission_id,
+    object_of,
+    object_store_delta_version,
+    submission_id_of,
+)
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.model import Plan
 from contract_gate_plan.landing_files import Entry, LandingRefused, landing_entries
@@ -109,14 +118,6 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
 
     :raises LandingRefused: the landing is a catalog table that is not Delta, holds a link or
         special file, or is a Delta table that cannot be read."""
-    from contract_gate.submission import (
-        delta_digest,
-        derive_submission_id,
-        object_of,
-        object_store_delta_version,
-        submission_id_of,
-    )
-
     landing = Address.from_document(watch.landing)
     object_name = object_of(watch.object_name, watch.sole_object)
     if is_object_store(landing) and landing.format == "delta":
@@ -128,8 +129,6 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(landing), now)
     if not landing.is_path and landing.format == "delta":
-        from contract_gate.landing_tables import catalog_version
-
         version = catalog_version(landing, connection_id=watch.connection_id)
         if version is None:
             return None
@@ -141,6 +140,8 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
                              "watched without Spark")
     folder = Path(landing.location)
     if landing.format == "delta":
+        # deltalake and pyarrow only for a Delta landing: DAG files import this module (the landing
+        # sensor, an onLanding gate's Asset watcher)
         from contract_gate.delta_tables import UnreadableTable, newest_version
 
         try:
@@ -178,8 +179,6 @@ async def alanded_batch(watch: Watch, now: float | None = None) -> Batch | None:
 
 def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], now: float | None) -> Batch | None:
     """The batch that one listing of an object-storage landing shows as landed and settled, or None."""
-    from contract_gate.submission import object_of, submission_id_of
-
     data = [stored for stored in objects if not stored.skipped]
     if not data:
         return None
@@ -214,8 +213,6 @@ def listing(folder: Path, contract_id: str) -> list[Entry]:
 
 def gated(watch: Watch, submission_id: str) -> bool:
     """Whether the decision log holds a final decision for ``submission_id`` (of the watched object)."""
-    from contract_gate.decisions import decision_store
-
     store = decision_store(Address.from_document(watch.decisions), watch.connection_id, {"decisions": watch.decisions})
     scope = ObjectScope(watch.object_name, watch.sole_object) if watch.object_name else None
     return store.final(submission_id, watch.contract_id, scope) is not None

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from contract_gate_spark.runtime import s3a_jars
+
 if TYPE_CHECKING:
     from contract_gate_plan.addresses import Address
     from contract_gate_plan.model import Plan
@@ -184,8 +186,9 @@ def address_storage_options(plan: Plan, address: Address) -> dict[str, str] | No
 def _classpath(mode: str, jars_dir) -> dict[str, str]:
     """The S3A connector's jars: on the driver's class path in local mode (the driver runs every
     task), shipped with ``spark.jars`` to a cluster's executors by ``spark_submit``."""
-    from contract_gate_spark.runtime import s3a_jars
-    from contract_gate_spark.runtime.session import jars_dir as delta_jars_dir  # pyspark, only when a job starts
+    # session imports pyspark: only when a job with S3 tables starts, as operators.base imports this
+    # module while DAG files are parsed
+    from contract_gate_spark.runtime.session import jars_dir as delta_jars_dir
 
     jars = s3a_jars.jars_on_disk(jars_dir or delta_jars_dir())
     if not jars:

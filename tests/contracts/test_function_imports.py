@@ -14,49 +14,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = [ROOT / "provider" / "contract_gate", ROOT / "contract_plan" / "contract_gate_plan", ROOT / "spark_jobs" / "contract_gate_spark"]
 
-# The unexplained imports inside functions that the tree still holds, as ``file:module``, in
-# files whose imports are being sorted out apart. This list must only shrink: an entry goes when
-# its import moves to the module's top or gets its reason, and nothing is ever added to it.
-ALLOWED = {
-    "provider/contract_gate/cli/rerun_cmd.py:contract_gate.contract.compiler",
-    "provider/contract_gate/cli/rerun_cmd.py:contract_gate.operators.submission",
-    "provider/contract_gate/cli/run_cmd.py:airflow.models.xcom",
-    "provider/contract_gate/cli/run_cmd.py:airflow.utils",
-    "provider/contract_gate/cli/run_cmd.py:airflow.utils.session",
-    "provider/contract_gate/cli/run_cmd.py:contract_gate.dags.stub_files",
-    "provider/contract_gate/dags/gate_schedule.py:airflow.sdk",
-    "provider/contract_gate/dags/gate_schedule.py:contract_gate.landing_batches",
-    "provider/contract_gate/dags/gate_schedule.py:contract_gate.triggers.landing",
-    "provider/contract_gate/dags/task_group.py:contract_gate.operators.base",
-    "provider/contract_gate/freshness/check.py:contract_gate.notifications.dispatch",
-    "provider/contract_gate/freshness/databricks_sql.py:airflow.providers.databricks.hooks.databricks_sql",
-    "provider/contract_gate/freshness/readiness.py:contract_gate.freshness.decision_log",
-    "provider/contract_gate/freshness/readiness.py:contract_gate.freshness.latest",
-    "provider/contract_gate/freshness/readiness.py:contract_gate.freshness.status",
-    "provider/contract_gate/landing_batches.py:contract_gate.decisions",
-    "provider/contract_gate/landing_batches.py:contract_gate.delta_tables",
-    "provider/contract_gate/landing_batches.py:contract_gate.landing_tables",
-    "provider/contract_gate/landing_batches.py:contract_gate.submission",
-    "provider/contract_gate/object_storage.py:contract_gate_spark.runtime",
-    "provider/contract_gate/operators/branch.py:contract_gate.operators.base",
-    "provider/contract_gate/runners/databricks.py:airflow.exceptions",
-    "provider/contract_gate/runners/databricks.py:airflow.providers.databricks.hooks.databricks",
-    "provider/contract_gate/runners/databricks.py:airflow.providers.databricks.triggers.databricks",
-    "provider/contract_gate/runners/databricks.py:airflow.sdk",
-    "provider/contract_gate/runners/databricks.py:contract_gate.unity_catalog.grants",
-    "provider/contract_gate/runners/databricks.py:contract_gate_plan.model",
-    "provider/contract_gate/runners/spark_connect.py:airflow.providers.apache.spark.hooks.spark_connect",
-    "provider/contract_gate/runners/spark_connect.py:contract_gate_spark.commands",
-    "provider/contract_gate/runners/spark_connect.py:contract_gate_spark.runtime.session",
-    "spark_jobs/contract_gate_spark/runtime/errors.py:py4j.java_gateway",
-    "spark_jobs/contract_gate_spark/runtime/errors.py:pyspark",
-    "spark_jobs/contract_gate_spark/runtime/errors.py:pyspark.sql.connect.client",
-    "spark_jobs/contract_gate_spark/runtime/jars.py:pyspark",
-    "spark_jobs/contract_gate_spark/runtime/job_start.py:py4j",
-    "spark_jobs/contract_gate_spark/runtime/session.py:delta",
-    "spark_jobs/contract_gate_spark/runtime/session.py:pyspark.sql.connect.session",
-}
-
 
 def _commented_lines(source: str) -> set[int]:
     """The line numbers that carry a comment (a ``#`` inside a string is not one)."""
@@ -97,31 +54,15 @@ def unexplained(source: str) -> list[tuple[int, str]]:
     return found
 
 
-def _tree_findings() -> dict[str, int]:
-    """``file:module`` -> its first line, for every unexplained import in a function of the tree."""
-    findings: dict[str, int] = {}
+def test_every_import_inside_a_function_says_why():
+    found = []
     for package in PACKAGES:
         for path in sorted(package.rglob("*.py")):
-            if "__pycache__" in path.parts:
-                continue
-            name = path.relative_to(ROOT).as_posix()
-            for line, module in unexplained(path.read_text(encoding="utf-8")):
-                findings.setdefault(f"{name}:{module}", line)
-    return findings
-
-
-def test_every_import_inside_a_function_says_why():
-    findings = _tree_findings()
-    new = [f"{key.split(':')[0]}:{line} imports {key.split(':', 1)[1]}"
-           for key, line in sorted(findings.items()) if key not in ALLOWED]
-    assert new == [], ("imports inside functions without a reason: move each to the top of its module, or say on "
-                       "its line or the line before which heavy dependency or cycle keeps it there\n" + "\n".join(new))
-
-
-def test_the_allowed_list_only_shrinks():
-    """An entry whose import was moved or explained leaves the list, so it cannot come back."""
-    gone = sorted(ALLOWED - set(_tree_findings()))
-    assert gone == [], "remove from ALLOWED (fixed, or the file moved):\n" + "\n".join(gone)
+            if "__pycache__" not in path.parts:
+                name = path.relative_to(ROOT).as_posix()
+                found += [f"{name}:{line} imports {module}" for line, module in unexplained(path.read_text(encoding="utf-8"))]
+    assert found == [], ("imports inside functions without a reason: move each to the top of its module, or say on "
+                         "its line or the line before which heavy dependency or cycle keeps it there\n" + "\n".join(found))
 
 
 def test_the_check_sees_a_reason_where_one_is_given():

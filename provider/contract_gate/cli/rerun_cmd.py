@@ -10,6 +10,7 @@ refused (its rows would be published twice) unless ``--correction`` asks for key
 from __future__ import annotations
 
 from contract_gate.cli.run_cmd import add_common_arguments, gate
+from contract_gate.contract.compiler import compile_plan
 
 
 def register(subparsers) -> None:
@@ -27,7 +28,8 @@ def rerun(args) -> int:
 
 def refusal(args) -> str | None:
     """Refuse before starting anything, with the same rule the DAG's submission task applies."""
-    from contract_gate.contract.compiler import compile_plan
+    # Airflow (the operators import it) only after gate() has pointed it at this run's home and
+    # DAG folder: Airflow reads its configuration once, when it is first imported
     from contract_gate.operators.submission import rerun_refusal
 
     plan = compile_plan(args.contract.resolve(), env=args.env, object_name=args.object_name)

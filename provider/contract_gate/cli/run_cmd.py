@@ -25,6 +25,7 @@ from contract_gate.cli.progress import progress
 
 from contract_gate import config
 from contract_gate.contract_folder import compiled
+from contract_gate.dags.stub_files import STUB_FOLDER, stub_name, sync_dag_files
 
 PUBLISHED = ("published", "split")
 REJECTED = ("quarantined",)
@@ -107,9 +108,10 @@ def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
 def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[dict]:
     """Build the contract's DAG from its generated stub, ``dag.test()`` it (only ``object_name``'s
     gate, when given), return the decision of each gated object it ran."""
+    # Airflow only after prepare_environment() has pointed it at this run's DAG folder: it reads
+    # its configuration once, when it is first imported
     from airflow.utils import db
-
-    from contract_gate.dags.stub_files import STUB_FOLDER, stub_name, sync_dag_files
+    from contract_gate.airflow_compat import dag_bag
 
     try:
         db.check_migrations(timeout=1)
@@ -120,8 +122,6 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     for other in (dags / STUB_FOLDER).glob("*.py"):
         if other.name != stub_name(contract):
             other.unlink()  # only this contract's DAG is parsed and synced by dag.test()
-    from contract_gate.airflow_compat import dag_bag
-
     bag = dag_bag(dags / STUB_FOLDER)
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
@@ -144,6 +144,7 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
 
 def decision_of(run, record_task: str = "record_decision") -> dict:
     """The record task's XCom (the decision) of a finished DAG run; a failure summary without one."""
+    # Airflow, as in run_dag(): never imported before prepare_environment() has configured it
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 

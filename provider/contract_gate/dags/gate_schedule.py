@@ -18,6 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from airflow.sdk import Asset, AssetAny, AssetWatcher
+
+from contract_gate.landing_batches import Watch
+from contract_gate.triggers.landing import LandingTrigger
+
 if TYPE_CHECKING:
     from contract_gate_plan.model import Plan
 
@@ -31,8 +36,6 @@ def gate_schedule(plans: list[Plan]):
         assets = [landing_asset(plan) for plan in plans]
         if len(assets) == 1:
             return assets[0]
-        from airflow.sdk import AssetAny
-
         return AssetAny(*assets)
     if len({str(schedule) for schedule in schedules}) > 1:
         raise ValueError("the gated objects of one contract share its DAG, so they need one schedule; found "
@@ -42,11 +45,6 @@ def gate_schedule(plans: list[Plan]):
 
 def landing_asset(plan: Plan):
     """The Asset of ``plan``'s landing, watched for new batches."""
-    from airflow.sdk import Asset, AssetWatcher
-
-    from contract_gate.landing_batches import Watch
-    from contract_gate.triggers.landing import LandingTrigger
-
     names, landing, schedule = plan.names, plan.require_tables().landing, plan.schedule
     if landing is None or not isinstance(schedule, Mapping):
         raise ValueError(f"object {plan.object!r}: only a gate with a landing and schedule onLanding watches it")

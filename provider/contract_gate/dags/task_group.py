@@ -23,6 +23,7 @@ from typing import Any
 
 from airflow.sdk import Asset, TaskGroup, TriggerRule
 
+from contract_gate.operators.base import compile_gate_plan
 from contract_gate.operators.branch import GateBranchOperator
 from contract_gate.operators.publish import GatePublishOperator
 from contract_gate.operators.quarantine import GateQuarantineOperator
@@ -85,8 +86,6 @@ def contract_gate_task_group(
     :param object_name: the schema object to gate; default the contract's only (gated) object.
     :param task_kwargs: passed to every task (``retries``, ``pool``, ``owner``...).
     """
-    from contract_gate.operators.base import compile_gate_plan
-
     contract = str(contract)
     if plan is None:
         plan = compile_gate_plan(contract, env, object_name)

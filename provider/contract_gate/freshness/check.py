@@ -17,6 +17,7 @@ from contract_gate.freshness.messages import freshness_payload
 from contract_gate.freshness.status import STALE, StatusStore, evaluate, sendable_age
 from contract_gate.metrics import accepted_data_age
 from contract_gate.notifications import notifier_keys
+from contract_gate.notifications.dispatch import AlertDeliveryError, deliver
 from contract_gate_plan.model import Plan
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,6 @@ def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusSto
     notice, recipients = owed_notice(previous, record["state"], list(notifiers))
     failures: dict[str, str] = {}
     if recipients:
-        from contract_gate.notifications.dispatch import deliver
-
         stale_since = previous["state_since"] if previous and not same_episode else None
         payload = freshness_payload(record, notice["kind"], stale_since)
         failures = deliver({key: notifiers[key] for key in recipients}, {**(context or {}), "contract_gate": payload})
@@ -55,8 +54,6 @@ def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusSto
     record["alerted"] = record["state"] == STALE and bool(notice and notice["delivered"])
     store.write(record)
     if failures:
-        from contract_gate.notifications.dispatch import AlertDeliveryError
-
         raise AlertDeliveryError(f"freshness {notice['kind']} notice not delivered to: "
                                  + "; ".join(f"{key} ({error})" for key, error in failures.items()))
     return record

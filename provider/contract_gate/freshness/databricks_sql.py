@@ -54,6 +54,8 @@ def latest_from_warehouse(plan: Plan, hook) -> LatestAccepted:
 def make_hook(plan: Plan):
     """A DatabricksSqlHook on the gate's execution connection; the warehouse comes from the
     connection's ``http_path`` extra."""
+    # the databricks provider (and Airflow) only for a catalog target: `contract-gate status` and the
+    # pages import this module (through freshness.latest) for path targets as well
     from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
 
     return DatabricksSqlHook(databricks_conn_id=plan.connection_id or DEFAULT_CONNECTION,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 
 from contract_gate.freshness.business_time import as_of, parse_value
+from contract_gate.freshness.status import FRESH, evaluate
 from contract_gate_plan.model import Plan
 
 
@@ -51,6 +52,7 @@ def accepted_data(plan: Plan, business_date: str | date | datetime | None = None
     if not plan.require_tables().decisions.is_path:
         raise ValueError(f"contract {contract_id!r}: its decision table is a catalog table, which is read without "
                          "Spark only through a SQL warehouse; wait for freshness (no business_date) instead")
+    # deltalake only when the sensor checks: DAG files import this module (AcceptedDataSensor's trigger)
     from contract_gate.freshness.decision_log import accepted_decisions
 
     wanted = business_date_value(business_date)
@@ -72,8 +74,7 @@ def _covers(latest: date | datetime, wanted: date | datetime) -> bool:
 
 
 def _fresh(plan: Plan, now: datetime) -> dict | None:
-    from contract_gate.freshness.latest import latest_accepted
-    from contract_gate.freshness.status import FRESH, evaluate
+    from contract_gate.freshness.latest import latest_accepted  # deltalake: as in accepted_data()
 
     record = evaluate(plan, latest_accepted(plan), now)
     if record["state"] != FRESH:

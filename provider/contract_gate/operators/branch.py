@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from contract_gate.airflow_compat import BaseBranchOperator
+from contract_gate.operators.base import compile_gate_plan
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -75,8 +76,6 @@ class GateBranchOperator(BaseBranchOperator):
         self.branches = {PUBLISH: publish_task_id, QUARANTINE: quarantine_task_id, SPLIT: split_task_id}
 
     def choose_branch(self, context: Context) -> str:
-        from contract_gate.operators.base import compile_gate_plan
-
         plan = compile_gate_plan(self.contract, self.env, self.object_name)
         decision, reason = decide(plan, self.summary)
         self.log.info("submission %s: %s (%s)", self.summary["submission_id"], decision, reason)

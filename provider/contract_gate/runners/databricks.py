@@ -36,9 +36,17 @@ import posixpath
 import time
 from importlib.metadata import version
 from pathlib import Path
+
+from airflow.exceptions import AirflowException
+from airflow.providers.databricks.hooks.databricks import DatabricksHook, RunState
+from airflow.providers.databricks.triggers.databricks import DatabricksExecutionTrigger
+from airflow.sdk import BaseHook
+
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_gate.unity_catalog.grants import apply_access, statement_runner
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import STOP_RECORD, Stop, write_stop
+from contract_gate_plan.model import load_plan
 from contract_gate_plan.restricted import write_private_text
 
 DEFAULT_CONN_ID = "databricks_default"
@@ -101,13 +109,9 @@ class DatabricksRunner(GateRunner):
 
     def connection_options(self) -> dict:
         """The ``contract_gate`` settings in the connection's extra."""
-        from airflow.sdk import BaseHook
-
         return dict(BaseHook.get_connection(self.conn_id).extra_dejson.get("contract_gate") or {})
 
     def hook(self):
-        from airflow.providers.databricks.hooks.databricks import DatabricksHook
-
         return DatabricksHook(self.conn_id, caller="contract_gate")
 
     def remote_dir(self, job: GateJob) -> str:
@@ -115,8 +119,6 @@ class DatabricksRunner(GateRunner):
         return posixpath.join(self.work_dir, job.workdir.parent.name, job.workdir.name)
 
     def start(self, job: GateJob) -> dict | Deferral:
-        from airflow.providers.databricks.triggers.databricks import DatabricksExecutionTrigger
-
         hook = self.hook()
         remote = self.remote_dir(job)
         local = str(job.workdir)
@@ -149,8 +151,6 @@ class DatabricksRunner(GateRunner):
             time.sleep(self.polling_period_seconds)
 
     def finish(self, job: GateJob, event: dict) -> dict:
-        from airflow.providers.databricks.hooks.databricks import RunState
-
         state = RunState.from_json(event["run_state"])
         if not state.is_successful:
             self.keep_stop(job, event["run_id"], state.result_state)
@@ -172,8 +172,6 @@ class DatabricksRunner(GateRunner):
 
     def keep_stop(self, job: GateJob, run_id: int, result_state: str) -> None:
         """The stop record of a run a time budget ended, in the local work folder."""
-        from airflow.exceptions import AirflowException
-
         if result_state == "TIMEDOUT":
             write_stop(job.workdir, Stop(f"Databricks run {run_id}", job.time_limit or 0, "the run's timeout_seconds"))
             return
@@ -187,10 +185,6 @@ class DatabricksRunner(GateRunner):
         """After every successful run, the contract's access boundary on its catalog tables
         (``unity_catalog.grants``): the run may have created a table, and a grant
         revoked by hand is restored. Path-based tables have no grants to give."""
-        from contract_gate.unity_catalog.grants import apply_access, statement_runner
-
-        from contract_gate_plan.model import load_plan
-
         plan = load_plan(Path(job.arguments["--plan"]))
         if not plan.gated or plan.require_tables().target.is_path:
             return

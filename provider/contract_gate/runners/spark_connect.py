@@ -21,6 +21,8 @@ job's sessions before they are released.
 
 from __future__ import annotations
 
+from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
 from contract_gate.runners.base import GateJob, GateJobError, GateRunner
 
 DEFAULT_CONN_ID = "spark_connect_default"
@@ -45,11 +47,11 @@ class SparkConnectRunner(GateRunner):
     def connection_url(self) -> str:
         if self.url:
             return self.url
-        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
-
         return SparkConnectHook(conn_id=self.conn_id).get_connection_url()
 
     def start(self, job: GateJob) -> dict:
+        # pyspark and the Spark side only when a job starts: no runner module imports pyspark at import
+        # (the runners' rule in docs/architecture.md)
         from contract_gate_spark.commands import gate_job
         from contract_gate_spark.runtime.session import connect, release_children, using
 
@@ -82,7 +84,7 @@ class SparkConnectRunner(GateRunner):
         return job.read_result()
 
     def on_kill(self) -> None:
-        from contract_gate_spark.runtime.session import interrupt_connect_tag
+        from contract_gate_spark.runtime.session import interrupt_connect_tag  # pyspark: as in start()
 
         session = self._session
         if session is not None:  # the server stops the job's running queries

@@ -31,6 +31,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from py4j.java_gateway import is_instance_of
+from pyspark import SparkContext
+
 # Named sets of conditions the steps act on (Spark's error-conditions.json, Delta's
 # delta-error-classes.json). A name also matches its sub-conditions (``X`` matches ``X.Y``).
 TABLE_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "DELTA_TABLE_ALREADY_EXISTS")
@@ -117,9 +120,6 @@ def _java_exception(exc: BaseException):
 
 def _java_errors(throwable) -> Iterator[SparkError]:
     try:
-        from py4j.java_gateway import is_instance_of
-        from pyspark import SparkContext
-
         gateway = SparkContext._gateway
         found = []
         for _ in range(_MAX_CAUSES):
@@ -160,7 +160,7 @@ def keep_connect_causes() -> None:
     ``cause_idx`` links); PySpark builds its exception from the outermost one and drops the
     rest. There is no public hook for it, so the client's converter is wrapped: it still builds
     the exception, and the chain's conditions are kept beside it, outermost first."""
-    try:
+    try:  # the Connect client needs grpcio, pandas and pyarrow, which a classic-only install may lack
         from pyspark.sql.connect.client import core
     except ImportError:
         return

@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pyspark
+
 from contract_gate_spark.runtime import s3a_jars
 from contract_gate_spark.runtime.session import DELTA_PACKAGE, get_session, jars_dir, local_jars
 
@@ -63,8 +65,6 @@ def resolve_in_subprocess(package: str = DELTA_PACKAGE) -> bool:
     """Fetch ``package`` (default Delta's jars) into the Ivy cache without starting Spark:
     ``spark-submit --packages`` resolves it, then runs a script that only exits (seconds, where
     ``smoke`` takes a minute on a small machine). Whether they load is then for the caller to prove."""
-    import pyspark
-
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "resolved.py"

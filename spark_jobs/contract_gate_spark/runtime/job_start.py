@@ -76,10 +76,12 @@ def _packages_of_bundled_zip(entry: str) -> Path | None:
 
 def _drop_numpy_converters() -> None:
     try:
+        # py4j and pyspark only once prefer_installed_pyspark() has put the installed package first:
+        # a job imports this module before pyspark, so that neither loads from spark-submit's zips
         from py4j import protocol
     except ImportError:  # a Spark Connect-only client talks to no local JVM: no converters
         return
-    import pyspark.sql.types  # noqa: F401 - registers the converters this removes
+    import pyspark.sql.types  # noqa: F401 - registers the converters this removes (imported late: as above)
 
     protocol.INPUT_CONVERTER[:] = [
         converter for converter in protocol.INPUT_CONVERTER if type(converter).__name__ not in _NUMPY_CONVERTERS

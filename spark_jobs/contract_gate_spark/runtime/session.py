@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
+from delta import configure_spark_with_delta_pip
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
@@ -119,6 +120,7 @@ def connect(url: str) -> SparkSession:
         raise RuntimeError("this process already runs a local Spark (a JVM); a Spark Connect client"
                            " cannot share it: run the spark_connect mode in its own worker process")
     os.environ[CONNECT_MODE_ENV] = "1"
+    # the Connect client (grpcio, pandas, pyarrow) only for a Connect session: a classic driver may lack it
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     keep_connect_causes()
@@ -235,8 +237,6 @@ def get_session(
         if jars:
             builder = builder.config("spark.jars", ",".join(jars))
         else:
-            from delta import configure_spark_with_delta_pip
-
             builder = configure_spark_with_delta_pip(builder)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("CONTRACT_GATE_SPARK_LOG_LEVEL", "WARN"))
