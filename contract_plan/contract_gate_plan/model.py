@@ -103,6 +103,9 @@ class Tables:
     decisions: Address | None
     references: Mapping[str, Address] = field(default_factory=dict)
 
+    def require_candidate_schema(self) -> Address:
+        return _required(self.candidate_schema, "candidate_schema")
+
     def require_target(self) -> Address:
         return _required(self.target, "target")
 
@@ -114,9 +117,9 @@ class Tables:
 
 
 def _required(address: Address | None, role: str) -> Address:
-    """A table a step reads or writes; a plan whose gate settings lack it cannot run that step."""
+    """An address a step reads or writes; a plan whose gate settings lack it cannot run that step."""
     if address is None:
-        raise PlanError(f"the plan has no {role} table (plan.tables.{role})")
+        raise PlanError(f"the plan has no {role} (plan.tables.{role})")
     return address
 
 

@@ -133,7 +133,9 @@ def test_a_plan_query_reads_only_its_placeholders(tmp_path):
 def test_a_step_needing_a_table_the_plan_lacks_is_refused_by_name():
     plan = load_plan(cases_plan(tables={"target": {"kind": "path", "path": "t", "format": "delta"}}))
     assert plan.require_tables().require_target().location.endswith("/t")
-    with pytest.raises(PlanError, match=r"no decisions table \(plan.tables.decisions\)"):
+    with pytest.raises(PlanError, match=r"no decisions \(plan.tables.decisions\)"):
         plan.require_tables().require_decisions()
+    with pytest.raises(PlanError, match=r"no candidate_schema \(plan.tables.candidate_schema\)"):
+        plan.require_tables().require_candidate_schema()
     with pytest.raises(PlanError, match="no freshness"):
         plan.require_freshness()
