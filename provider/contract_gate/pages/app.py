@@ -108,10 +108,11 @@ def create_app(prefix: str = URL_PREFIX) -> FastAPI:
         if entry is None:
             which = f" object {object_name!r}" if object_name else " (name its object: ?object=)"
             raise HTTPException(404, f"no gated contract {contract_id!r}{which} here")
-        if not may_read_dag(user, entry.dag_id):
-            raise HTTPException(403, f"you may not read the DAG {entry.dag_id}, so not its reports")
+        plan = entry.require_plan()  # a found contract is a gated one: it compiled
+        if not may_read_dag(user, plan.names.dag_id):
+            raise HTTPException(403, f"you may not read the DAG {plan.names.dag_id}, so not its reports")
         try:
-            records = data.submission_decisions(entry.plan, submission_id)
+            records = data.submission_decisions(plan, submission_id)
         except ValueError:  # not a submission id (check_submission_id): nothing can match it
             raise HTTPException(404, "no such submission") from None
         refused_dags = sorted(dag for dag in build.deciding_dags(entry, records) if not may_read_dag(user, dag))

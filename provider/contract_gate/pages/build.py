@@ -26,7 +26,7 @@ def contracts_page(entries: list[data.ContractEntry], *, last: int = DEFAULT_LAS
     """The contracts page of ``entries`` (those ``visible`` says the reader may see)."""
     shown = [entry for entry in entries if visible is None or visible(entry)]
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    decisions = data.recent_decisions([entry.plan for entry in shown if entry.gated], last)
+    decisions = data.recent_decisions([entry.require_plan() for entry in shown if entry.gated], last)
     view = contracts_view(shown, decisions, now, last)
     return render_contracts(view, links, restricted=visible is not None and len(shown) < len(entries))
 
@@ -42,7 +42,7 @@ def report_model(entry: data.ContractEntry, submission_id: str, contract_file: P
                  records: list[Decision] | None = None) -> dict:
     """The data of the report page (``contract-gate report`` prints it as JSON); ``records``:
     the submission's decision records when the caller has read them already."""
-    plan = entry.plan
+    plan = entry.require_plan()
     if records is None:
         records = data.submission_decisions(plan, submission_id)
     final = next((record for record in records if record.final), records[0] if records else None)
@@ -57,4 +57,4 @@ def report_model(entry: data.ContractEntry, submission_id: str, contract_file: P
 def deciding_dags(entry: data.ContractEntry, records: list[Decision]) -> set[str]:
     """The DAGs whose runs decided the submission (a reader must be allowed to read each): the
     ``dag_id`` of its records, else the contract's generated gate DAG (``names.dag_id``)."""
-    return {record.dag_id for record in records if record.dag_id} or {entry.dag_id}
+    return {record.dag_id for record in records if record.dag_id} or {entry.require_plan().names.dag_id}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime, timezone
+from typing import Any
 
 from contract_gate.freshness.business_time import render_duration
 from contract_gate.freshness.latest import latest_accepted
@@ -37,7 +38,7 @@ def contracts_view(entries: list[ContractEntry], decisions: dict[str, list[dict]
 
 
 def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None, now: datetime) -> dict:
-    view = {"file": entry.file.name, "id": entry.contract_id, "object": entry.object,
+    view: dict[str, Any] = {"file": entry.file.name, "id": entry.contract_id, "object": entry.object,
             "object_link": entry.object if entry.several_objects else None, "not_gated": entry.not_gated,
             "error": entry.error, "gated": entry.gated, "version": None, "name": None, "freshness": None,
             "counts": None, "decisions": None, "chart": None, "decisions_table": None}
@@ -47,7 +48,7 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
     view.update(version=plan.contract_version, name=plan.contract_name)
     if not entry.gated:
         return view
-    view["decisions_table"] = plan.require_tables().decisions.location
+    view["decisions_table"] = plan.require_tables().require_decisions().location
     errors = []
     try:
         view["freshness"] = freshness_view(plan, now)
@@ -71,7 +72,8 @@ def freshness_view(plan: Plan, now: datetime) -> dict:
     if plan.freshness is None:
         return {"state": NO_SLA, "age": None, "sla": None, "latest": None, "submission": None, "withheld": False,
                 "as_of": None}
-    if plan.require_tables().target.is_path:
+    status: dict[str, Any] | None
+    if plan.require_tables().require_target().is_path:
         status, as_of = evaluate(plan, latest_accepted(plan), now), None
     else:
         status = StatusStore(status_dir(plan)).read(plan.names.gate)

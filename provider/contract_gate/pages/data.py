@@ -40,6 +40,12 @@ class ContractEntry:
     error: str | None
     not_gated: str | None = None
 
+    def require_plan(self) -> Plan:
+        """The plan, for an entry that compiled (every gated one)."""
+        if self.plan is None:
+            raise LookupError(f"{self.file} did not compile, so it has no plan: {self.error}")
+        return self.plan
+
     @property
     def contract_id(self) -> str | None:
         return self.plan.contract_id if self.plan else None
@@ -96,7 +102,7 @@ def recent_decisions(plans: list[Plan], limit: int) -> dict[str, list[dict] | Ex
     wanted: dict[str, set[str]] = {}
     reached: dict[str, Plan] = {}  # a plan whose connections reach the table's bucket
     for plan in plans:
-        address = plan.require_tables().decisions
+        address = plan.require_tables().require_decisions()
         if address.is_path:
             wanted.setdefault(address.deltalake_uri, set()).add(plan.contract_id)
             reached.setdefault(address.deltalake_uri, plan)
@@ -104,13 +110,13 @@ def recent_decisions(plans: list[Plan], limit: int) -> dict[str, list[dict] | Ex
     for location, contract_ids in wanted.items():
         try:
             plan = reached[location]
-            options = address_storage_options(plan, plan.require_tables().decisions)
+            options = address_storage_options(plan, plan.require_tables().require_decisions())
             tables[location] = read_decisions(location, contract_ids, LISTED_COLUMNS, limit, options)
         except Exception as exc:  # one unreadable table must not hide the other contracts
             tables[location] = exc
     found: dict[str, list[dict] | Exception] = {}
     for plan in plans:
-        address = plan.require_tables().decisions
+        address = plan.require_tables().require_decisions()
         if not address.is_path:
             continue
         table = tables[address.deltalake_uri]
@@ -129,7 +135,7 @@ def submission_decisions(plan: Plan, submission_id: str) -> list[Decision]:
 
 def reruns_of(plan: Plan, submission_id: str) -> list[Decision]:
     """Records of the submissions that re-ran ``submission_id`` (``rerun_of``), newest first."""
-    address = plan.require_tables().decisions
+    address = plan.require_tables().require_decisions()
     table = (open_table(address.deltalake_uri, storage_options=address_storage_options(plan, address))
              if address.is_path else None)
     if table is None:

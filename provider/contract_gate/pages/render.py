@@ -27,14 +27,20 @@ class Links:
     contracts: str | None = None
 
 
-NO_LINKS = Links(report=lambda contract_id, submission_id, object_name=None: None)
+def _no_report_link(contract_id: str, submission_id: str, object_name: str | None = None) -> str | None:
+    return None
+
+
+NO_LINKS = Links(report=_no_report_link)
 
 
 def served_links(prefix: str) -> Links:
     """The links of pages served under ``prefix`` (e.g. ``/contract-gate``)."""
-    return Links(report=lambda contract_id, submission_id, object_name=None:
-                 report_path(prefix, contract_id, submission_id, object_name),
-                 contracts=f"{prefix}/")
+
+    def report(contract_id: str, submission_id: str, object_name: str | None = None) -> str | None:
+        return report_path(prefix, contract_id, submission_id, object_name)
+
+    return Links(report=report, contracts=f"{prefix}/")
 
 
 @cache

@@ -59,7 +59,7 @@ def report_view(plan: Plan, contract_file: Path, submission_id: str, records: li
         "rules": rules_view(plan, report, decision),
         "rows": _rows(decision, report),
         "target": {
-            "table": plan.require_tables().target.location,
+            "table": plan.require_tables().require_target().location,
             "version_before": decision.target_version_before if decision else None,
             "version_after": decision.target_version_after if decision else None,
             "latest_business_date": _business_date(plan, decision),
@@ -141,8 +141,9 @@ def threshold_text(threshold: dict | None) -> str | None:
     operator = OPERATORS.get(threshold["operator"], threshold["operator"])
     value = threshold["value"]
     shown = f"{value[0]} and {value[1]}" if isinstance(value, list) else str(value)
-    unit = {"percent": "%", "rows": "rows"}.get(threshold.get("unit"), threshold.get("unit") or "")
-    return f"{operator} {shown} {unit}".strip()
+    unit = threshold.get("unit") or ""
+    sign = {"percent": "%", "rows": "rows"}.get(unit, unit)
+    return f"{operator} {shown} {sign}".strip()
 
 
 def share_text(failed: int | None, evaluated: int | None) -> str | None:
@@ -192,7 +193,7 @@ def _business_date(plan: Plan, decision: Decision | None) -> str | None:
 
 
 def _quarantine(plan: Plan, submission_id: str) -> dict:
-    address = plan.require_tables().quarantine
+    address = plan.require_tables().require_quarantine()
     return {"table": address.location,
             "filter": f"{QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'",
             "query": f"SELECT * FROM {address.sql_name} WHERE {QUARANTINE_SUBMISSION_COLUMN} = '{submission_id}'"}
