@@ -73,14 +73,14 @@ class TimeBudget:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> bool:
+                 traceback: TracebackType | None) -> None:
         self._ended.set()
         remove_tag(self.spark, self.tag)
         if not is_connect(self.spark):
-            self.spark.sparkContext.setLocalProperty(INTERRUPT_ON_CANCEL, self._interrupt_on_cancel)
+            # None (the property was unset) unsets it again, as pyspark documents; its stub says str only
+            self.spark.sparkContext.setLocalProperty(INTERRUPT_ON_CANCEL, self._interrupt_on_cancel)  # type: ignore[arg-type]
         if exc_type is not None and issubclass(exc_type, Exception) and not issubclass(exc_type, TimeBudgetExceeded):
             self.check()  # the block failed because its queries were cancelled: say why, not how
-        return False
 
     def _watch(self) -> None:
         if self._ended.wait(self.seconds):

@@ -36,8 +36,9 @@ def side_by_side(work: Callable[[], T], name: str) -> Future[T]:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            for tag in tags:
-                add_tag(session, tag)
+            if session is not None:
+                for tag in tags:
+                    add_tag(session, tag)
             future.set_result(work())
         except BaseException as exc:  # noqa: BLE001 - handed to whoever asks for the result
             future.set_exception(exc)
