@@ -55,7 +55,7 @@ def print_migration(plan: Plan) -> int:
     if not plan.gated:
         print("contract-gate plan --migrate: the contract has no contractGate settings, so no target table", file=sys.stderr)
         return 1
-    target = plan.require_tables().target
+    target = plan.require_tables().require_target()
     if not target.is_path:
         print("contract-gate plan --migrate: reads path targets only; a catalog table migrates in the publish step",
               file=sys.stderr)

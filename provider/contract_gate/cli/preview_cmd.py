@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         try:
             with progress("starting Spark", args.verbose) as shown:
-                result = _preview(plan, batches, deployed.require_tables().target, args, shown)
+                result = _preview(plan, batches, deployed.require_tables().require_target(), args, shown)
         except Exception as exc:  # unreadable history or a crashed engine: no verdict
             report_error(args, f"error: could not preview: {str(exc).splitlines()[0]}")
             return 2

@@ -17,6 +17,7 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from contract_gate import config
 from contract_gate.cli.report_cmd import write_page
@@ -102,7 +103,7 @@ def _compile(file: Path, env: str | None) -> tuple[CompiledContract | None, str 
         return None, str(exc)
 
 
-def _objects(contract: CompiledContract | None) -> list[tuple[dict | None, str | None]]:
+def _objects(contract: CompiledContract | None) -> list[tuple[Plan | None, str | None]]:
     """(plan, why it is not gated or None) per schema object, in contract order; one
     (None, None) for a contract that does not compile."""
     if contract is None:
@@ -115,7 +116,7 @@ def _decisions(plans: list[Plan], limit: int) -> dict[str, dict[str, list[dict]]
     pass (or the error that table raised, shown on each of its contracts)."""
     wanted: dict[str, set[str]] = {}
     for plan in plans:
-        address = plan.require_tables().decisions
+        address = plan.require_tables().require_decisions()
         if address.is_path:
             wanted.setdefault(address.deltalake_uri, set()).add(plan.contract_id)
     found: dict[str, dict[str, list[dict]] | Exception] = {}
@@ -128,8 +129,8 @@ def _decisions(plans: list[Plan], limit: int) -> dict[str, dict[str, list[dict]]
 
 
 def _entry(file: Path, plan: Plan | None, not_gated: str | None, error: str | None, now: datetime,
-           decisions_shown: int, decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict:
-    entry = {"file": str(file), "contract_id": None, "object": None, "several_objects": False, "not_gated": None,
+           decisions_shown: int, decisions: dict[str, dict[str, list[dict]] | Exception]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"file": str(file), "contract_id": None, "object": None, "several_objects": False, "not_gated": None,
              "freshness": None, "last_check": None, "decisions": None, "decisions_table": None, "error": error}
     if plan is None:
         return entry
@@ -138,7 +139,7 @@ def _entry(file: Path, plan: Plan | None, not_gated: str | None, error: str | No
                  several_objects=not plan.names.sole, not_gated=not_gated)
     if not_gated is not None:
         return entry
-    decisions_address = plan.require_tables().decisions
+    decisions_address = plan.require_tables().require_decisions()
     entry["decisions_table"] = decisions_address.location
     try:
         if plan.freshness is not None:

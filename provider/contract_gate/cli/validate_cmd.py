@@ -131,7 +131,7 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
     try:
         for plan in map(load_plan, plans):
             if args.target:
-                target = plan.require_tables().target
+                target = plan.require_tables().require_target()
                 if not exists(spark, target):
                     raise ValueError(f"the target of {plan.object}, {target.location}, holds no Delta table yet")
                 candidate = read_candidate(spark, target.location, version=args.version)
