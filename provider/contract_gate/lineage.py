@@ -128,7 +128,8 @@ def validation_lineage(plan: Plan, submission: dict | None, summary: dict | None
     candidate = (summary or {}).get("candidate") or {}
     outputs = [output_dataset(plan, candidate["candidate"], schema=True, version=candidate.get("version"))] \
         if candidate.get("candidate") else []
-    return OperatorLineage(inputs=[input_dataset(plan, landing)], outputs=outputs,
+    inputs = [input_dataset(plan, landing)] if landing is not None else []  # a run that failed before knowing it
+    return OperatorLineage(inputs=inputs, outputs=outputs,
                            run_facets=run_facets(plan, (summary or submission or {}).get("submission_id"),
                                                  (summary or {}).get("outcome")))
 
@@ -149,7 +150,8 @@ def outcome_lineage(plan: Plan, steps: str, summary: dict | None, result: dict |
         if result is not None and not done:
             continue  # a split that had nothing to quarantine, or to publish
         version = (done or {}).get("target_version_after" if role == "target" else "version")
-        address = plan.require_tables().target if role == "target" else plan.require_tables().quarantine
+        tables = plan.require_tables()
+        address = tables.require_target() if role == "target" else tables.require_quarantine()
         outputs.append(output_dataset(plan, address, schema=role == "target", version=version))
         outcome = (done or {}).get("status") or outcome
     if (result or {}).get("publish") and (result or {}).get("quarantine"):

@@ -85,7 +85,8 @@ def rejected_rules(record: dict[str, Any], summary: dict | None) -> list[str]:
 def first_rejection(plan: Plan, rerun_of: str | None) -> dict | None:
     """The earliest rejected decision of the re-run chain ending in ``rerun_of``, or None when
     ``rerun_of`` was not rejected (a correction of a published submission resolves nothing)."""
-    first, seen = None, set()
+    first: dict | None = None
+    seen: set[str] = set()
     while rerun_of and rerun_of not in seen and len(seen) < MAX_RERUN_CHAIN:
         seen.add(rerun_of)
         previous = decisions.final_decision(plan, rerun_of)

@@ -32,9 +32,9 @@ ID_LENGTH = 16
 _CHUNK = 1 << 20
 
 
-def check_submission_id(submission_id: str) -> str:
+def check_submission_id(submission_id: str | None) -> str:
     """Refuse ids that cannot name a table or a folder safely (they appear in both)."""
-    if not ID_PATTERN.match(submission_id or ""):
+    if submission_id is None or not ID_PATTERN.match(submission_id):
         raise ValueError(
             f"submission id {submission_id!r} must be 1-128 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit"
@@ -78,9 +78,9 @@ def batch_digest(landing: Address | dict, connection_id: str | None = None) -> s
     files = data_files(folder)
     if not files:
         raise FileNotFoundError(f"no data files have landed in {folder}")
-    for path in files:
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
-        digest.update(file_sha256(path).encode())
+    for file in files:
+        digest.update(f"{file.relative_to(folder).as_posix()}\0{file.stat().st_size}\0".encode())
+        digest.update(file_sha256(file).encode())
     return digest.hexdigest()
 
 

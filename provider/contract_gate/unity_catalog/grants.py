@@ -57,14 +57,14 @@ def _schema_of(name: str) -> str:
 
 def candidate_schema(plan: Plan) -> str:
     """``catalog.schema`` of the candidates."""
-    return candidate_folder(plan.require_tables().candidate_schema).location
+    return candidate_folder(plan.require_tables().require_candidate_schema()).location
 
 
 def grant_statements(plan: Plan, gate_principal: str | None, candidate: str | None = None) -> list[str]:
     """Every GRANT of the boundary, in a fixed order (``candidate``: a staged candidate table
     whose owner grant is due)."""
     tables = plan.require_tables()
-    target, quarantine = tables.target.location, tables.quarantine.location
+    target, quarantine = tables.require_target().location, tables.require_quarantine().location
     who = principals(plan)
     gate = [gate_principal] if gate_principal else []
     readers = list(dict.fromkeys([*who["consumers"], *who["owners"]]))
@@ -107,7 +107,7 @@ def apply_access(plan: Plan, run_sql: Callable[[str], list[dict[str, Any]]],
     """Issue the boundary for ``plan``'s catalog tables through ``run_sql`` (statement -> rows);
     returns the statements that ran. A table not created yet is skipped: a new Unity Catalog table
     is its creator's (the gate's) alone, and the next job grants it."""
-    if plan.require_tables().target.is_path:
+    if plan.require_tables().require_target().is_path:
         return []
     issued = []
     for statement in grant_statements(plan, gate_principal, candidate):
@@ -115,7 +115,7 @@ def apply_access(plan: Plan, run_sql: Callable[[str], list[dict[str, Any]]],
             issued.append(statement)
     gate = [gate_principal] if gate_principal else []
     for securable, name, allowed, harmless in (
-        ("TABLE", plan.require_tables().quarantine.location, [*principals(plan)["owners"], *gate], ()),
+        ("TABLE", plan.require_tables().require_quarantine().location, [*principals(plan)["owners"], *gate], ()),
         ("SCHEMA", candidate_schema(plan), gate, ("USE SCHEMA",)),  # shared by every contract's candidates
     ):
         rows = _run(run_sql, f"SHOW GRANTS ON {securable} {quote_qualified(name)}")
