@@ -62,18 +62,19 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
     issues: list[ContractIssue] = []
     plans: dict[str, Plan] = {}
     not_gated: dict[str, str] = {}
-    for index, obj in enumerate(objects):
+    for index in range(len(objects)):
+        name = loaded.object_name(index)
         compiler = _Compiler(loaded, env, index)
-        if obj.name in plans:
-            issues.append(loaded.issue(f"schema[{index}].name", f"duplicate schema object name {obj.name!r}"))
+        if name in plans:
+            issues.append(loaded.issue(f"schema[{index}].name", f"duplicate schema object name {name!r}"))
             continue
         try:
-            plans[obj.name] = compiled_plan(compiler.compile())
+            plans[name] = compiled_plan(compiler.compile())
         except ContractError as exc:
             issues.extend(exc.issues)
             continue
         if compiler.not_gated:
-            not_gated[obj.name] = compiler.not_gated
+            not_gated[name] = compiler.not_gated
     if issues:
         raise ContractError(loaded.file, sorted(set(issues), key=lambda i: (i.line or 0, i.path, i.message)))
     return CompiledContract(loaded, plans, not_gated)
@@ -98,6 +99,7 @@ class _Compiler(PropertyRuleCompiler, SettingsCompiler):
         model = self.loaded.model
         objects = self.objects
         obj = objects[self.index]
+        name = self.loaded.object_name(self.index)
         self.server_type = self.chosen_server_type()
         columns = self.compile_columns(obj)
         self.key = self.compile_key(obj)
@@ -105,8 +107,8 @@ class _Compiler(PropertyRuleCompiler, SettingsCompiler):
         self.compile_property_rules(obj)
         self.compile_quality(obj.quality or [], self.base, column=None)
         server = self.pick_server()
-        freshness = self.freshness(obj.name)
-        tables = self.table_addresses(settings, server, obj.name) if settings else None
+        freshness = self.freshness(name)
+        tables = self.table_addresses(settings, server, name) if settings else None
         access = self.access(server) if settings else None
         plan_rules = self.assign_ids()
         if self.issues:
@@ -115,8 +117,8 @@ class _Compiler(PropertyRuleCompiler, SettingsCompiler):
         document = {
             "plan_version": PLAN_VERSION,
             "contract": {"id": model.id, "version": model.version, "name": model.name, "domain": model.domain},
-            "object": obj.name,
-            "names": gate_names(model.id, obj.name, len(objects), environment),
+            "object": name,
+            "names": gate_names(self.loaded.contract_id, name, len(objects), environment),
             "environment": environment,
             "columns": columns,
             "key": self.key,

@@ -53,7 +53,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
 }
 _CHECK_KEYS = {"criticality", "name", "check", "filter", "user_metadata"}
 # DQX itself refuses these checks ("Limit is not provided."); the message says what to write instead.
-_MISSING_HINTS = {
+_MISSING_HINTS: dict[tuple[str, tuple[str, ...]], str] = {
     ("is_in_range", ("max_limit",)): "; with only a lower limit use is_not_less_than (limit: your min_limit)",
     ("is_in_range", ("min_limit",)): "; with only an upper limit use is_not_greater_than (limit: your max_limit)",
     ("is_not_in_range", ("max_limit",)): "; for values that must lie below min_limit use sql_expression "
@@ -182,7 +182,7 @@ def for_each_column(implementation: dict) -> list[tuple[dict, list | None]]:
     if argument in (check.get("arguments") or {}):
         raise RuleError(f"give the columns either in for_each_column or in arguments.{argument}, not both",
                         ["implementation", "check", "arguments", argument])
-    expanded = []
+    expanded: list[tuple[dict, list | None]] = []
     for index, item in enumerate(items):
         if argument == "columns" and isinstance(item, str):
             item = [item]

@@ -44,8 +44,8 @@ def select_server(servers: list, env: str | None):
     return matches[0]
 
 
-def _address(ref: TableRef, server, default_name: str | None = None) -> dict:
-    address = {"format": ref.format}
+def _address(ref: TableRef, server) -> dict:
+    address: dict[str, object] = {"format": ref.format}
     if ref.options:
         address["options"] = dict(sorted(ref.options.items()))
     if ref.connection is not None:
@@ -54,7 +54,9 @@ def _address(ref: TableRef, server, default_name: str | None = None) -> dict:
         root = _root(server)
         path = ref.path if posixpath.isabs(ref.path) or "://" in ref.path else posixpath.join(root, ref.path)
         return {"kind": "path", "path": posixpath.normpath(path) if "://" not in path else path, **address}
-    name = ref.table or default_name
+    name = ref.table
+    if not name:  # TableRef checks that one of table and path is given, not that a name is not empty
+        raise ValueError("a table name is empty: name the table or give its 'path'")
     if server is not None and server.catalog and server.schema_:
         parts = name.split(".")
         qualified = {1: [server.catalog, server.schema_], 2: [server.catalog]}.get(len(parts), [])
@@ -104,11 +106,11 @@ def _shared_connections(tables: dict) -> dict:
     every reader of the plan (a job, the landing watch, the decision log) then finds it there."""
     named: dict[tuple[str, str], str] = {}
     for address in tables.values():
-        if "kind" in address and _store(address) and address.get("connection"):
-            named.setdefault(_store(address), address["connection"])
+        if "kind" in address and (store := _store(address)) and address.get("connection"):
+            named.setdefault(store, address["connection"])
     for address in tables.values():
-        if "kind" in address and _store(address) in named and not address.get("connection"):
-            address["connection"] = named[_store(address)]
+        if "kind" in address and (store := _store(address)) in named and not address.get("connection"):
+            address["connection"] = named[store]
     return tables
 
 

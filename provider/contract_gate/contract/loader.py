@@ -42,6 +42,24 @@ class LoadedContract:
     def issue(self, path: str, message: str) -> ContractIssue:
         return ContractIssue(self.file, self.source.line_of(path), path, message)
 
+    @property
+    def contract_id(self) -> str:
+        return self._required(self.model.id, "", "id")
+
+    @property
+    def version(self) -> str:
+        return self._required(self.model.version, "", "version")
+
+    def object_name(self, index: int) -> str:
+        """The ``name`` of schema object ``index``."""
+        return self._required((self.model.schema_ or [])[index].name, f"schema[{index}]", "name")
+
+    def _required(self, value: str | None, path: str, key: str) -> str:
+        """A value the ODCS schema requires: loading refuses a contract without it, so None is a bug here."""
+        if value is None:
+            raise ContractError(self.file, [self.issue(path, f"{key!r} is a required property")])
+        return value
+
 
 @functools.cache
 def _schema() -> dict:
@@ -159,14 +177,16 @@ def _describe(error: jsonschema_rs.ValidationError):
         return
     if isinstance(kind, (Kind.OneOfNotValid, Kind.AnyOf)):
         causes = [cause for branch in kind.context for cause in branch]
-        if isinstance(kind, Kind.OneOfNotValid) and causes and all(isinstance(c.kind, Kind.Required) for c in causes):
-            yield parts, f"needs exactly one of: {', '.join(c.kind.property for c in causes)}", False
+        required = [c.kind for c in causes if isinstance(c.kind, Kind.Required)]
+        if isinstance(kind, Kind.OneOfNotValid) and causes and len(required) == len(causes):
+            yield parts, f"needs exactly one of: {', '.join(r.property for r in required)}", False
             return
         # In a oneOf/anyOf over keys (the quality operators), the branches for absent keys fail
         # with "required"; the branch of the key that is present says what is wrong with it.
         present = [c for c in causes if not isinstance(c.kind, Kind.Required)] or causes
-        if present and all(isinstance(c.kind, Kind.Type) and len(c.instance_path) == len(parts) for c in present):
-            types = ", ".join(repr(name) for c in present for name in c.kind.types)
+        level_types = [c.kind for c in present if isinstance(c.kind, Kind.Type) and len(c.instance_path) == len(parts)]
+        if present and len(level_types) == len(present):
+            types = ", ".join(repr(name) for t in level_types for name in t.types)
             yield parts, f"{instance!r} is not of type {types}", False  # e.g. neither a string nor an object
             return
         deepest = max((len(c.instance_path) for c in present), default=-1)

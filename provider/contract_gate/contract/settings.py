@@ -32,7 +32,7 @@ class TableRef(_Model):
     # The Airflow connection of an object-storage path (s3://, abfss://, gs://): its credentials
     # reach the store through airflow.sdk.ObjectStoragePath; of a catalog table, the Databricks
     # connection whose SQL warehouse tells its version. In the table's plan address only.
-    connection: str | None = pyd.Field(None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
+    connection: str | None = pyd.Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
 
     @pyd.model_validator(mode="after")
     def _one_address(self):
@@ -47,7 +47,7 @@ class TableRef(_Model):
 class CandidateSettings(_Model):
     """Where candidates are frozen: a restricted schema (or folder) only the gate can read."""
 
-    schema_: str = pyd.Field(CANDIDATE_SCHEMA, alias="schema")
+    schema_: str = pyd.Field(default=CANDIDATE_SCHEMA, alias="schema")
 
 
 class PublicationSettings(_Model):
@@ -57,7 +57,7 @@ class PublicationSettings(_Model):
 class ViolationSettings(_Model):
     policy: Literal["reject_batch", "split_rows"] = "reject_batch"
     # With split_rows: above this share of invalid rows the whole batch is rejected.
-    max_invalid_share: float | None = pyd.Field(None, ge=0, le=1)
+    max_invalid_share: float | None = pyd.Field(default=None, ge=0, le=1)
 
     @pyd.model_validator(mode="after")
     def _share_needs_split(self):
@@ -81,7 +81,7 @@ class NotifierRef(_Model):
 class AlertSettings(_Model):
     notifiers: list[NotifierRef] = []
     freshness_schedule: str = "@hourly"
-    decision_deadline_minutes: int | None = pyd.Field(None, ge=1)
+    decision_deadline_minutes: int | None = pyd.Field(default=None, ge=1)
     # Told once per quarantined, split or failed submission, after its decision is recorded.
     on_rejection: list[NotifierRef] = []
     # Off by default: a rejection is the gate working. On, the run turns red for an on-call team.
@@ -97,10 +97,10 @@ class LandingWatch(_Model):
     # A file name in the landing folder, never a path: the gate only looks inside its landing. It
     # starts with '_' or '.', names that Spark and the batch identity skip, so it is never read as data.
     marker: str | None = None
-    settle_seconds: int = pyd.Field(60, ge=0, le=86400)
+    settle_seconds: int = pyd.Field(default=60, ge=0, le=86400)
     # The triggerer polls every landing this often; a lower bound keeps a contract from
     # turning the shared triggerer into a busy loop.
-    poll_seconds: int = pyd.Field(30, ge=5, le=3600)
+    poll_seconds: int = pyd.Field(default=30, ge=5, le=3600)
 
 
     @pyd.field_validator("marker")
@@ -124,8 +124,8 @@ Schedule = Annotated[
 
 
 class RetentionSettings(_Model):
-    candidate_days: int = pyd.Field(7, ge=1)
-    quarantine_days: int = pyd.Field(90, ge=1)
+    candidate_days: int = pyd.Field(default=7, ge=1)
+    quarantine_days: int = pyd.Field(default=90, ge=1)
 
 
 # The deployment's ceilings of the time budgets a contract may ask for, and what holds without one.
@@ -160,6 +160,8 @@ class LimitsSettings(_Model):
     @pyd.field_validator("validation_seconds", "query_seconds")
     @classmethod
     def _under_ceiling(cls, seconds: int, info: pyd.ValidationInfo) -> int:
+        if info.field_name is None:  # pydantic names the field a field validator runs for
+            raise TypeError("_under_ceiling runs as a field validator only")
         ceiling, source = deployment_ceiling(info.field_name)
         if seconds > ceiling:
             raise ValueError(f"{seconds} s is above the deployment's ceiling of {ceiling} s ({source})")
@@ -213,7 +215,7 @@ class GateSettings(_Model):
     references: dict[str, TableRef] = pyd.Field(default_factory=dict, exclude=True)
     # A check the gate cannot run (another engine's, SQL in another dialect): refused, or listed as
     # not evaluated. Only the compiler reads it: the plan carries its rules, not the setting.
-    unsupported_checks: Literal["refuse", "warn"] = pyd.Field("refuse", exclude=True)
+    unsupported_checks: Literal["refuse", "warn"] = pyd.Field(default="refuse", exclude=True)
 
     @pyd.field_validator("evolution", mode="before")
     @classmethod

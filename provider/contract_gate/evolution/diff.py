@@ -59,6 +59,6 @@ def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = N
     changes += field_changes(old.raw, new.raw)
     ordered = sorted(changes, key=lambda c: IMPACT_ORDER.index(c.impact))  # stable: document order within a class
     breaking = any(c.impact is Impact.BREAKING for c in ordered)
-    problems = bump_problems(old.model.version, new.model.version, bool(ordered), breaking)
-    return ContractDiff(Side(old.file, old.model.id, old.model.version), Side(new.file, new.model.id, new.model.version),
+    problems = bump_problems(old.version, new.version, bool(ordered), breaking)
+    return ContractDiff(Side(old.file, old.contract_id, old.version), Side(new.file, new.contract_id, new.version),
                         tuple(ordered), tuple(problems))

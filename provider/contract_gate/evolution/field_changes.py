@@ -66,9 +66,9 @@ def _walk_value(old, new, path: str, object_name: str | None, found: list[Change
         for key in _ordered_keys(old, new):
             _walk_value(old.get(key), new.get(key), f"{path}.{key}", object_name, found)
         return
-    key = _identity_key(old + new) if isinstance(old, list) and isinstance(new, list) else None
-    if key is not None:
-        before, after = _by_identity(old, key), _by_identity(new, key)
+    identity_key = _identity_key(old + new) if isinstance(old, list) and isinstance(new, list) else None
+    if identity_key is not None:
+        before, after = _by_identity(old, identity_key), _by_identity(new, identity_key)
         for identity in [*before, *(i for i in after if i not in before)]:
             _walk_value(before.get(identity), after.get(identity), f"{path}[{shown(identity)}]", object_name, found)
         return
