@@ -37,7 +37,8 @@ class SparkStandaloneError(RuntimeError):
     """The master cannot be reached, or refused the driver."""
 
 
-def checked_driver_id(driver_id: str) -> str:
+def checked_driver_id(driver_id: object) -> str:
+    """``driver_id`` as the master gave it, checked: it goes into URLs."""
     if not isinstance(driver_id, str) or not DRIVER_ID.fullmatch(driver_id):
         raise ValueError(f"{driver_id!r} is not a standalone driver id (driver-<timestamp>-<n>)")
     return driver_id

@@ -126,20 +126,25 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
                 arguments["--landing"] = json.dumps(landing, sort_keys=True)
             steps = "stage+validate+batch_keys"
         else:
-            if not self.candidate:
-                raise ValueError("no candidate to validate: pass the stage task's output, or stage=True")
-            arguments["--candidate"] = Address.of(self.candidate["candidate"]).location
+            candidate = self.given_candidate()
+            arguments["--candidate"] = Address.of(candidate["candidate"]).location
             arguments["--format"] = "delta"
-            arguments["--version"] = self.candidate["version"]
+            arguments["--version"] = candidate["version"]
             steps = "validate+batch_keys"
         return GateJob(steps, arguments, folder, writes_result=self.stage,
                        name=f"contract-gate {plan.contract_id} {steps} {self.submission_id}",
                        time_limit=plan.limits.validation_seconds + START_AND_STAGE_SECONDS)
 
+    def given_candidate(self) -> dict:
+        """The candidate staged before, without ``stage=True``."""
+        if not self.candidate:
+            raise ValueError("no candidate to validate: pass the stage task's output, or stage=True")
+        return self.candidate
+
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict[str, Any]:
         report_path = self.workdir(plan) / "report.json"
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        candidate = result if self.stage else self.candidate
+        candidate = result if self.stage else self.given_candidate()
         summary = summarize(report, report_path, candidate)
         failing = ", ".join(f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['measured']})"
                             for r in summary["failing_rules"]) or "none"

@@ -82,6 +82,7 @@ class SparkSubmitRunner(GateRunner):
     """
 
     mode = "spark_submit"
+    conn_id: str  # the mode's default connection when none is given
 
     def __init__(self, *, packages: str | None = "default", deploy_mode: str | None = None,
                  polling_period_seconds: float | None = None, deferrable: bool | None = None, **kwargs) -> None:
@@ -95,7 +96,7 @@ class SparkSubmitRunner(GateRunner):
         self.polling_period_seconds = float(options.get("polling_period_seconds", 10))
         self.deferrable = bool(options.get("deferrable", True))
         self.spark_conf = {**self.connection_spark_conf(connection), **self.spark_conf}
-        self._hook = None
+        self._hook: SparkSubmitHook | None = None
         self._credentials: PropertiesFile | None = None
         self._driver_settings: Path | None = None  # a standalone driver's secret settings, until it ends
         self._driver: tuple[SparkStandaloneRestHook, str] | None = None  # (REST server, driver id) in standalone cluster mode
@@ -132,7 +133,7 @@ class SparkSubmitRunner(GateRunner):
         # read by spark-submit on this worker: the SPARK_HOME its defaults come from is this one's
         self._credentials = PropertiesFile(self.credentials, os.environ.get("SPARK_HOME"))
         with self._credentials as properties_file:
-            self._hook = SparkSubmitHook(
+            self._hook = hook = SparkSubmitHook(
                 conn_id=self.conn_id,
                 conf=conf,
                 packages=packages,
@@ -146,7 +147,7 @@ class SparkSubmitRunner(GateRunner):
             )
             # The hook resolves the connection (master, deploy mode, REST endpoint) on construction;
             # it sets rest_endpoint exactly for a single standalone master in cluster deploy mode.
-            connection = self._hook._connection
+            connection = hook._connection
             if connection.get("rest_endpoint"):
                 return self.start_on_standalone(job, connection["master"], connection["rest_endpoint"], conf)
             if connection["master"].startswith("spark://") and connection.get("deploy_mode") == "cluster":
@@ -157,7 +158,7 @@ class SparkSubmitRunner(GateRunner):
                     "name one master in the connection")
             self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
                           connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
-            self._hook.submit(application=str(gate_job_script()))
+            hook.submit(application=str(gate_job_script()))
         return job.read_result()
 
     def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,

@@ -58,12 +58,16 @@ class AcceptedDataSensor(BaseSensorOperator):
             self.log.info("no accepted data%s yet", f" for {self.business_date}" if self.business_date else
                           " within the SLA")
             return False
+        return PokeReturnValue(is_done=True, xcom_value=self.accepted(event))
+
+    def accepted(self, event: dict[str, Any]) -> dict[str, Any]:
+        """What an event found; an event other than ``accepted`` raises its message."""
         if event["status"] != ACCEPTED:
             raise ValueError(event["message"])
         found = {key: value for key, value in event.items() if key != "status"}
         self.log.info("contract %s: accepted (%s) by submission %s", found["contract_id"], found["reason"],
                       found["submission_id"])
-        return PokeReturnValue(is_done=True, xcom_value=found)
+        return found
 
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
@@ -73,4 +77,4 @@ class AcceptedDataSensor(BaseSensorOperator):
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout))
 
     def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
-        return self.finish(event).xcom_value
+        return self.accepted(event)

@@ -96,7 +96,8 @@ class LandingTrigger(BaseEventTrigger):
     async def fired(self) -> str | None:
         """The last submission fired (or found gated), from the Asset's state store after a restart."""
         if self.last_fired is None and self.asset_state_store is not None:
-            self.last_fired = await self.asset_state_store.aget(FIRED_KEY)
+            stored = await self.asset_state_store.aget(FIRED_KEY)
+            self.last_fired = stored if isinstance(stored, str) else None  # a submission id, as persist writes it
             if self.last_fired is not None:
                 self.log.info("contract %s: submission %s was fired before this trigger started; waiting for a "
                               "new batch", self.watch.contract_id, self.last_fired)
