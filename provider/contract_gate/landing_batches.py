@@ -186,8 +186,8 @@ def landed_objects(watch: Watch, landing: Address, objects: list[StoredObject], 
         if not any(stored.relative == watch.marker for stored in objects):
             return None
     else:
-        times = [stored.mtime for stored in objects]
-        if None in times:
+        times = [stored.mtime for stored in objects if stored.mtime is not None]
+        if len(times) < len(objects):
             raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location} lists objects without a "
                                  "modification time; set schedule.onLanding.marker")
         if (time.time() if now is None else now) - max(times) < watch.settle_seconds:

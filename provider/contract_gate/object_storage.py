@@ -80,7 +80,9 @@ class AwsAccess:
 
 def s3_bucket(address: dict[str, Any] | None) -> str | None:
     """The bucket of an ``s3a://``, ``s3://`` or ``s3n://`` path address; None for anything else."""
-    match = _S3_URI.match((address or {}).get("path") or "") if (address or {}).get("kind") == "path" else None
+    if not address or address.get("kind") != "path":
+        return None
+    match = _S3_URI.match(address.get("path") or "")
     if match is None:
         return None
     bucket = match.group(2)
@@ -96,7 +98,7 @@ def bucket_connections(tables: dict[str, Any], roles: tuple[str, ...]) -> dict[s
     for role in roles:
         address = tables.get(role)
         bucket = s3_bucket(address)
-        if bucket is None:
+        if address is None or bucket is None:
             continue
         named = address.get("connection")
         known = found.get(bucket)

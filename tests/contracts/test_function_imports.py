@@ -60,7 +60,8 @@ def test_every_import_inside_a_function_says_why():
         for path in sorted(package.rglob("*.py")):
             if "__pycache__" not in path.parts:
                 name = path.relative_to(ROOT).as_posix()
-                found += [f"{name}:{line} imports {module}" for line, module in unexplained(path.read_text(encoding="utf-8"))]
+                source = path.read_text(encoding="utf-8")
+                found += [f"{name}:{line} imports {module}" for line, module in unexplained(source)]
     assert found == [], ("imports inside functions without a reason: move each to the top of its module, or say on "
                          "its line or the line before which heavy dependency or cycle keeps it there\n" + "\n".join(found))
 

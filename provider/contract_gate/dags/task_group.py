@@ -100,16 +100,19 @@ def contract_gate_task_group(
         )
         validate = GateValidateOperator(task_id="stage_validate", stage=True, submission=submission.output,
                                         **spark, **common)
+        # an XComArg while the DAG is built; Airflow renders it into the summary dict each task's
+        # ``summary`` parameter takes before the task runs
+        summary: Any = validate.output
         branch = GateBranchOperator(
-            task_id="branch", summary=validate.output, publish_task_id=group.child_id("publish"),
+            task_id="branch", summary=summary, publish_task_id=group.child_id("publish"),
             quarantine_task_id=group.child_id("quarantine"), split_task_id=group.child_id("split"), **common,
         )
         outcomes = [
-            GatePublishOperator(task_id="publish", submission=submission.output, summary=validate.output,
+            GatePublishOperator(task_id="publish", submission=submission.output, summary=summary,
                                 outlets=[asset], **spark, **common),
-            GateQuarantineOperator(task_id="quarantine", submission=submission.output, summary=validate.output,
+            GateQuarantineOperator(task_id="quarantine", submission=submission.output, summary=summary,
                                    **spark, **common),
-            GateSplitOperator(task_id="split", submission=submission.output, summary=validate.output,
+            GateSplitOperator(task_id="split", submission=submission.output, summary=summary,
                               outlets=[asset], **spark, **common),
         ]
         record = GateRecordDecisionOperator(

@@ -40,20 +40,20 @@ def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusSto
     record = evaluate(plan, latest_accepted(plan, hook), now)
     accepted_data_age(plan, sendable_age(record))
     previous = store.read(record["gate"])
+    previous_since = previous["state_since"] if previous else None
     same_episode = previous is not None and previous["state"] == record["state"]
-    record["state_since"] = previous["state_since"] if same_episode else record["checked_at"]
+    record["state_since"] = previous_since if same_episode else record["checked_at"]
     notifiers = dict(zip(notifier_keys(plan.notifiers), plan.notifiers))
     notice, recipients = owed_notice(previous, record["state"], list(notifiers))
     failures: dict[str, str] = {}
-    if recipients:
-        stale_since = previous["state_since"] if previous and not same_episode else None
-        payload = freshness_payload(record, notice["kind"], stale_since)
+    if notice is not None and recipients:  # a notice is owed to someone
+        payload = freshness_payload(record, notice["kind"], None if same_episode else previous_since)
         failures = deliver({key: notifiers[key] for key in recipients}, {**(context or {}), "contract_gate": payload})
         notice = settle(notice, recipients, list(failures), record["checked_at"])
     record["notice"] = notice
     record["alerted"] = record["state"] == STALE and bool(notice and notice["delivered"])
     store.write(record)
-    if failures:
+    if notice is not None and failures:
         raise AlertDeliveryError(f"freshness {notice['kind']} notice not delivered to: "
                                  + "; ".join(f"{key} ({error})" for key, error in failures.items()))
     return record
@@ -63,7 +63,7 @@ def age_after_publication(plan: Plan) -> float | None:
     """The accepted data's age once a publication is recorded, for the metrics: a path target's
     only (a catalog target would cost a SQL warehouse query per publication; its freshness DAG
     sends the age). Never raises: metrics never fail the gate."""
-    if plan.freshness is None or plan.tables is None or not plan.tables.target.is_path:
+    if plan.freshness is None or plan.tables is None or not plan.tables.require_target().is_path:
         return None
     try:
         return sendable_age(evaluate(plan, latest_accepted(plan), datetime.now(timezone.utc)))

@@ -13,7 +13,7 @@ DB-API connection to local Spark SQL + Delta, which runs the exact statements th
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from contract_gate_plan.model import Plan
 from contract_gate_plan.sql_text import quote_identifier, quote_qualified
@@ -36,10 +36,10 @@ def history_sql(table: str) -> str:
 
 
 def latest_from_warehouse(plan: Plan, hook) -> LatestAccepted:
-    table = plan.require_tables().target.location
-    freshness = plan.freshness
+    table = plan.require_tables().require_target().location
+    freshness = plan.require_freshness()
     [(text,)] = hook.get_records(max_value_sql(table, freshness.column, freshness.column_type))
-    value = None
+    value: date | datetime | None = None
     if text is not None:
         if freshness.column_type == "timestamp":
             value = datetime.fromtimestamp(int(text) / 1_000_000, tz=timezone.utc)

@@ -49,7 +49,7 @@ def accepted_data(plan: Plan, business_date: str | date | datetime | None = None
                          "(slaProperties with element table.column): nothing dates its accepted data")
     if business_date is None:
         return _fresh(plan, now or datetime.now(timezone.utc))
-    if not plan.require_tables().decisions.is_path:
+    if not plan.require_tables().require_decisions().is_path:
         raise ValueError(f"contract {contract_id!r}: its decision table is a catalog table, which is read without "
                          "Spark only through a SQL warehouse; wait for freshness (no business_date) instead")
     # deltalake only when the sensor checks: DAG files import this module (AcceptedDataSensor's trigger)

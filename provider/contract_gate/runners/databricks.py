@@ -70,6 +70,7 @@ class DatabricksRunner(GateRunner):
     """
 
     mode = "databricks"
+    conn_id: str  # the Databricks connection: ``databricks_default`` unless one is given
 
     def __init__(
         self,
@@ -186,7 +187,7 @@ class DatabricksRunner(GateRunner):
         (``unity_catalog.grants``): the run may have created a table, and a grant
         revoked by hand is restored. Path-based tables have no grants to give."""
         plan = load_plan(Path(job.arguments["--plan"]))
-        if not plan.gated or plan.require_tables().target.is_path:
+        if not plan.gated or plan.require_tables().require_target().is_path:
             return
         if not self.warehouse_id:
             raise GateJobError(f"contract {plan.contract_id} has catalog tables, so its access boundary is "

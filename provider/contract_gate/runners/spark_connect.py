@@ -21,9 +21,14 @@ job's sessions before they are released.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
 from contract_gate.runners.base import GateJob, GateJobError, GateRunner
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DEFAULT_CONN_ID = "spark_connect_default"
 
@@ -36,12 +41,13 @@ class SparkConnectRunner(GateRunner):
     """
 
     mode = "spark_connect"
+    conn_id: str  # the Spark Connect connection: ``spark_connect_default`` unless one is given
 
     def __init__(self, *, url: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.conn_id = self.conn_id or DEFAULT_CONN_ID
         self.url = url
-        self._session = None
+        self._session: SparkSession | None = None  # the job's Connect session while it runs
         self._tag: str | None = None
 
     def connection_url(self) -> str:
@@ -86,6 +92,6 @@ class SparkConnectRunner(GateRunner):
     def on_kill(self) -> None:
         from contract_gate_spark.runtime.session import interrupt_connect_tag  # pyspark: as in start()
 
-        session = self._session
-        if session is not None:  # the server stops the job's running queries
-            interrupt_connect_tag(session, self._tag)
+        session, tag = self._session, self._tag
+        if session is not None and tag is not None:  # the server stops the job's running queries
+            interrupt_connect_tag(session, tag)

@@ -141,6 +141,7 @@ def _python_error(exc: BaseException) -> SparkError | None:
     method = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     try:
         condition = method() if method is not None else None
+        # duck-typed as getCondition above: a PySpark error (classic or Connect) that has a condition
         parameters = exc.getMessageParameters() if condition else None  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - a JVM that is gone has no condition to give
         return None
@@ -168,14 +169,14 @@ def keep_connect_causes() -> None:
     if getattr(convert, "keeps_causes", False):
         return
 
-    def convert_keeping_causes(info, message, details, *args, **kwargs):
-        exc = convert(info, message, details, *args, **kwargs)
-        chain = _connect_chain(details)
+    def convert_keeping_causes(info, truncated_message, resp, *args, **kwargs):  # named as convert_exception's
+        exc = convert(info, truncated_message, resp, *args, **kwargs)
+        chain = _connect_chain(resp)
         if chain:
             setattr(exc, _CONNECT_CHAIN, chain)
         return exc
 
-    convert_keeping_causes.keeps_causes = True  # type: ignore[attr-defined]
+    convert_keeping_causes.keeps_causes = True  # type: ignore[attr-defined]  # a mark, read back with getattr above
     core.convert_exception = convert_keeping_causes
 
 

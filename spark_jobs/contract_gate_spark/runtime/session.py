@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from delta import configure_spark_with_delta_pip
 from pyspark import SparkConf, SparkContext
@@ -23,6 +24,9 @@ from pyspark.sql import SparkSession
 from contract_gate_spark.runtime.errors import keep_connect_causes
 from contract_gate_spark.runtime.job_start import CONNECT_MODE_ENV
 from contract_gate_spark.runtime.private_settings import read_private_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 """The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
@@ -127,7 +131,7 @@ def connect(url: str) -> SparkSession:
     session = ConnectSession.builder.remote(url).create()
     for key, value in NO_SUBSTITUTION.items():
         session.conf.set(key, value)
-    return session
+    return _as_shared(session)
 
 
 def is_connect(spark: SparkSession) -> bool:
@@ -135,7 +139,23 @@ def is_connect(spark: SparkSession) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-_CLONES: dict[str, list[SparkSession]] = {}
+def _as_shared(session: ConnectSession) -> SparkSession:
+    """A Connect session as the ``SparkSession`` every step takes: it has the same DataFrame API,
+    and pyspark's own builder hands out its Connect sessions as that type too."""
+    return cast(SparkSession, session)
+
+
+def _as_connect(spark: SparkSession) -> ConnectSession:
+    """``spark`` as the Connect session it is, for the Connect-only API (``session_id``, ``cloneSession``)."""
+    # the Connect client, as in connect(): loaded already when spark is one of its sessions
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    if not isinstance(spark, ConnectSession):
+        raise TypeError(f"not a Spark Connect session: {type(spark).__module__}.{type(spark).__qualname__}")
+    return spark
+
+
+_CLONES: dict[str, list[ConnectSession]] = {}
 """Connect sessions cloned by :func:`child_session`, by their parent's session id, until
 :func:`release_children` (or this process's exit) closes them."""
 
@@ -151,26 +171,30 @@ def child_session(spark: SparkSession) -> SparkSession:
     by tag stops its child's too; a classic one shares the thread's job tags already."""
     if not is_connect(spark):
         return spark.newSession()
-    clone = spark.cloneSession()
+    parent = _as_connect(spark)
+    clone = parent.cloneSession()
     if not _CLONES:
         atexit.register(_release_all)
-    _CLONES.setdefault(spark.session_id, []).append(clone)
-    for tag in spark.getTags():
+    _CLONES.setdefault(parent.session_id, []).append(clone)
+    for tag in parent.getTags():
         clone.addTag(tag)
-    return clone
+    return _as_shared(clone)
 
 
 def interrupt_connect_tag(spark: SparkSession, tag: str) -> None:
     """Interrupt the queries tagged ``tag`` of the Connect session ``spark`` and of the sessions
     cloned from it (:func:`child_session`): a session's interrupt reaches its own queries only."""
-    for session in (spark, *_CLONES.get(spark.session_id, [])):
+    parent = _as_connect(spark)
+    for session in (parent, *_CLONES.get(parent.session_id, [])):
         session.interruptTag(tag)
 
 
 def release_children(spark: SparkSession) -> None:
     """Release the server sessions :func:`child_session` cloned from ``spark`` and close their
     channels (Connect only; a classic child session holds nothing of its own)."""
-    for clone in _CLONES.pop(getattr(spark, "session_id", None), []):
+    if not is_connect(spark):
+        return
+    for clone in _CLONES.pop(_as_connect(spark).session_id, []):
         try:
             clone.client.release_session()
         finally:
