@@ -40,7 +40,7 @@ def profile_sample(df: DataFrame) -> SampleProfile:
                        F.countDistinct(column).alias(f"d{i}")]
         if kind in _ATOMIC_ORDERED:
             aggregates += [F.min(column).alias(f"lo{i}"), F.max(column).alias(f"hi{i}")]
-    row = df.agg(*aggregates).first()
+    (row,) = df.agg(*aggregates).collect()  # an aggregate without grouping: one row, even over no rows
     rows = row["rows"]
     columns = []
     for i, field in enumerate(fields):

@@ -107,10 +107,13 @@ class LocalConnectServer:
 
     def wait(self, timeout: float = START_TIMEOUT) -> LocalConnectServer:
         """Return once the launched server accepts connections; raise with its log if it exits."""
+        process = self.process
+        if process is None:
+            raise RuntimeError("the Spark Connect server was not launched: call launch() before wait()")
         deadline = time.monotonic() + timeout
         while not listening(self.port):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the Spark Connect server exited with {self.process.returncode}; "
+            if process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited with {process.returncode}; "
                                    f"its log {self.log}:\n{self.log.read_text(errors='replace')[-4000:]}")
             if time.monotonic() > deadline:
                 self.stop()
