@@ -65,6 +65,8 @@ EXPECTED = [
     ('43_timestamp_bound_not_iso.yaml', 'schema[0].properties[1].logicalTypeOptions.minimum', 20, "expected an ISO timestamp (YYYY-MM-DDTHH:MM:SS[+HH:MM]), got '01/02/2020 10:00'"),
     ('44_dqx_in_list_number_for_string.yaml', 'schema[0].properties[1].quality[0].implementation.check.arguments.allowed[1]', 27, 'allowed values of a string column must be strings, got 978'),
     ('45_unsafe_yaml_tag.yaml', 'schema[0].description', 10, "YAML error: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'"),
+    ('46_missing_id_and_version.yaml', '', 2, "'id' is a required property"),
+    ('46_missing_id_and_version.yaml', '', 2, "'version' is a required property"),
 ]
 
 

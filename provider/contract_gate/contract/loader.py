@@ -193,9 +193,10 @@ def _describe(error: jsonschema_rs.ValidationError):
         if deepest > len(parts) or len(present) == 1:  # one cause nearer the value than the rest
             yield from _describe(next(c for c in present if len(c.instance_path) == deepest))
             return
-    if isinstance(kind, Kind.Required) and isinstance(instance, dict) and "name" in instance and "logicalType" not in instance:
-        # The bundled schema's `if logicalType == map/vector` branches match when logicalType is
-        # absent, which surfaces as "'map' is a required property"; say what is really missing.
+    if (isinstance(kind, Kind.Required) and kind.property == "map" and isinstance(instance, dict)
+            and "name" in instance and "logicalType" not in instance):
+        # The bundled schema's `if logicalType == map` branch matches when logicalType is absent,
+        # which surfaces as "'map' is a required property"; say what is really missing.
         yield parts, "logicalType is required (string, date, timestamp, time, number, integer, object, array, boolean, map)", False
         return
     message = _message(kind, instance, error.message)

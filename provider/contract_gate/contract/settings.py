@@ -25,8 +25,8 @@ class _Model(pyd.BaseModel):
 class TableRef(_Model):
     """A table by name (resolved against the server's catalog/schema or root path) or a path."""
 
-    table: str | None = None
-    path: str | None = None
+    table: str | None = pyd.Field(default=None, min_length=1)
+    path: str | None = pyd.Field(default=None, min_length=1)
     format: Literal["delta", "parquet", "csv", "json"] = "delta"
     options: dict[str, str] = {}
     # The Airflow connection of an object-storage path (s3://, abfss://, gs://): its credentials
@@ -47,7 +47,7 @@ class TableRef(_Model):
 class CandidateSettings(_Model):
     """Where candidates are frozen: a restricted schema (or folder) only the gate can read."""
 
-    schema_: str = pyd.Field(default=CANDIDATE_SCHEMA, alias="schema")
+    schema_: str = pyd.Field(default=CANDIDATE_SCHEMA, alias="schema", min_length=1)
 
 
 class PublicationSettings(_Model):
