@@ -3,9 +3,9 @@ the databricks provider's ``DatabricksHook``, waited for by deferring on the pro
 ``DatabricksExecutionTrigger`` (the worker slot is free while the cluster works).
 
 The Spark side must be deployed where the cluster can read it (a workspace folder, a volume or
-DBFS holding ``spark_jobs/`` and ``contract_plan/`` side by side, so ``gate_job.py`` imports
-both packages from the folder two levels above it); ``python_file`` names
-``spark_jobs/contract_gate_spark/commands/gate_job.py``. The job's files travel through DBFS: the plan (and
+DBFS holding the installed ``contract_gate_spark/`` and ``contract_gate_plan/`` side by side, so
+``gate_job.py`` imports both packages from the folder two levels above it); ``python_file`` names
+``contract_gate_spark/commands/gate_job.py`` there. The job's files travel through DBFS: the plan (and
 the report, for outcome steps) are uploaded with the DBFS API to ``work_dir``, the job reads
 and writes them through the cluster's ``/dbfs`` mount, and the result and report are read back
 with the DBFS API when the run has ended. DBFS's JSON API is used because it is what
@@ -58,8 +58,8 @@ READ_CHUNK = 1 << 20
 class DatabricksRunner(GateRunner):
     """Submit the gate job as a Databricks run.
 
-    :param python_file: where the cluster finds ``spark_jobs/contract_gate_spark/commands/gate_job.py``
-        (e.g. ``/Workspace/Shared/contract_gate/spark_jobs/commands/gate_job.py``).
+    :param python_file: where the cluster finds ``contract_gate_spark/commands/gate_job.py``
+        (e.g. ``/Workspace/Shared/contract_gate/contract_gate_spark/commands/gate_job.py``).
     :param existing_cluster_id: run on this cluster; else ``new_cluster`` is created for the run.
     :param new_cluster: a cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
     :param work_dir: DBFS folder for the job's plan, report and result files.
@@ -92,7 +92,7 @@ class DatabricksRunner(GateRunner):
                  "warehouse_id": warehouse_id, "principal": principal}
         options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
         if not options.get("python_file"):
-            raise ValueError("the databricks mode needs python_file: where the cluster finds spark_jobs/contract_gate_spark/commands/gate_job.py")
+            raise ValueError("the databricks mode needs python_file: where the cluster finds contract_gate_spark/commands/gate_job.py")
         if ("existing_cluster_id" in options) == ("new_cluster" in options):
             raise ValueError("the databricks mode needs exactly one of existing_cluster_id or new_cluster")
         self.python_file = options["python_file"]
