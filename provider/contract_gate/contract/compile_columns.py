@@ -24,22 +24,25 @@ def _unsafe_name(name) -> bool:
         or "${" in name
 
 
-class ColumnCompiler(CompileState):
-    """Columns and key of a schema object."""
+class ColumnCompiler:
+    """Columns and key of a schema object, recorded in the compile's ``state``."""
+
+    def __init__(self, state: CompileState) -> None:
+        self.state = state
 
     # -- columns and key -----------------------------------------------------------------
     def compile_columns(self, obj) -> list[dict]:
         result = []
         for i, prop in enumerate(obj.properties or []):
-            base = f"{self.base}.properties[{i}]"
+            base = f"{self.state.base}.properties[{i}]"
             column_type = self.column_type(prop, base)
             if column_type is None:
                 continue
             name = column_name(prop)
-            self.columns[name] = column_type
+            self.state.columns[name] = column_type
             if name != prop.name:
-                self.labels[name] = prop.name
-            options = self.options[name] = self.property_options(prop, base)
+                self.state.labels[name] = prop.name
+            options = self.state.options[name] = self.property_options(prop, base)
             sample_allowed = options.get("sampleAllowed", (None, False))[1]
             column = {
                 "name": name, **({"label": prop.name} if name != prop.name else {}),
@@ -49,7 +52,7 @@ class ColumnCompiler(CompileState):
             }
             index, allow_non_finite = options.get("allowNonFinite", (None, False))
             if allow_non_finite is True and column_type not in ("float", "double"):
-                self.error(f"{base}.customProperties[{index}].property",
+                self.state.error(f"{base}.customProperties[{index}].property",
                            f"allowNonFinite applies to float and double columns, not {column_type}")
             elif allow_non_finite is True:  # NaN/Infinity tokens of a CSV/JSON landing fit (contract_gate_spark.validation.unparseable_values)
                 column["allow_non_finite"] = True
@@ -61,33 +64,33 @@ class ColumnCompiler(CompileState):
         for key, name in (("name", prop.name), ("physicalName", prop.physicalName)):
             if key == "name" or name is not None:
                 if _unsafe_name(name):
-                    self.error(f"{base}.{key}", f"unsafe column name {name!r}: {_SAFE_NAME}")
+                    self.state.error(f"{base}.{key}", f"unsafe column name {name!r}: {_SAFE_NAME}")
                     return None
-        if prop.name in {self.label(column) for column in self.columns}:
-            self.error(f"{base}.name", f"duplicate property name {prop.name!r}")
+        if prop.name in {self.state.label(column) for column in self.state.columns}:
+            self.state.error(f"{base}.name", f"duplicate property name {prop.name!r}")
             return None
-        if column_name(prop) in self.columns:  # the column is physicalName, where given
-            self.error(f"{base}.physicalName", f"duplicate column {prop.physicalName!r}: another property "
+        if column_name(prop) in self.state.columns:  # the column is physicalName, where given
+            self.state.error(f"{base}.physicalName", f"duplicate column {prop.physicalName!r}: another property "
                                                "has it as its name or physicalName")
             return None
         return self.field_type(prop, base)
 
     # -- types as contracts write them (physical_types), nested fields (nested) ---------------------
     def dialect_label(self) -> str:
-        server = f"server type {self.server_type!r}" if self.server_type else "no server type"
-        return f"in the {dialect_of(self.server_type) or 'Spark'} dialect ({server})"
+        server = f"server type {self.state.server_type!r}" if self.state.server_type else "no server type"
+        return f"in the {dialect_of(self.state.server_type) or 'Spark'} dialect ({server})"
 
     def field_type(self, prop, base: str, depth: int = 0) -> str | None:
         """The Spark type of a property or nested field, or None after reporting why it has none:
         from its nested properties or items, else its physicalType in the server's dialect, else
         its logicalType (docs/contracts.md#types)."""
         if depth > MAX_DEPTH:
-            self.error(base, f"properties nested more than {MAX_DEPTH} levels deep are not supported")
+            self.state.error(base, f"properties nested more than {MAX_DEPTH} levels deep are not supported")
             return None
         if prop.properties or prop.items or (prop.logicalType == "map" and prop.map):
             spark = self.nested_type(prop, base, depth)
             if spark is not None:
-                self.field_types[base] = (spark, base, None)
+                self.state.field_types[base] = (spark, base, None)
             return spark
         mapped = None
         # a container word (object, struct, RECORD...) without nested detail leaves the type to the logicalType
@@ -95,10 +98,10 @@ class ColumnCompiler(CompileState):
         if prop.physicalType is not None:
             source = f"{base}.physicalType"
             try:
-                mapped = map_physical(prop.physicalType, self.server_type)
+                mapped = map_physical(prop.physicalType, self.state.server_type)
             except UnmappedType as exc:
                 if not container:
-                    self.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
+                    self.state.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
                                        f"{exc} (the type tables: {TYPES_DOC})")
                     return None
         if mapped is None and prop.logicalType is not None:
@@ -106,12 +109,12 @@ class ColumnCompiler(CompileState):
             try:
                 mapped = map_logical(prop.logicalType, prop.logicalTypeOptions)
             except UnmappedType as exc:
-                self.error(source, f"{exc} (the type tables: {TYPES_DOC})")
+                self.state.error(source, f"{exc} (the type tables: {TYPES_DOC})")
                 return None
         elif mapped is None:
-            self.error(base, f"a property needs a physicalType or a logicalType to have a column type ({TYPES_DOC})")
+            self.state.error(base, f"a property needs a physicalType or a logicalType to have a column type ({TYPES_DOC})")
             return None
-        self.field_types[base] = (mapped.type, source, mapped)
+        self.state.field_types[base] = (mapped.type, source, mapped)
         return mapped.type
 
     def nested_type(self, prop, base: str, depth: int) -> str | None:
@@ -123,12 +126,12 @@ class ColumnCompiler(CompileState):
             for j, child in enumerate(prop.properties):
                 path = f"{base}.properties[{j}]"
                 if _unsafe_name(child.name):
-                    self.error(f"{path}.name", f"unsafe nested field name {child.name!r}: {_SAFE_NAME}")
+                    self.state.error(f"{path}.name", f"unsafe nested field name {child.name!r}: {_SAFE_NAME}")
                 elif child.name in seen:
-                    self.error(f"{path}.name", f"duplicate nested field name {child.name!r}")
+                    self.state.error(f"{path}.name", f"duplicate nested field name {child.name!r}")
                 else:
                     seen.add(child.name)
-                    self.field_names.add(child.name)
+                    self.state.field_names.add(child.name)
                     fields.append((child.name, self.field_type(child, path, depth + 1)))
             if len(fields) != len(prop.properties) or any(t is None for _, t in fields):
                 return None
@@ -147,11 +150,11 @@ class ColumnCompiler(CompileState):
         spark = spark_type(spark)
         if prop.physicalType is not None and not is_container(prop.physicalType):
             try:
-                stated = map_physical(prop.physicalType, self.server_type).type
+                stated = map_physical(prop.physicalType, self.state.server_type).type
             except UnmappedType:
                 stated = None
             if stated is not None and stated != spark:
-                self.error(f"{base}.physicalType", f"physicalType {prop.physicalType!r} is {stated} "
+                self.state.error(f"{base}.physicalType", f"physicalType {prop.physicalType!r} is {stated} "
                                                    f"{self.dialect_label()}, but the nested properties describe {spark}")
                 return None
         return spark
@@ -163,14 +166,14 @@ class ColumnCompiler(CompileState):
             path = f"{base}.customProperties[{j}]"
             meant = near_miss(custom.property, _PROPERTY_OPTIONS)
             if meant:
-                self.error(f"{path}.property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
+                self.state.error(f"{path}.property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
             elif custom.property in _PROPERTY_OPTIONS:
                 if custom.property in options:
-                    self.error(f"{path}.property", f"{custom.property} is given more than once")
+                    self.state.error(f"{path}.property", f"{custom.property} is given more than once")
                 options[custom.property] = (j, custom.value)
         for name in _BOOLEAN_PROPERTY_OPTIONS:
             if not isinstance(options.get(name, (0, False))[1], bool):
-                self.error(f"{base}.customProperties[{options[name][0]}].value", f"{name} must be true or false")
+                self.state.error(f"{base}.customProperties[{options[name][0]}].value", f"{name} must be true or false")
         return options
 
     def compile_key(self, obj) -> list[str]:

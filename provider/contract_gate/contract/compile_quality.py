@@ -16,14 +16,17 @@ _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
 _PLACEHOLDER_SYNONYMS = {"model": "object", "table": "object", "column": "property"}
 
 
-class QualityCompiler(CompileState):
-    """Quality entries as rules."""
+class QualityCompiler:
+    """Quality entries as rules, added to the compile's ``state``."""
+
+    def __init__(self, state: CompileState) -> None:
+        self.state = state
 
     # -- quality entries -----------------------------------------------------------------
     def value_types(self) -> dict[str, str]:
         """Column -> Spark type of what a check may name: the columns, then the nested fields by
         their dotted path (``user_profile.age``, ``lines[].sku``)."""
-        return {**{name: field_type for name, (_, field_type) in self.nested_fields.items()}, **self.columns}
+        return {**{name: field_type for name, (_, field_type) in self.state.nested_fields.items()}, **self.state.columns}
 
     def compile_quality(self, entries, base: str, column: str | None) -> None:
         for j, quality in enumerate(entries):
@@ -31,21 +34,21 @@ class QualityCompiler(CompileState):
             try:
                 self.compile_quality_entry(quality.model_dump(exclude_none=True), path, column)
             except rules.RuleError as exc:
-                self.rule_error(path, exc)
+                self.state.rule_error(path, exc)
 
     def compile_quality_entry(self, entry: dict, path: str, column: str | None) -> None:
         kind = entry.get("type", "library")
         common = {"severity": _severity(entry.get("severity")), "description": entry.get("description")}
         id_key = "id" if "id" in entry else "name" if "name" in entry else None
         given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
-        start = len(self.rules)
+        start = len(self.state.rules)
         self.compile_quality_kind(kind, entry, path, column, given, common)
         self.nest_rules(start, path, column, given, common)
 
     def compile_quality_kind(self, kind: str, entry: dict, path: str, column: str | None, given: tuple,
                              common: dict) -> None:
         if kind == "text":
-            self.add_rule(path, given[0] or f"{self.id_prefix(column)}.text", given[1], kind="text", scope="text",
+            self.state.add_rule(path, given[0] or f"{self.state.id_prefix(column)}.text", given[1], kind="text", scope="text",
                           columns=[column] if column else [], **common)
         elif kind == "library":
             self.compile_metric(entry, path, column, given, common)
@@ -66,9 +69,9 @@ class QualityCompiler(CompileState):
         row expression a contract writes (spark-sql, DQX sql_expression) reads the record as
         written. A group or query over a field, or a count of array elements, cannot be run:
         an unsupported check (:meth:`unsupported`)."""
-        for entry in self.rules[start:]:
+        for entry in self.state.rules[start:]:
             rule = entry["rule"]
-            paths = [self.nested_fields[c][0] for c in rule["columns"] if c in self.nested_fields]
+            paths = [self.state.nested_fields[c][0] for c in rule["columns"] if c in self.state.nested_fields]
             if not paths:
                 continue
             expression = rule["kind"] == "custom_sql" or rule.get("function") == "sql_expression"
@@ -76,7 +79,7 @@ class QualityCompiler(CompileState):
                 runnable = len(rule["columns"]) == 1 and (
                     rule["scope"] == "row" or (rule["scope"] == "dataset" and None not in paths[0].steps))
                 if not runnable:
-                    del self.rules[start:]
+                    del self.state.rules[start:]
                     self.unsupported(path, column, given, common, f"a {rule['kind']} check of nested field "
                                      f"{paths[0].name!r} over {'array elements' if rule['scope'] == 'dataset' else 'rows'} "
                                      "(nested fields take row checks and metrics)", None)
@@ -85,12 +88,12 @@ class QualityCompiler(CompileState):
                 rule["predicate"] = paths[0].predicate(rule["predicate"])
                 rule.pop("passes_when", None)  # a shortcut of the stand-in column
             elif rule["scope"] not in ("text",) and not expression:
-                del self.rules[start:]
+                del self.state.rules[start:]
                 self.unsupported(path, column, given, common, f"a {rule['kind']} check of nested field "
                                  f"{paths[0].name!r} (nested fields take row checks and metrics)", None)
                 self.nest_rules(start, path, column, given, common)
                 return
-            top = (self.nested_fields[c][0].column if c in self.nested_fields else c for c in rule["columns"])
+            top = (self.state.nested_fields[c][0].column if c in self.state.nested_fields else c for c in rule["columns"])
             rule["columns"] = list(dict.fromkeys(top))
             rule["enforceable"] = enforceable(rule)
 
@@ -98,18 +101,18 @@ class QualityCompiler(CompileState):
         """A check the gate cannot run. A gated object refuses it unless its settings say
         ``unsupportedChecks: warn``; then, and in an object that is documentation only, it is a
         rule the Spark side reports ``not_evaluated`` (a warning: the batch is not judged on it)."""
-        if self.settings is not None and self.settings.unsupported_checks != "warn":
+        if self.state.settings is not None and self.state.settings.unsupported_checks != "warn":
             raise rules.RuleError(f"{what} cannot be run by the gate; set unsupportedChecks: warn in the "
                                   f"{GATE_PROPERTY} settings to list it as not evaluated instead", key)
-        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.unsupported", given[1], kind="unsupported",
+        self.state.add_rule(path, given[0] or f"{self.state.id_prefix(column)}.unsupported", given[1], kind="unsupported",
                       scope="text", columns=[column] if column else [], reason=f"not run by the gate: {what}",
                       **{**common, "severity": "warning"})
 
     def compile_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         # A query reads its batch ({object}) and the tables the gate settings list as references.
-        references = set(self.settings.references) if self.settings else set()
+        references = set(self.state.settings.references) if self.state.settings else set()
         placeholders = {"object", *references, *(["property"] if column else [])}
-        obj = self.objects[self.index]
+        obj = self.state.objects[self.state.index]
         try:
             query = check_query(entry["query"], placeholders, _PLACEHOLDER_SYNONYMS,
                                 batch_names=[name for name in (obj.name, obj.physicalName) if name])
@@ -119,7 +122,7 @@ class QualityCompiler(CompileState):
             return
         except ValueError as exc:
             raise rules.RuleError(f"unsafe or invalid query: {exc}", "query") from exc
-        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.sql", given[1], kind="sql", scope="query",
+        self.state.add_rule(path, given[0] or f"{self.state.id_prefix(column)}.sql", given[1], kind="sql", scope="query",
                       columns=[column] if column else [],
                       query=query, threshold=rules.threshold_from(entry, percent_allowed=False), **common)
 
@@ -128,26 +131,26 @@ class QualityCompiler(CompileState):
         if not isinstance(text, str):
             raise rules.RuleError("engine spark-sql needs a boolean expression as implementation", "implementation")
         predicate = rules.custom_expression(text)
-        others = [c for c in rules.referenced_columns(text, list(self.columns)) if c != column]
-        self.add_rule(path, given[0] or f"{self.id_prefix(column)}.custom_sql", given[1], kind="custom_sql",
+        others = [c for c in rules.referenced_columns(text, list(self.state.columns)) if c != column]
+        self.state.add_rule(path, given[0] or f"{self.state.id_prefix(column)}.custom_sql", given[1], kind="custom_sql",
                       scope="row", columns=[column, *others] if column else others, predicate=predicate, **common)
 
     def compile_metric(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         metric = entry.get("metric") or entry.get("rule")
         if metric is None:
             raise rules.RuleError("a quality entry needs a type (text, library, sql, custom) or a metric", "type")
-        rule_id, id_path = given[0] or f"{self.id_prefix(column)}.{metric}", given[1]
+        rule_id, id_path = given[0] or f"{self.state.id_prefix(column)}.{metric}", given[1]
         arguments = entry.get("arguments") or {}
         if metric == "rowCount":
             _only(arguments, set())
-            self.add_rule(path, rule_id, id_path, kind="row_count", scope="dataset", columns=[],
+            self.state.add_rule(path, rule_id, id_path, kind="row_count", scope="dataset", columns=[],
                           threshold=rules.threshold_from(entry, percent_allowed=False), metric=metric, **common)
         elif metric == "duplicateValues":
             key = self.duplicate_key(arguments, column)
             nulls_distinct = arguments.get("nullsDistinct", True)
             if not isinstance(nulls_distinct, bool):
                 raise rules.RuleError("nullsDistinct must be true or false", ["arguments", "nullsDistinct"])
-            self.add_rule(path, rule_id, id_path, kind="unique", scope="group", columns=key,
+            self.state.add_rule(path, rule_id, id_path, kind="unique", scope="group", columns=key,
                           nulls_distinct=nulls_distinct, threshold=rules.threshold_from(entry), metric=metric, **common)
         elif metric in _LIBRARY_ROW_METRICS:
             if column is None:
@@ -155,10 +158,10 @@ class QualityCompiler(CompileState):
             predicate = self.metric_predicate(metric, arguments, column)
             threshold = rules.threshold_from(entry)
             if _zero_tolerance(threshold):  # every counted row breaks it: a row rule, like DQX's mustBe: 0
-                self.add_rule(path, rule_id, id_path, kind="metric", scope="row", columns=[column], metric=metric,
+                self.state.add_rule(path, rule_id, id_path, kind="metric", scope="row", columns=[column], metric=metric,
                               predicate=predicate, **common)
             else:
-                self.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
+                self.state.add_rule(path, rule_id, id_path, kind="metric", scope="dataset", columns=[column], metric=metric,
                               predicate=predicate, threshold=threshold, **common)
         else:
             self.unsupported(path, column, given, common, f"metric {metric!r} (the gate runs nullValues, missingValues, "
@@ -172,9 +175,9 @@ class QualityCompiler(CompileState):
         key = arguments.get("properties")
         if not isinstance(key, list) or not key:
             raise rules.RuleError("schema-level duplicateValues needs arguments.properties: a list of columns", "arguments")
-        columns = {self.label(column): column for column in self.columns}  # a property by its name
+        columns = {self.state.label(column): column for column in self.state.columns}  # a property by its name
         for k, name in enumerate(key):
-            if name not in columns and name not in self.columns:
+            if name not in columns and name not in self.state.columns:
                 raise rules.RuleError(f"duplicateValues refers to unknown column {name!r}", ["arguments", "properties", k])
         return [columns[name] if name in columns else name for name in key]
 
@@ -237,8 +240,8 @@ class QualityCompiler(CompileState):
                 rule_id, id_path = name, yaml_path([path, *name_key])
             elif rule_id and item_key is not None:  # one id per column
                 rule_id = f"{rule_id}.{'.'.join(fields['columns'])}"
-            rule_id = rule_id or f"{'.'.join(map(self.label, fields['columns'])) or 'dataset'}.{fields['function']}"
-            self.add_rule(path, rule_id, id_path, **{**common, **fields})
+            rule_id = rule_id or f"{'.'.join(map(self.state.label, fields['columns'])) or 'dataset'}.{fields['function']}"
+            self.state.add_rule(path, rule_id, id_path, **{**common, **fields})
 
 
 def _severity(value) -> str:

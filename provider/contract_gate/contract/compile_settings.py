@@ -14,14 +14,17 @@ from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, setting
 from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, location_problems
 
 
-class SettingsCompiler(CompileState):
-    """Gate settings, servers and SLA of a schema object."""
+class SettingsCompiler:
+    """Gate settings, servers and SLA of a schema object, recorded in the compile's ``state``."""
+
+    def __init__(self, state: CompileState) -> None:
+        self.state = state
 
     # -- settings, servers, SLA ----------------------------------------------------------
     def chosen_server_type(self) -> str | None:
         """The type of the environment's server (``pick_server`` reports a wrong environment)."""
         try:
-            server = select_server(self.loaded.model.servers or [], self.env)
+            server = select_server(self.state.loaded.model.servers or [], self.state.env)
         except ValueError:
             return None
         return server.type if server is not None else None
@@ -29,26 +32,26 @@ class SettingsCompiler(CompileState):
     def gate_settings(self, obj) -> GateSettings | None:
         """The object's gate settings: its own ``contractGate`` entry over the contract's (key by
         key, nested mappings merged), ``{object}`` in the landing made the object's name. An object
-        without a landing is documentation only (``self.not_gated``), not an error."""
-        contract_level = self.settings_entry(self.loaded.model.customProperties, "customProperties")
-        object_level = self.settings_entry(obj.customProperties, f"{self.base}.customProperties")
+        without a landing is documentation only (``self.state.not_gated``), not an error."""
+        contract_level = self.settings_entry(self.state.loaded.model.customProperties, "customProperties")
+        object_level = self.settings_entry(obj.customProperties, f"{self.state.base}.customProperties")
         if contract_level is None and object_level is None:
-            self.not_gated = "no contractGate settings, so no landing"
+            self.state.not_gated = "no contractGate settings, so no landing"
             return None
-        entries = self.settings_sources = [entry for entry in (contract_level, object_level) if entry is not None]
+        entries = self.state.settings_sources = [entry for entry in (contract_level, object_level) if entry is not None]
         value: dict = {}
         for _, given in entries:
             value = _merged(value, given)
         landing = value.get("landing")
         if landing is None:
-            self.not_gated = "no landing in its contractGate settings"
+            self.state.not_gated = "no landing in its contractGate settings"
             return None
         if isinstance(landing, dict):
             landing_from_contract = object_level is None or "landing" not in object_level[1]
-            if landing_from_contract and len(self.objects) > 1 \
+            if landing_from_contract and len(self.state.objects) > 1 \
                     and not any("{object}" in str(v) for v in (landing.get("path"), landing.get("table"))):
                 assert contract_level is not None  # the landing came from it
-                self.error(f"{contract_level[0]}.landing", "a contract with several schema objects gives each its "
+                self.state.error(f"{contract_level[0]}.landing", "a contract with several schema objects gives each its "
                            "landing: in the object's own contractGate entry, or here with {object} in the path "
                            "or table name")
                 return None
@@ -59,7 +62,7 @@ class SettingsCompiler(CompileState):
         except pydantic.ValidationError as exc:
             for parts, message in settings_errors(exc):
                 where = object_level if object_level is not None and _has_key(object_level[1], parts) else entries[0]
-                self.error(yaml_path([where[0], *parts]), message)
+                self.state.error(yaml_path([where[0], *parts]), message)
             return None
 
     def settings_entry(self, custom_properties, base: str) -> tuple[str, dict] | None:
@@ -68,17 +71,17 @@ class SettingsCompiler(CompileState):
         for i, custom in enumerate(custom_properties or []):
             meant = near_miss(custom.property, (GATE_PROPERTY,))
             if meant:
-                self.error(f"{base}[{i}].property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
+                self.state.error(f"{base}[{i}].property", f"unknown custom property {custom.property!r}; did you mean {meant!r}?")
             elif custom.property == GATE_PROPERTY:
                 entries.append((i, custom))
         if not entries:
             return None
         if len(entries) > 1:
-            self.error(f"{base}[{entries[1][0]}]", f"{GATE_PROPERTY} is given more than once")
+            self.state.error(f"{base}[{entries[1][0]}]", f"{GATE_PROPERTY} is given more than once")
             return None
         index, entry = entries[0]
         if not isinstance(entry.value, dict):
-            self.error(f"{base}[{index}].value", f"{GATE_PROPERTY} settings must be a mapping")
+            self.state.error(f"{base}[{index}].value", f"{GATE_PROPERTY} settings must be a mapping")
             return None
         return f"{base}[{index}].value", entry.value
 
@@ -86,13 +89,13 @@ class SettingsCompiler(CompileState):
         """The plan's table addresses, after every name and path that leads there is checked
         (``table_locations``: identifiers, under the server's root, no overlaps). The object's
         ``physicalName``, where given, is its table: the target's default name (and its quarantine's)."""
-        table_name = self.objects[self.index].physicalName or object_name
-        tables = resolve_tables(settings, server, table_name, self.loaded.model.version)
-        index = next((i for i, s in enumerate(self.loaded.model.servers or []) if s is server), None)
-        for path, message in location_problems(self.loaded.raw, settings, server, index, object_name, tables):
-            self.error(path, message)
+        table_name = self.state.objects[self.state.index].physicalName or object_name
+        tables = resolve_tables(settings, server, table_name, self.state.loaded.model.version)
+        index = next((i for i, s in enumerate(self.state.loaded.model.servers or []) if s is server), None)
+        for path, message in location_problems(self.state.loaded.raw, settings, server, index, object_name, tables):
+            self.state.error(path, message)
         if not IDENTIFIER.fullmatch(table_name) and (settings.target is None or settings.quarantine is None):
-            self.error(f"{self.base}.physicalName", f"physicalName {table_name!r} names the target table and its "
+            self.state.error(f"{self.state.base}.physicalName", f"physicalName {table_name!r} names the target table and its "
                        f"quarantine: it must be {IDENTIFIER_FORM}, or name them in the {GATE_PROPERTY} settings")
         return tables
 
@@ -101,38 +104,38 @@ class SettingsCompiler(CompileState):
         ODCS ``roles`` of the chosen server, else of the contract: ``access: read`` roles are
         consumers (the target only), ``access: write`` roles the contract owner (also the
         quarantine and its candidates). Role names are principals, quoted wherever they are used."""
-        servers = self.loaded.model.servers or []
+        servers = self.state.loaded.model.servers or []
         index = next((i for i, s in enumerate(servers) if s is server), None)
         roles, base = (server.roles, f"servers[{index}].roles") if server is not None and server.roles \
-            else (self.loaded.model.roles or [], "roles")
+            else (self.state.loaded.model.roles or [], "roles")
         access: dict[str, list[str]] = {"consumers": [], "owners": []}
         for j, role in enumerate(roles):
             kind = {"read": "consumers", "write": "owners"}.get((role.access or "").lower())
             if kind is None:
-                self.error(f"{base}[{j}].access", f"access {role.access!r} is not one the gate can grant: 'read' (a "
+                self.state.error(f"{base}[{j}].access", f"access {role.access!r} is not one the gate can grant: 'read' (a "
                                                   "consumer: SELECT on the target) or 'write' (the contract owner: "
                                                   "also the quarantine and its candidates; only the gate writes)")
             elif not role.role or CONTROL_CHARACTER.search(role.role):
-                self.error(f"{base}[{j}].role", "a role names a principal: non-empty, without control characters")
+                self.state.error(f"{base}[{j}].role", "a role names a principal: non-empty, without control characters")
             else:
                 access[kind].append(role.role)
         return access if roles else None
 
     def pick_server(self):
         try:
-            return select_server(self.loaded.model.servers or [], self.env)
+            return select_server(self.state.loaded.model.servers or [], self.state.env)
         except ValueError as exc:
-            self.error("servers", str(exc))
+            self.state.error("servers", str(exc))
             return None
 
     def freshness(self, object_name: str) -> dict | None:
         try:
-            others = tuple(o.name for o in self.objects if o.name and o.name != object_name)
-            return freshness_sla(self.loaded.model.slaProperties or [], object_name, self.columns,
-                                 self.loaded.model.slaDefaultElement, others)
+            others = tuple(o.name for o in self.state.objects if o.name and o.name != object_name)
+            return freshness_sla(self.state.loaded.model.slaProperties or [], object_name, self.state.columns,
+                                 self.state.loaded.model.slaDefaultElement, others)
         except rules.RuleError as exc:
             index, *keys = exc.keys()
-            self.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))
+            self.state.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))
             return None
 
 

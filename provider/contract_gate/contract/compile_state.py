@@ -44,7 +44,7 @@ def enforceable(rule: dict) -> bool:
 
 
 class CompileState:
-    """Compiles schema object ``index`` of a contract into its plan: what every part reads and adds to."""
+    """What the parts of schema object ``index``'s compile read and add to: its issues, rules, columns and settings."""
 
     def __init__(self, loaded: LoadedContract, env: str | None, index: int = 0):
         self.loaded = loaded

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract_gate.contract.compile_columns import ColumnCompiler
+from contract_gate.contract.compile_quality import QualityCompiler
 from contract_gate.contract.compile_rules import PropertyRuleCompiler
 from contract_gate.contract.compile_settings import SettingsCompiler
+from contract_gate.contract.compile_state import CompileState
 from contract_gate.contract.errors import ContractError, ContractIssue
 from contract_gate.contract.loader import LoadedContract, load_contract
 from contract_gate_plan.document import PLAN_VERSION, fingerprint
@@ -73,8 +76,8 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
         except ContractError as exc:
             issues.extend(exc.issues)
             continue
-        if compiler.not_gated:
-            not_gated[name] = compiler.not_gated
+        if compiler.state.not_gated:
+            not_gated[name] = compiler.state.not_gated
     if issues:
         raise ContractError(loaded.file, sorted(set(issues), key=lambda i: (i.line or 0, i.path, i.message)))
     return CompiledContract(loaded, plans, not_gated)
@@ -89,43 +92,51 @@ def _listing(plans: dict) -> str:
     return ", ".join(repr(name) for name in plans)
 
 
-class _Compiler(PropertyRuleCompiler, SettingsCompiler):
-    """Compiles schema object ``index`` of a contract into its plan, part by part (columns, gate
-    settings, property rules, quality entries; ``compile_state`` holds what they share)."""
+class _Compiler:
+    """Compiles schema object ``index`` of a contract into its plan, part by part: columns, gate
+    settings, property rules, quality entries, each adding to the one ``state`` they share."""
 
-    # -- the compile ---------------------------------------------------------------------
+    def __init__(self, loaded: LoadedContract, env: str | None, index: int) -> None:
+        self.state = state = CompileState(loaded, env, index)
+        self.column_compiler = ColumnCompiler(state)
+        self.quality_compiler = QualityCompiler(state)
+        self.rule_compiler = PropertyRuleCompiler(state, self.column_compiler, self.quality_compiler)
+        self.settings_compiler = SettingsCompiler(state)
+
     def compile(self) -> dict:
         """The plan document (docs/plan-format.md) of the object, with its fingerprint."""
-        model = self.loaded.model
-        objects = self.objects
-        obj = objects[self.index]
-        name = self.loaded.object_name(self.index)
-        self.server_type = self.chosen_server_type()
-        columns = self.compile_columns(obj)
-        self.key = self.compile_key(obj)
-        settings = self.settings = self.gate_settings(obj)  # before the rules: queries may use its references
-        self.compile_property_rules(obj)
-        self.compile_quality(obj.quality or [], self.base, column=None)
-        server = self.pick_server()
-        freshness = self.freshness(name)
-        tables = self.table_addresses(settings, server, name) if settings else None
-        access = self.access(server) if settings else None
-        plan_rules = self.assign_ids()
-        if self.issues:
-            raise ContractError(self.loaded.file, sorted(self.issues, key=lambda i: (i.line or 0, i.path, i.message)))
+        state = self.state
+        model = state.loaded.model
+        objects = state.objects
+        obj = objects[state.index]
+        name = state.loaded.object_name(state.index)
+        state.server_type = self.settings_compiler.chosen_server_type()
+        columns = self.column_compiler.compile_columns(obj)
+        state.key = self.column_compiler.compile_key(obj)
+        # before the rules: queries may use its references
+        settings = state.settings = self.settings_compiler.gate_settings(obj)
+        self.rule_compiler.compile_property_rules(obj)
+        self.quality_compiler.compile_quality(obj.quality or [], state.base, column=None)
+        server = self.settings_compiler.pick_server()
+        freshness = self.settings_compiler.freshness(name)
+        tables = self.settings_compiler.table_addresses(settings, server, name) if settings else None
+        access = self.settings_compiler.access(server) if settings else None
+        plan_rules = state.assign_ids()
+        if state.issues:
+            raise ContractError(state.loaded.file, sorted(state.issues, key=lambda i: (i.line or 0, i.path, i.message)))
         environment = server.server if server is not None else None
         document = {
             "plan_version": PLAN_VERSION,
             "contract": {"id": model.id, "version": model.version, "name": model.name, "domain": model.domain},
             "object": name,
-            "names": gate_names(self.loaded.contract_id, name, len(objects), environment),
+            "names": gate_names(state.loaded.contract_id, name, len(objects), environment),
             "environment": environment,
             "columns": columns,
-            "key": self.key,
+            "key": state.key,
             "rules": plan_rules,
             "schema_policy": settings.schema_policy if settings else "strict",
             "delta_column_mapping": any(set(name) & _DELTA_RESERVED_NAME_CHARS
-                                        for name in (*self.columns, *self.field_names)),
+                                        for name in (*state.columns, *state.field_names)),
             "freshness": freshness,
             "gate": settings.model_dump(mode="json", by_alias=True) if settings else None,
             "tables": tables,
