@@ -37,6 +37,9 @@ class Column:
     allow_non_finite: bool = False
     label: str | None = None
     """The property's ``name``, where the contract gives a different ``physicalName``."""
+    json_text: bool = False
+    """Its values are JSON text (the plan holds its ``json`` rule: ``json``, ``jsonb``, a
+    warehouse's ``variant``...), so in a JSON landing any JSON value fits, kept as its text."""
 
     @property
     def classified(self) -> bool:
@@ -291,6 +294,8 @@ def compiled_plan(document: dict[str, Any]) -> Plan:
 
 def _typed(document: dict[str, Any]) -> Plan:
     contract = document["contract"]
+    json_text = {column for rule in document["rules"] if rule["kind"] == "json"
+                 for column in rule.get("columns") or ()}
     freshness = document.get("freshness")
     access = document.get("access")
     names = document.get("names") or gate_names(str(contract["id"]), document["object"], 1, document.get("environment"))
@@ -303,7 +308,7 @@ def _typed(document: dict[str, Any]) -> Plan:
         names=Names(**names),
         contract_name=contract.get("name"),
         contract_domain=contract.get("domain"),
-        columns=tuple(_column(column) for column in document["columns"]),
+        columns=tuple(_column(column, json_text) for column in document["columns"]),
         key=tuple(document["key"]),
         rules=tuple(_rule(rule) for rule in document["rules"]),
         schema_policy=document["schema_policy"],
@@ -318,7 +323,7 @@ def _typed(document: dict[str, Any]) -> Plan:
     )
 
 
-def _column(column: dict[str, Any]) -> Column:
+def _column(column: dict[str, Any], json_text: set[str]) -> Column:
     try:
         type_string = spark_type(column["type"])
     except TypeSyntaxError as exc:
@@ -332,6 +337,7 @@ def _column(column: dict[str, Any]) -> Column:
         description=column.get("description"),
         sample_allowed=bool(column.get("sample_allowed")),
         allow_non_finite=bool(column.get("allow_non_finite")),
+        json_text=column["name"] in json_text,
     )
 
 

@@ -13,6 +13,7 @@ from contract_gate.contract.loader import load_contract_text
 from contract_gate.operators.branch import PUBLISH, decide
 from contract_gate.operators.validate import summarize
 from contract_gate_plan.document import read_document
+from contract_gate_plan.model import load_plan
 from contract_gate_spark.steps.publish import publish
 from contract_gate_spark.steps.stage import stage_candidate
 from contract_gate_spark.validation.candidate import Candidate, read_candidate
@@ -128,3 +129,25 @@ def test_a_nested_batch_is_staged_validated_and_published_to_a_delta_target(spar
     assert "delta.constraints.cg_address_city_required" in constraints
     assert "delta.constraints.cg_doc_json" in constraints
     assert not any("forall" in text for text in constraints.values())  # Delta cannot hold a lambda
+
+
+def test_a_json_text_column_of_a_json_landing_takes_any_json_value_as_its_text(spark, tmp_path):
+    """A jsonb column exported to a JSON landing holds objects and arrays inline: they fit the
+    column, kept as their JSON text, and only text that is not JSON fails ``doc.json``. A plain
+    string column holding an object still fails its type."""
+    plan = _plan(tmp_path)
+    docs = {"o1": {"note": "x", "n": [1, 2]}, "o2": [1, {"a": None}], "o3": 12, "o4": '{"quoted": true}',
+            "o5": "not json"}
+    rows = [*({"order_id": key, "doc": doc} for key, doc in docs.items()), {"order_id": {"an": "object"}, "doc": None}]
+    landing = tmp_path / "orders.json"
+    landing.write_text("".join(json.dumps({"address": None, "lines": [], "tags": None, **row}) + "\n" for row in rows),
+                       encoding="utf-8")
+
+    candidate = read_candidate(spark, str(landing), format="json", columns=load_plan(plan).columns)
+    read = {row["order_id"]: row["doc"] for row in candidate.df.collect()}
+    assert {key: json.loads(read[key]) for key in ("o1", "o2", "o3")} == {key: docs[key] for key in ("o1", "o2", "o3")}
+    assert (read["o4"], read["o5"]) == ('{"quoted": true}', "not json")  # a JSON string is its own text
+
+    report = run_validation(spark, plan, candidate, submission_id="json-text")
+    assert report["schema"]["ok"], report["schema"]
+    assert _failed(report) == {"doc.json": 1, "order_id.type": 1}  # o5; the object where a string belongs

@@ -102,4 +102,5 @@ def _read_text(
         found = [StructField(name, data_type) for name, data_type in expected.items()]
     schema = StructType([StructField(f.name, expected.get(f.name, f.dataType), True) for f in found])
     allowed = frozenset(c.name for c in columns if c.allow_non_finite)
-    return read_text(spark, path, format, options, schema, allowed)
+    json_text = frozenset(c.name for c in columns if c.json_text)
+    return read_text(spark, path, format, options, schema, allowed, json_text)

@@ -53,11 +53,13 @@ def read_text(
     options: dict[str, str],
     schema: StructType,
     non_finite_allowed: frozenset[str] = frozenset(),
+    json_text: frozenset[str] = frozenset(),
 ) -> DataFrame:
     """``path`` read with ``schema``, plus the ``_contract_gate_unfit`` column.
 
-    ``non_finite_allowed``: float/double columns whose NaN and Infinity tokens fit."""
-    kinds = {f.name: _read_kind(f, format, non_finite_allowed) for f in schema.fields}
+    ``non_finite_allowed``: float/double columns whose NaN and Infinity tokens fit.
+    ``json_text``: string columns of JSON text, where any JSON value fits (kept as its text)."""
+    kinds = {f.name: _read_kind(f, format, non_finite_allowed, json_text) for f in schema.fields}
     read_types = {"variant": VariantType(), "text": StringType()}
     read_schema = StructType([StructField(f.name, read_types.get(kinds[f.name], f.dataType)) for f in schema.fields])
     reader_options = {**options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _RAW}
@@ -99,12 +101,13 @@ def read_text(
     return (marked.withColumns(values) if values else marked).drop(_RAW)
 
 
-def _read_kind(field: StructField, format: str, non_finite_allowed: frozenset[str]) -> str:
-    """How a column is read: ``string`` (CSV text: nothing to check), ``variant`` (a JSON string
+def _read_kind(field: StructField, format: str, non_finite_allowed: frozenset[str], json_text: frozenset[str]) -> str:
+    """How a column is read: ``string`` (CSV text, or a JSON text column, which Spark's JSON reader
+    gives an object or array as its JSON text: nothing to check), ``variant`` (a JSON string
     column), ``text`` (a float/double that takes NaN/Infinity tokens, converted here),
     ``finite`` (a float/double read by Spark), ``typed`` (any other type read by Spark)."""
     if isinstance(field.dataType, StringType):
-        return "variant" if format == "json" else "string"
+        return "variant" if format == "json" and field.name not in json_text else "string"
     if isinstance(field.dataType, (FloatType, DoubleType)):
         return "text" if field.name in non_finite_allowed else "finite"
     return "typed"
