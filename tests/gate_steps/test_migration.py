@@ -16,14 +16,16 @@ import yaml
 
 from _fault_trials import _wait_group_gone
 from _gate_plans import ROOT, table_rows, version_of
+from _catalog_sql import LocalSparkSql
 from _migrate_once import migrate_and_kill
 from contract_gate import decisions
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.loader import load_contract_text
+from contract_gate.decisions.unity_catalog import UnityCatalogHistory
 from contract_gate_plan.document import read_document
 from contract_gate.operators.record import migration_record
-from contract_gate_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, plan_migration
+from contract_gate_plan.migration import INTENT_PROPERTY, SCHEMA_VERSION_PROPERTY, finished_migrations, plan_migration
 from contract_gate_spark.steps.publish import publish
 from contract_gate_spark.steps.target import (
     MigrationNeedsReview,
@@ -373,5 +375,13 @@ def test_breaking_allow_migrates_a_catalog_target_in_place(spark, tmp_path):
         assert properties[SCHEMA_VERSION_PROPERTY] == "2.0.0" and INTENT_PROPERTY not in properties
         assert sorted(tuple(r) for r in spark.table(table).collect()) == [(r[0], *r[2:]) for r in rows_before]
         assert ensure_target(spark, allowed) is False and migrate_target(spark, allowed) is None
+
+        # recovery finds it in the table's DESCRIBE HISTORY, as on Databricks: once, with its statements
+        target = Address.of(allowed["tables"]["target"])
+        [finished] = finished_migrations(UnityCatalogHistory(LocalSparkSql(spark)).commits(target))
+        assert (finished.version_before, finished.version_after) == (
+            migration["target_version_before"], migration["target_version_after"])
+        assert finished.statements(target.sql_name) == migration["statements"]
+        assert (finished.intent["from"], finished.intent["to"]) == ("1.0.0", "2.0.0")
     finally:
         spark.sql(f"DROP DATABASE spark_catalog.{schema} CASCADE")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from _catalog_sql import LocalSparkSql
 
 from contract_gate.decisions.record import Decision, ObjectScope
 from contract_gate.decisions.store import FAILED_MATCH, FINAL_MATCH, SUPERSEDE
@@ -17,22 +18,6 @@ T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 def _decision(submission_id="s1", outcome="published", **extra) -> Decision:
     return Decision(submission_id=submission_id, contract_id="orders", contract_version="1.0.0",
                     outcome=outcome, decided_at=T0, **extra)
-
-
-class LocalSparkSql:
-    """A ``SqlRunner`` stand-in that runs the statements on the local Spark session."""
-
-    def __init__(self, spark):
-        self.spark = spark
-        self.statements: list[str] = []
-
-    def execute(self, sql):
-        self.statements.append(sql)
-        self.spark.sql(sql).collect()
-
-    def query(self, sql):
-        self.statements.append(sql)
-        return [row.asDict() for row in self.spark.sql(sql).collect()]
 
 
 @pytest.fixture
