@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from _catalog_sql import LocalSparkSql
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
@@ -15,18 +16,6 @@ from contract_gate.landing_tables import catalog_version
 from contract_gate.submission import batch_digest, delta_digest
 
 REPO_CONTRACT = "contracts/regional_daily_cases.yaml"
-
-
-class LocalSparkSql:
-    """Runs the SQL a ``SqlRunner`` would send to the warehouse on the local Spark session."""
-
-    def __init__(self, spark):
-        self.spark = spark
-        self.statements: list[str] = []
-
-    def query(self, sql):
-        self.statements.append(sql)
-        return [row.asDict() for row in self.spark.sql(sql).collect()]
 
 
 @pytest.fixture
