@@ -113,6 +113,15 @@ class Batch:
         return asdict(self)
 
 
+def _delta_batch(watch: Watch, location: str, version: int | None, object_name: str | None) -> Batch | None:
+    """The batch of a Delta landing at ``version`` (None: no commit yet), its submission id from
+    that same version, so the id and the version the gate pins cannot come from two reads."""
+    if version is None:
+        return None
+    submission_id = submission_id_of(watch.contract_id, delta_digest(version), object_name=object_name)
+    return Batch(watch.contract_id, submission_id, location, "delta", delta_version=version, object=watch.object_name)
+
+
 def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     """The batch that has landed and settled at ``watch``'s landing now, or None.
 
@@ -121,19 +130,12 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
     landing = Address.from_document(watch.landing)
     object_name = object_of(watch.object_name, watch.sole_object)
     if is_object_store(landing) and landing.format == "delta":
-        version = object_store_delta_version(landing)
-        if version is None:
-            return None
-        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version), object_name=object_name),
-                     landing.location, "delta", delta_version=version, object=watch.object_name)
+        return _delta_batch(watch, landing.location, object_store_delta_version(landing), object_name)
     if is_object_store(landing):
         return landed_objects(watch, landing, list_objects(landing), now)
     if not landing.is_path and landing.format == "delta":
-        version = catalog_version(landing, connection_id=watch.connection_id)
-        if version is None:
-            return None
-        return Batch(watch.contract_id, submission_id_of(watch.contract_id, delta_digest(version), object_name=object_name), landing.location,
-                     "delta", delta_version=version, object=watch.object_name)
+        return _delta_batch(watch, landing.location, catalog_version(landing, connection_id=watch.connection_id),
+                            object_name)
     if not landing.is_path or "://" in landing.location:
         raise LandingRefused(f"contract {watch.contract_id}: landing {landing.location!r} "
                              "is neither a local folder, object storage nor a Delta catalog table; it cannot be "
@@ -148,11 +150,7 @@ def landed_batch(watch: Watch, now: float | None = None) -> Batch | None:
             version = newest_version(str(folder)) if folder.is_dir() else None
         except UnreadableTable as exc:
             raise LandingRefused(f"contract {watch.contract_id}: Delta landing {exc}") from exc
-        if version is None:
-            return None
-        submission_id = derive_submission_id(watch.contract_id, landing, object_name=object_name)
-        return Batch(watch.contract_id, submission_id, str(folder), "delta", delta_version=version,
-                     object=watch.object_name)
+        return _delta_batch(watch, str(folder), version, object_name)
     entries = listing(folder, watch.contract_id)
     data = [entry.relative for entry in entries if entry.is_file and not entry.skipped]
     if not data:
