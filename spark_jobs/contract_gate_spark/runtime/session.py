@@ -14,6 +14,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from contextvars import ContextVar
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -28,8 +29,9 @@ from contract_gate_spark.runtime.private_settings import read_private_settings
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
-"""The Maven coordinate matching the pinned pyspark 4.2.0 / delta-spark 4.4.0 pair."""
+DELTA_PACKAGE = f"io.delta:delta-spark_4.2_2.13:{version('delta-spark')}"
+"""The Maven coordinate of the installed delta-spark's jars, built for Spark 4.2 (pyproject.toml keeps
+pyspark at 4.2.x and delta-spark at 4.4.x, the pair delta-spark's own metadata allows)."""
 
 JARS_DIR_ENV = "CONTRACT_GATE_JARS"
 """Overrides where ``python -m contract_gate_spark.runtime.jars`` keeps jars copied with Maven."""
