@@ -18,6 +18,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("plan", help="print the validation plan compiled from a contract")
     parser.add_argument("contract", type=Path)
     parser.add_argument("--env", help="server name or environment to resolve addresses for")
+    parser.add_argument("--object", dest="object_name", metavar="NAME",
+                        help="the schema object (default: the contract's only object, or its only gated one)")
     parser.add_argument("--ddl", action="store_true", help="print the target table DDL instead of the plan")
     parser.add_argument("--migrate", action="store_true",
                         help="print the statements that migrate the deployed target to this plan (path targets)")
@@ -30,7 +32,7 @@ def run(args) -> int:
         print(f"contract-gate plan: no such file: {args.contract}", file=sys.stderr)
         return 2
     try:
-        plan = compile_plan(args.contract, env=args.env)
+        plan = compile_plan(args.contract, env=args.env, object_name=args.object_name)
     except ContractError as exc:
         if args.json:
             print(json.dumps({"file": exc.file, "errors": [i.as_dict() for i in exc.issues]}, indent=2))

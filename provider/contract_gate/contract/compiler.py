@@ -52,7 +52,8 @@ class CompiledContract:
         if len(self.gated) == 1:
             return next(iter(self.gated.values()))
         raise ContractError(self.loaded.file, [self.loaded.issue(
-            "schema", f"the contract has {len(self.plans)} schema objects ({_listing(self.plans)}): name one")])
+            "schema", f"the contract has {len(self.plans)} schema objects ({_listing(self.plans)}): name one with "
+            "--object NAME (object_name= in Python)")])
 
 
 def compile_plans(contract: str | Path | LoadedContract, env: str | None = None) -> CompiledContract:

@@ -12,6 +12,10 @@ from contract_gate.evolution.sources import compiled_objects
 from contract_gate.evolution.versions import bump_problems
 
 
+class UnknownObject(ValueError):
+    """The object to diff is in neither version."""
+
+
 @dataclass(frozen=True)
 class Side:
     file: str
@@ -42,9 +46,18 @@ class ContractDiff:
                 "version_problems": list(self.version_problems)}
 
 
-def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = None) -> ContractDiff:
-    """Raises ``ContractError`` when either version does not compile."""
+def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = None,
+                   object_name: str | None = None) -> ContractDiff:
+    """Every object's changes, or only ``object_name``'s (and the contract's own). Raises
+    ``ContractError`` when either version does not compile, :class:`UnknownObject` when neither has
+    ``object_name``."""
     old_plans, new_plans = compiled_objects(old, env), compiled_objects(new, env)
+    if object_name is not None:
+        if object_name not in old_plans and object_name not in new_plans:
+            names = ", ".join(repr(n) for n in dict.fromkeys([*old_plans, *new_plans]))
+            raise UnknownObject(f"no schema object {object_name!r} in either version; they have {names}")
+        old_plans = {n: p for n, p in old_plans.items() if n == object_name}
+        new_plans = {n: p for n, p in new_plans.items() if n == object_name}
     changes: list[Change] = []
     if old.model.id != new.model.id:
         changes.append(Change(Impact.BREAKING, None, "id", f"{shown(old.model.id)} -> {shown(new.model.id)}: "
@@ -56,7 +69,7 @@ def diff_contracts(old: LoadedContract, new: LoadedContract, env: str | None = N
             changes.append(Change(Impact.NON_BREAKING, name, "object", "added: a new dataset is gated"))
         else:
             changes += plan_changes(name, old_plans[name].document, new_plans[name].document)
-    changes += field_changes(old.raw, new.raw)
+    changes += [c for c in field_changes(old.raw, new.raw) if object_name is None or c.object in (None, object_name)]
     ordered = sorted(changes, key=lambda c: IMPACT_ORDER.index(c.impact))  # stable: document order within a class
     breaking = any(c.impact is Impact.BREAKING for c in ordered)
     problems = bump_problems(old.version, new.version, bool(ordered), breaking)

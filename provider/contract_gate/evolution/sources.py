@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from contract_gate.contract.compiler import compile_plan
+from contract_gate.contract.compiler import compile_plans
 from contract_gate.contract.loader import MAX_CONTRACT_BYTES, LoadedContract, load_contract, load_contract_text
 from contract_gate_plan.model import Plan
 
@@ -35,9 +35,8 @@ def load_version(spec: str) -> LoadedContract:
 
 
 def compiled_objects(loaded: LoadedContract, env: str | None) -> dict[str, Plan]:
-    """schema object name -> its compiled plan. Raises ``ContractError``."""
-    plan = compile_plan(loaded, env)
-    return {plan.object: plan}
+    """schema object name -> its compiled plan, for every object of the contract. Raises ``ContractError``."""
+    return compile_plans(loaded, env).plans
 
 
 def _blob(path: Path, ref: str, spec: str) -> str:
