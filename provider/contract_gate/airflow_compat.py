@@ -54,6 +54,7 @@ __all__ = [
     "SyncCallback",
     "conf",
     "dag_bag",
+    "default_deferrable",
     "stats",
 ]
 
@@ -80,3 +81,12 @@ def stats() -> Any:
         except ImportError:  # Airflow 3.1
             from airflow.stats import Stats
     return Stats
+
+
+def default_deferrable() -> bool:
+    """``[operators] default_deferrable``: whether a sensor not told otherwise waits in the triggerer.
+
+    Read when the task is made, not when this module is imported, so a setting changed after the
+    provider was loaded (a test's, a DAG processor's) still applies; Airflow's own default is False.
+    """
+    return conf.getboolean("operators", "default_deferrable", fallback=False)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from contract_gate.airflow_compat import default_deferrable
 from contract_gate.operators.base import resolve_contract
 from contract_gate.triggers.accepted_data_trigger import ACCEPTED, AcceptedDataTrigger, accepted_data_event
 
@@ -31,20 +32,21 @@ class AcceptedDataSensor(BaseSensorOperator):
     :param object_name: the schema object whose accepted data is awaited; default the contract's
         only (gated) object. (templated)
     :param deferrable: wait in the triggerer
-        (:class:`~contract_gate.triggers.accepted_data_trigger.AcceptedDataTrigger`) instead of a worker slot.
+        (:class:`~contract_gate.triggers.accepted_data_trigger.AcceptedDataTrigger`) instead of a worker slot;
+        default Airflow's ``[operators] default_deferrable``.
     """
 
     template_fields: Sequence[str] = ("contract", "business_date", "env", "object_name")
     ui_color = "#e8f4ea"
 
     def __init__(self, *, contract: str, business_date: str | None = None, env: str | None = None,
-                 deferrable: bool = False, object_name: str | None = None, **kwargs) -> None:
+                 deferrable: bool | None = None, object_name: str | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.object_name = object_name
         self.contract = contract
         self.business_date = business_date
         self.env = env
-        self.deferrable = deferrable
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     def contract_path(self) -> str:
         return str(resolve_contract(self.contract))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from contract_gate.airflow_compat import default_deferrable
 from contract_gate.landing_batches import Watch, gated, landed_batch
 from contract_gate.operators.base import compile_gate_plan
 from contract_gate.triggers.landing import LANDED, LandingTrigger
@@ -34,14 +35,14 @@ class ContractLandingSensor(BaseSensorOperator):
     :param settle_seconds: without a marker, how long nothing in the folder may have changed;
         default the contract's ``schedule.onLanding.settleSeconds``, else 60.
     :param deferrable: wait in the triggerer (:class:`~contract_gate.triggers.landing.LandingTrigger`)
-        instead of a worker slot.
+        instead of a worker slot; default Airflow's ``[operators] default_deferrable``.
     """
 
     template_fields: Sequence[str] = ("contract", "env", "object_name")
     ui_color = "#fdf3e1"
 
     def __init__(self, *, contract: str, env: str | None = None, marker: str | None = None,
-                 settle_seconds: int | None = None, deferrable: bool = False, object_name: str | None = None,
+                 settle_seconds: int | None = None, deferrable: bool | None = None, object_name: str | None = None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
         self.contract = contract
@@ -49,7 +50,7 @@ class ContractLandingSensor(BaseSensorOperator):
         self.object_name = object_name
         self.marker = marker
         self.settle_seconds = settle_seconds
-        self.deferrable = deferrable
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     def watch(self) -> Watch:
         plan = compile_gate_plan(self.contract, self.env, self.object_name)
