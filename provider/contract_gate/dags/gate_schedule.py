@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from airflow.sdk import Asset, AssetAny, AssetWatcher
 
+from contract_gate.asset_uris import table_uri
 from contract_gate.landing_batches import Watch
 from contract_gate.triggers.landing import LandingTrigger
 
@@ -49,7 +50,7 @@ def landing_asset(plan: Plan):
     if landing is None or not isinstance(schedule, Mapping):
         raise ValueError(f"object {plan.object!r}: only a gate with a landing and schedule onLanding watches it")
     if not landing.is_path:  # a catalog table, as the target's Asset names one
-        uri = f"table://{landing.location}"
+        uri = table_uri(landing.location)
     else:
         uri = landing.location if "://" in landing.location else Path(landing.location).as_uri()
     trigger = LandingTrigger(**Watch.from_plan(plan).as_kwargs(),

@@ -23,6 +23,7 @@ from typing import Any
 
 from airflow.sdk import Asset, TaskGroup, TriggerRule
 
+from contract_gate.asset_uris import table_uri
 from contract_gate.operators.base import compile_gate_plan
 from contract_gate.operators.branch import GateBranchOperator
 from contract_gate.operators.publish import GatePublishOperator
@@ -46,7 +47,7 @@ def target_asset(plan: Plan) -> Asset:
     if target.is_path:
         uri = target.location if "://" in target.location else Path(target.location).as_uri()
     else:
-        uri = f"table://{target.location}"
+        uri = table_uri(target.location)
     # a new versioned target (evolution.breaking: newTarget) is a new Asset; the old one keeps its name
     gate, at, environment = plan.names.asset.partition("@")
     suffix = versioned_suffix((plan.gate.get("evolution") or {}).get("breaking"), plan.contract_version)
