@@ -47,6 +47,8 @@ def test_a_bad_contract_or_unreadable_data_exits_2(tmp_path, capsys):
     broken.write_text("apiVersion: v3.0.0\nkind: DataContract\n")
     assert main(["validate", str(broken), "--data", str(tmp_path)]) == 2
     assert main(["validate", ORDERS, "--data", str(tmp_path / "nowhere")]) == 2
+    assert "no data at" in capsys.readouterr().err
+    assert main(["validate", ORDERS, "--data", str(tmp_path)]) == 2  # a folder, but no Delta table
     assert "could not validate" in capsys.readouterr().err
 
 

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 from contract_gate.cli.options import add_verbose
+from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
+from contract_gate.cli.quiet import log_path, logged
 from contract_gate.contract.draft import Landing, draft_contract
 from contract_gate.contract.environments import DEFAULT_ROOT
 from contract_gate_plan.addresses import looks_like_path
@@ -49,11 +51,14 @@ def run(args: argparse.Namespace) -> int:
     if args.output and args.output.exists():
         print(f"contract-gate init: {args.output} exists; not overwritten", file=sys.stderr)
         return 2
+    log = log_path("init")
     try:
-        with progress(f"reading {args.sample} ({input_format}) on Spark", args.verbose):
+        with progress(f"reading {args.sample} ({input_format}) on Spark", args.verbose, log=log):
             profile = profile_of(args.sample, input_format, args.remote)
     except Exception as exc:  # unreadable sample or a crashed engine: nothing to draft from
-        print(f"contract-gate init: could not read {args.sample}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        if args.verbose:
+            raise
+        print(f"contract-gate init: could not read {args.sample}: {one_line(exc)}{logged(log)}", file=sys.stderr)
         return 2
     text = draft_contract(profile, contract_id=args.id or object_name, object_name=object_name,
                           landing=Landing(input_format if input_format != "table" else "delta", **landing),

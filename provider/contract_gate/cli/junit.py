@@ -1,6 +1,6 @@
 """JUnit XML for CI systems (``--junit FILE`` on ``lint`` and ``validate``).
 
-One ``<testsuite>`` per contract file or validated dataset, one ``<testcase>`` per checked
+Written with junitparser. One ``<testsuite>`` per contract file or validated dataset, one ``<testcase>`` per checked
 thing. A failure carries a message the command already prints (rule ids, counts, YAML paths),
 never a value from the data.
 """
@@ -8,9 +8,10 @@ never a value from the data.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from contract_gate.cli.report_cmd import write_page
 
@@ -35,29 +36,26 @@ class Suite:
 
 def write_junit(path: Path, suites: list[Suite]) -> None:
     """Write ``suites`` as one JUnit XML document."""
-    root = ET.Element("testsuites", name="contract-gate")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    document = JUnitXml("contract-gate")
     for suite in suites:
-        counts = {"tests": len(suite.cases), "failures": sum(c.failure is not None for c in suite.cases),
-                  "errors": 0, "skipped": sum(c.skipped is not None for c in suite.cases)}
-        element = ET.SubElement(root, "testsuite", {"name": _xml(suite.name), **{k: str(v) for k, v in counts.items()}})
-        for case in suite.cases:
-            _case(element, suite.name, case)
-        totals = {k: totals[k] + counts[k] for k in totals}
-    root.attrib.update({k: str(v) for k, v in totals.items()})
-    ET.indent(root)
-    write_page(path, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+        written = TestSuite(_xml(suite.name))
+        written.add_testcases([_case(suite.name, case) for case in suite.cases])
+        document.add_testsuite(written)
+    document.update_statistics()
+    write_page(path, "<?xml version='1.0' encoding='utf-8'?>\n" + document.tostring().decode("utf-8") + "\n")
 
 
-def _case(suite: ET.Element, classname: str, case: Case) -> None:
-    element = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(case.name), time="0")
+def _case(classname: str, case: Case) -> TestCase:
+    written = TestCase(_xml(case.name), _xml(classname), 0)
     if case.failure is not None:
-        ET.SubElement(element, "failure", message=_xml(case.failure.split("\n")[0]),
-                      type="contract-gate").text = _xml(case.failure)
+        failure = Failure(_xml(case.failure.split("\n")[0]), "contract-gate")
+        failure.text = _xml(case.failure)
+        written.result = [failure]
     if case.skipped is not None:
-        ET.SubElement(element, "skipped", message=_xml(case.skipped))
+        written.result = [Skipped(_xml(case.skipped))]
     if case.output is not None:
-        ET.SubElement(element, "system-out").text = _xml(case.output)
+        written.system_out = _xml(case.output)
+    return written
 
 
 def _xml(text: str) -> str:

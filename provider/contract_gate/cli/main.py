@@ -9,18 +9,28 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 from importlib.metadata import PackageNotFoundError, version
 
 from contract_gate import __version__
-from contract_gate.cli.options import configure_logging
+from contract_gate.cli.errors import VERBOSE_HINT, one_line
+from contract_gate.cli.options import configure_logging, report_error
 
-SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview")
+SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview",
+               "audit")
+
+
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and where to look, not the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every sub-command, or with ``only`` that one: a sub-command module may
     import Airflow or pyspark, and ``lint``/``plan`` must not pay for them."""
-    parser = argparse.ArgumentParser(prog="contract-gate", description=__doc__)
+    parser = _Parser(prog="contract-gate", description=__doc__)
     parser.add_argument("--version", action="version", version=version_line())
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in (only,) if only else SUBCOMMANDS:
@@ -39,8 +49,15 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
-    configure_logging(getattr(args, "verbose", False))
-    return int(args.func(args))
+    verbose = getattr(args, "verbose", False)
+    configure_logging(verbose)
+    try:
+        return int(args.func(args))
+    except Exception as exc:  # noqa: BLE001 - a failure no command foresaw still ends in one line and exit 2
+        if verbose:
+            raise
+        report_error(args, f"contract-gate {args.command}: {one_line(exc)}; {VERBOSE_HINT}")
+        return 2
 
 
 def version_line() -> str:

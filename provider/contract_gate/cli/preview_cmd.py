@@ -18,7 +18,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from contract_gate.cli.options import add_json, add_verbose, print_json, report_error
+from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
+from contract_gate.cli.quiet import log_path, logged
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
 from contract_gate.evolution.preview import accepted_batches, empty_result, render
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         plan = compile_plan(args.contract, env=args.env)
         deployed = compile_plan(args.deployed, env=args.env) if args.deployed else plan
     except (ContractError, OSError) as exc:
-        report_error(args, f"error: {exc}")
+        report_error(args, f"error: {one_line(exc)}")
         return 2
     if not deployed.gated:
         report_error(args, "error: the contract has no contractGate settings, so no target and no decision log")
@@ -58,11 +60,14 @@ def run(args: argparse.Namespace) -> int:
     if not batches:
         result = empty_result(plan)
     else:
+        log = log_path("preview")
         try:
-            with progress("starting Spark", args.verbose) as shown:
+            with progress("starting Spark", args.verbose, log=log) as shown:
                 result = _preview(plan, batches, deployed.require_tables().require_target(), args, shown)
         except Exception as exc:  # unreadable history or a crashed engine: no verdict
-            report_error(args, f"error: could not preview: {str(exc).splitlines()[0]}")
+            if args.verbose:
+                raise
+            report_error(args, f"error: could not preview: {one_line(exc)}{logged(log)}")
             return 2
     if args.json:
         print_json(result)

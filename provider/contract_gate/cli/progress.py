@@ -1,66 +1,34 @@
 """A progress line on stderr while a command waits for Spark or Airflow, on a terminal only.
 
 Piped or redirected, the command writes nothing extra. With ``--verbose`` the logs show the
-progress instead, and a spinner redrawn between log lines would only garble them.
+progress instead, and a spinner redrawn between log lines would only garble them. Without it,
+the engines' own output goes to the command's log file (``contract_gate.cli.quiet``), so nothing
+breaks the line.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
-import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Iterator, TextIO
 
-FRAMES = "|/-\\"
-REDRAW_SECONDS = 0.2
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from contract_gate.cli.quiet import engine_output_to
 
 
-class Progress:
-    """One line, ``contract-gate: <step> <frame> <seconds> s``, redrawn in place until closed."""
+class Shown:
+    """The progress line: ``contract-gate: <step> <spinner> <elapsed>``, erased when closed."""
 
-    def __init__(self, stream: TextIO, step: str) -> None:
-        self._stream = stream
-        self._step = step
-        self._started = time.monotonic()
-        self._stopped = threading.Event()
-        self._lock = threading.Lock()
-        self._frame = 0
-        self._width = 0
-        self._thread = threading.Thread(target=self._spin, name="contract-gate-progress", daemon=True)
-
-    def start(self) -> Progress:
-        self._draw()
-        self._thread.start()
-        return self
+    def __init__(self, line: Progress, task: TaskID) -> None:
+        self._line = line
+        self._task = task
 
     def step(self, step: str) -> None:
         """Name the step the command has reached."""
-        with self._lock:
-            self._step = step
-        self._draw()
-
-    def close(self) -> None:
-        self._stopped.set()
-        self._thread.join()
-        with self._lock:
-            self._stream.write("\r" + " " * self._width + "\r")
-            self._stream.flush()
-
-    def _spin(self) -> None:
-        while not self._stopped.wait(REDRAW_SECONDS):
-            self._draw()
-
-    def _draw(self) -> None:
-        with self._lock:
-            if self._stopped.is_set():
-                return
-            seconds = int(time.monotonic() - self._started)
-            line = f"contract-gate: {self._step} {FRAMES[self._frame % len(FRAMES)]} {seconds} s"
-            self._frame += 1
-            self._stream.write("\r" + line.ljust(self._width))
-            self._stream.flush()
-            self._width = max(self._width, len(line))
+        self._line.update(self._task, description=f"contract-gate: {step}")
 
 
 class _Silent:
@@ -71,15 +39,19 @@ class _Silent:
 
 
 @contextmanager
-def progress(step: str, verbose: bool = False, stream: TextIO | None = None) -> Iterator[Progress | _Silent]:
-    """A progress line on ``stream`` (default stderr) while the block runs, when it is a terminal
-    and the command is not verbose; otherwise nothing is written."""
-    stream = sys.stderr if stream is None else stream
-    if verbose or not stream.isatty():
-        yield _Silent()
-        return
-    shown = Progress(stream, step).start()
-    try:
-        yield shown
-    finally:
-        shown.close()
+def progress(step: str, verbose: bool = False, stream: TextIO | None = None,
+             log: Path | None = None) -> Iterator[Shown | _Silent]:
+    """A progress line on ``stream`` (default: the terminal's stderr) while the block runs, when
+    it is a terminal and the command is not verbose. Without ``--verbose``, what the engines
+    write to descriptor 2 in the block goes to ``log`` (when given)."""
+    with ExitStack() as stack:
+        terminal = stack.enter_context(engine_output_to(log)) if log is not None and not verbose else None
+        stream = stream or terminal or sys.stderr
+        if verbose or not stream.isatty():
+            yield _Silent()
+            return
+        line = Progress(SpinnerColumn("line"), TextColumn("{task.description}"), TimeElapsedColumn(),
+                        console=Console(file=stream, stderr=True), transient=True,
+                        redirect_stdout=False, redirect_stderr=False)
+        stack.enter_context(line)
+        yield Shown(line, line.add_task(f"contract-gate: {step}", total=None))

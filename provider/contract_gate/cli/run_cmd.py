@@ -21,10 +21,14 @@ import sys
 from pathlib import Path
 
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
+from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
+from contract_gate.cli.quiet import log_path, logged
+from contract_gate.contract.errors import ContractError
 
 from contract_gate import config
 from contract_gate.contract_folder import compiled
+from contract_gate_plan.model import Plan
 from contract_gate.dags.stub_files import STUB_FOLDER, stub_name, sync_dag_files
 
 PUBLISHED = ("published", "split")
@@ -66,17 +70,29 @@ def gate(args, conf: dict, check=None) -> int:
     if args.landing:
         conf["landing"] = str(Path(args.landing).resolve())
         conf["landing_format"] = args.input_format
+    try:  # a broken contract is named here, in one line, not in the DAG processor's import error
+        gated = compiled(contract, args.env or config.get("env")).gated
+    except ContractError as exc:
+        report_error(args, f"contract-gate {args.command}: {one_line(exc)}")
+        return 2
+    missing = missing_landing(args.landing, [plan for name, plan in gated.items() if args.object_name in (None, name)])
+    if missing:
+        report_error(args, f"contract-gate {args.command}: {missing}")
+        return 2
     prepare_environment(contract, args.env, args.verbose)
+    log = log_path(args.command)
     try:
         refused = check(args) if check else None
         if refused:
             report_error(args, f"contract-gate: refused: {refused}")
             return 2
         # Airflow logs the DAG run on stdout, which carries only the command's result
-        with progress("running the gate DAG", args.verbose), contextlib.redirect_stdout(sys.stderr):
+        with progress("running the gate DAG", args.verbose, log=log), contextlib.redirect_stdout(sys.stderr):
             decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
     except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
-        report_error(args, f"contract-gate: {type(exc).__name__}: {exc}")
+        if args.verbose:
+            raise
+        report_error(args, f"contract-gate {args.command}: {one_line(exc)}{logged(log)}")
         return 2
     if args.json:
         print_json({"decisions": decisions})
@@ -86,6 +102,21 @@ def gate(args, conf: dict, check=None) -> int:
     if all(outcome in PUBLISHED for outcome in outcomes):
         return 0
     return 1 if all(outcome in PUBLISHED + REJECTED for outcome in outcomes) else 2
+
+
+def missing_landing(landing: str | None, plans: list[Plan]) -> str | None:
+    """Why there is no batch to gate, when a local landing path does not exist (an object-store
+    or catalog landing is the gate's to read)."""
+    if landing is not None:
+        if "://" not in landing and not Path(landing).exists():  # gate() reads --landing as a path
+            return f"no batch at {landing}: give --landing the path of a landed file or folder"
+        return None
+    for plan in plans:
+        address = plan.tables.landing if plan.tables else None
+        if address and address.is_path and "://" not in address.location and not Path(address.location).exists():
+            return (f"nothing has landed at {address.location} (the landing of {plan.object}): land a batch there, "
+                    "or give --landing PATH")
+    return None
 
 
 def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:

@@ -25,9 +25,12 @@ from typing import Any
 
 from contract_gate.cli.junit import Case, Suite, write_junit
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
+from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
+from contract_gate.cli.quiet import log_path, logged
 from contract_gate.contract.compiler import compile_plan, compile_plans
 from contract_gate.contract.errors import ContractError
+from contract_gate_plan.addresses import looks_like_path
 from contract_gate_plan.model import Plan, load_plan
 
 FORMATS = ("delta", "parquet", "csv", "json")  # contract_gate_spark.validation.candidate.FORMATS, without pyspark
@@ -66,18 +69,25 @@ def run(args: argparse.Namespace) -> int:
     try:
         plans = _target_plans(args) if args.target else [compile_plan(args.contract, env=args.env)]
     except (ContractError, OSError, ValueError) as exc:
-        report_error(args, f"error: {exc}")
+        report_error(args, f"error: {one_line(exc)}")
         return 2
     if args.report and len(plans) > 1:
         report_error(args, f"error: --report writes one report; the contract gates {len(plans)} objects: "
                            "name one with --object")
         return 2
     what = "the target" if args.target else args.data
+    if not args.target and _missing_local_path(args.data, args):
+        report_error(args, f"error: no data at {args.data}: give --data the path of a file or folder, "
+                           "or a catalog table name")
+        return 2
+    log = log_path("validate")
     try:
-        with progress("starting Spark", args.verbose) as shown:
+        with progress("starting Spark", args.verbose, log=log) as shown:
             reports = _validate(plans, args, shown)
     except Exception as exc:  # unreadable data or a crashed engine: not a verdict on the data
-        report_error(args, f"error: could not validate {what}: {str(exc).splitlines()[0]}")
+        if args.verbose:
+            raise
+        report_error(args, f"error: could not validate {what}: {one_line(exc)}{logged(log)}")
         return 2
     code = max(EXIT[report["outcome"]] for report in reports)
     if args.report:
@@ -94,6 +104,12 @@ def run(args: argparse.Namespace) -> int:
         if path:
             print(f"{kind} written to {path}")
     return code
+
+
+def _missing_local_path(data: str, args: argparse.Namespace) -> bool:
+    """A path on this machine that does not exist (a Spark Connect server reads its own files)."""
+    remote = args.remote or os.environ.get("SPARK_REMOTE")
+    return not remote and looks_like_path(data) and "://" not in data and not Path(data).exists()
 
 
 def _target_plans(args: argparse.Namespace) -> list[Plan]:
