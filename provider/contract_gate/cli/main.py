@@ -13,7 +13,7 @@ from typing import NoReturn
 from importlib.metadata import PackageNotFoundError, version
 
 from contract_gate import __version__
-from contract_gate.cli.errors import VERBOSE_HINT, one_line
+from contract_gate.cli.errors import VERBOSE_HINT, missing_package, one_line
 from contract_gate.cli.options import configure_logging, report_error
 
 SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview",
@@ -34,8 +34,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_line())
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in (only,) if only else SUBCOMMANDS:
-        importlib.import_module(f"contract_gate.cli.{name}_cmd").register(subparsers)
+        try:
+            command = importlib.import_module(f"contract_gate.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:  # an extra's package: the other commands still work
+            if not exc.name or exc.name.split(".")[0] in ("contract_gate", "contract_gate_plan"):
+                raise
+            _unavailable(subparsers, name, missing_package(exc.name))
+            continue
+        command.register(subparsers)
     return parser
+
+
+def _unavailable(subparsers: argparse._SubParsersAction, name: str, reason: str) -> None:
+    """A command whose packages are not installed: listed, and running it says what to install."""
+    parser = subparsers.add_parser(name, help=f"(not available: {reason})")
+    parser.add_argument("arguments", nargs=argparse.REMAINDER)
+
+    def refuse(args: argparse.Namespace) -> int:
+        report_error(args, f"contract-gate {name}: {reason}")
+        return 2
+
+    parser.set_defaults(func=refuse)
 
 
 def main(argv: list[str] | None = None) -> int:
