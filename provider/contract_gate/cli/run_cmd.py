@@ -196,7 +196,35 @@ def format_decision(decision: dict) -> str:
                 "target_version_before", "target_version_after", "reason", "report_path"):
         if decision.get(key) not in (None, ""):
             lines.append(f"  {key}: {decision[key]}")
-    counts = decision.get("rule_failures") or {}
-    for rule in decision.get("failed_rules") or []:
-        lines.append(f"  failed rule {rule}" + (f": {counts[rule]} rows" if rule in counts else ""))
+    rules = _report_rules(decision.get("report_path"))
+    if rules is None:  # no report to read (a remote work dir): the decision's ids and counts
+        counts = decision.get("rule_failures") or {}
+        lines += [f"  did not pass {rule}" + (f": {counts[rule]} rows" if rule in counts else "")
+                  for rule in decision.get("failed_rules") or []]
+    else:
+        lines += [line for rule in rules if (line := rule_line(rule))]
     return "\n".join(lines)
+
+
+def rule_line(rule: dict) -> str | None:
+    """A rule that did not pass, by its state in the report: ``failed`` (judged, with its failed
+    rows), ``not_evaluated`` (could not run on the batch, which fails it) or ``stopped`` (no
+    verdict); ``None`` for a rule that passed or was left to another step."""
+    status = rule.get("status")
+    if status == "evaluated" and rule.get("passed") is False:
+        rows = rule.get("failed_rows")
+        warning = " (warning)" if rule.get("severity") == "warning" else ""
+        return f"  failed        {rule['id']}{warning}" + (f": {rows} rows" if rows is not None else "")
+    if status in ("not_evaluated", "stopped"):
+        return f"  {status:<13} {rule['id']}: {rule.get('reason') or 'no reason given'}"
+    return None
+
+
+def _report_rules(report_path: str | None) -> list[dict] | None:
+    """The rule entries of the submission's report, when it is a file here."""
+    if not report_path or "://" in report_path:
+        return None
+    try:
+        return list(json.loads(Path(report_path).read_text(encoding="utf-8")).get("rules") or [])
+    except (OSError, ValueError, AttributeError):
+        return None
