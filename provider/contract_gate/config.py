@@ -73,6 +73,18 @@ OPTIONS = {option.name: option for option in (
     Option("max_query_seconds", "The deployment's ceiling of a contract's time budget per ``type: sql`` "
            "query (``limits.querySeconds``). Unset: the built-in ceiling.", example="600", type="integer",
            old_names=("CONTRACT_GATE_MAX_QUERY_SECONDS",)),
+    Option("task_retries", "How often each task of a gate DAG is retried after a fault (a stopped worker, a lost "
+           "Spark server), unless the contract's ``retries.tasks`` says otherwise. Publication stays exactly-once.",
+           example="2", default="2", type="integer"),
+    Option("retry_delay_seconds", "Seconds between a gate task's tries, unless the contract's "
+           "``retries.delaySeconds`` says otherwise.", example="10", default="10", type="integer"),
+    Option("runs_per_batch", "How many gate runs a batch gets before the gate stops re-gating it (its last "
+           "``failed`` decision has alerted ``alerts.onRejection``): a batch whose run ended without a final "
+           "decision is gated again by its landing watcher or the next scheduled run. The contract's "
+           "``retries.runsPerBatch`` wins.", example="3", default="3", type="integer"),
+    Option("dags_paused_at_creation", "Whether a new gate DAG starts paused (``true``) or runs as soon as it "
+           "is parsed (``false``, what ``contract-gate airflow up`` sets). Unset: Airflow's "
+           "``[core] dags_are_paused_at_creation``.", example="false", type="boolean"),
 )}
 
 

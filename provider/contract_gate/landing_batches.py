@@ -37,7 +37,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from contract_gate.decisions import decision_store
+from contract_gate.contract.retry_policy import RetryPolicy
+from contract_gate.contract.settings import DEFAULT_SETTLE_SECONDS
+from contract_gate.decisions import decision_store, failed_count
 from contract_gate.decisions.record import ObjectScope
 from contract_gate.landing_objects import StoredObject, alist_objects, is_object_store, list_objects, objects_digest
 from contract_gate.landing_tables import catalog_version
@@ -52,7 +54,6 @@ from contract_gate_plan.addresses import Address
 from contract_gate_plan.model import Plan
 from contract_gate_plan.landing_files import Entry, LandingRefused, landing_entries
 
-DEFAULT_SETTLE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Watch:
     connection_id: str | None = None  # a catalog decision table's Databricks connection
     object_name: str | None = None  # the schema object whose landing this is
     sole_object: bool = True  # the contract's only object (its records from before ``object`` count)
+    runs_per_batch: int = 1  # failed runs after which a watcher stops firing a batch (``retry_policy``)
 
     @classmethod
     def from_plan(cls, plan: Plan, marker: str | None = None, settle_seconds: int | None = None) -> Watch:
@@ -90,6 +92,7 @@ class Watch:
             connection_id=plan.connection_id,
             object_name=plan.object,
             sole_object=plan.names.sole,
+            runs_per_batch=RetryPolicy.of(plan.gate).runs_per_batch,
         )
 
     def as_kwargs(self) -> dict[str, Any]:
@@ -211,6 +214,20 @@ def listing(folder: Path, contract_id: str) -> list[Entry]:
 
 def gated(watch: Watch, submission_id: str) -> bool:
     """Whether the decision log holds a final decision for ``submission_id`` (of the watched object)."""
+    return gate_runs(watch, submission_id).final
+
+
+@dataclass(frozen=True)
+class GateRuns:
+    """What the decision log says about one submission's runs so far."""
+
+    final: bool  # it has its final decision
+    failed: int  # runs that ended with a non-final ``failed`` decision
+
+
+def gate_runs(watch: Watch, submission_id: str) -> GateRuns:
+    """``submission_id``'s runs (of the watched object), from one read of the decision log."""
     store = decision_store(Address.from_document(watch.decisions), watch.connection_id, {"decisions": watch.decisions})
     scope = ObjectScope(watch.object_name, watch.sole_object) if watch.object_name else None
-    return store.final(submission_id, watch.contract_id, scope) is not None
+    records = store.records(submission_id=submission_id, contract_id=watch.contract_id, scope=scope)
+    return GateRuns(any(record.final for record in records), failed_count(records))

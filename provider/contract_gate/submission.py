@@ -32,6 +32,10 @@ ID_LENGTH = 16
 _CHUNK = 1 << 20
 
 
+class NothingLanded(FileNotFoundError):
+    """The landing holds no batch yet: a run has nothing to gate (it is skipped, not failed)."""
+
+
 def check_submission_id(submission_id: str | None) -> str:
     """Refuse ids that cannot name a table or a folder safely (they appear in both)."""
     if submission_id is None or not ID_PATTERN.match(submission_id):
@@ -54,30 +58,30 @@ def batch_digest(landing: Address | dict, connection_id: str | None = None) -> s
                              "submission id explicitly")
         version = catalog_version(landing, connection_id=connection_id)
         if version is None:
-            raise FileNotFoundError(f"nothing has landed: the catalog table {landing.location} does not exist")
+            raise NothingLanded(f"nothing has landed: the catalog table {landing.location} does not exist")
         return delta_digest(version)
     if is_object_store(landing):
         if landing.format == "delta":
             version = object_store_delta_version(landing)
             if version is None:
-                raise FileNotFoundError(f"nothing has landed: {landing.location} has no Delta commit")
+                raise NothingLanded(f"nothing has landed: {landing.location} has no Delta commit")
             return delta_digest(version)
         try:
             return objects_digest(list_objects(landing))
         except FileNotFoundError:
-            raise FileNotFoundError(f"no data objects have landed at {landing.location}") from None
+            raise NothingLanded(f"no data objects have landed at {landing.location}") from None
     path = landing.location
     if "://" in path:
         raise ValueError(f"landing {path!r} is not on a local filesystem: give the submission id explicitly")
     folder = Path(path)
     if not folder.exists():
-        raise FileNotFoundError(f"nothing has landed at {folder}")
+        raise NothingLanded(f"nothing has landed at {folder}")
     if landing.format == "delta":
         return delta_digest(delta_version(folder))
     digest = hashlib.sha256()
     files = data_files(folder)
     if not files:
-        raise FileNotFoundError(f"no data files have landed in {folder}")
+        raise NothingLanded(f"no data files have landed in {folder}")
     for file in files:
         digest.update(f"{file.relative_to(folder).as_posix()}\0{file.stat().st_size}\0".encode())
         digest.update(file_sha256(file).encode())

@@ -47,6 +47,8 @@ AIRFLOW_ENV = {
     "AIRFLOW_HOME": str(ROOT / "airflow"),
     "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    # dag.test() honours retries: a test that breaks a task on purpose sees its failure at once
+    "AIRFLOW__CONTRACT_GATE__TASK_RETRIES": "0",
 }
 
 

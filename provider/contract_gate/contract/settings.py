@@ -15,6 +15,9 @@ from contract_gate_plan.reserved import CANDIDATE_SCHEMA
 
 GATE_PROPERTY = "contractGate"
 _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+# ``@landing``: a run starts within a few seconds of a complete batch.
+DEFAULT_SETTLE_SECONDS = 5
+DEFAULT_POLL_SECONDS = 2
 _MARKER = re.compile(r"_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62}")
 
 
@@ -97,10 +100,12 @@ class LandingWatch(_Model):
     # A file name in the landing folder, never a path: the gate only looks inside its landing. It
     # starts with '_' or '.', names that Spark and the batch identity skip, so it is never read as data.
     marker: str | None = None
-    settle_seconds: int = pyd.Field(default=60, ge=0, le=86400)
+    # Seconds, not minutes, from a complete batch to its run: a producer that writes slowly
+    # (or copies with preserved times) writes a marker instead of relying on the settle.
+    settle_seconds: int = pyd.Field(default=DEFAULT_SETTLE_SECONDS, ge=0, le=86400)
     # The triggerer polls every landing this often; a lower bound keeps a contract from
     # turning the shared triggerer into a busy loop.
-    poll_seconds: int = pyd.Field(default=30, ge=5, le=3600)
+    poll_seconds: int = pyd.Field(default=DEFAULT_POLL_SECONDS, ge=2, le=3600)
 
 
     @pyd.field_validator("marker")
@@ -121,6 +126,18 @@ Schedule = Annotated[
     Annotated[str, pyd.Tag("union-cron")] | Annotated[LandingSchedule, pyd.Tag("union-landing")],
     pyd.Discriminator(lambda value: "union-cron" if isinstance(value, str) else "union-landing"),
 ]
+
+
+class RetrySettings(_Model):
+    """How a gate recovers from a fault without a person (``contract_gate.contract.retry_policy``): each task
+    is retried ``tasks`` times, ``delaySeconds`` apart, and a batch whose run still ended without
+    a final decision is gated again, up to ``runsPerBatch`` runs. Publication is exactly-once
+    whatever the count (``txnAppId``/``txnVersion``, recovery from tagged commits).
+    Unset keys: the deployment's ``[contract_gate]`` options, else the built-in defaults."""
+
+    tasks: int | None = pyd.Field(default=None, ge=0, le=10)
+    delay_seconds: int | None = pyd.Field(default=None, ge=0, le=3600)
+    runs_per_batch: int | None = pyd.Field(default=None, ge=1, le=20)
 
 
 class RetentionSettings(_Model):
@@ -207,6 +224,8 @@ class GateSettings(_Model):
     execution: ExecutionSettings = ExecutionSettings()
     alerts: AlertSettings = AlertSettings()
     retention: RetentionSettings = RetentionSettings()
+    # Orchestration, not validation: left out of the plan's fingerprint when not given.
+    retries: RetrySettings | None = None
     # "auto" or "manual" is short for {apply: ...}
     evolution: EvolutionSettings = EvolutionSettings()
     limits: LimitsSettings = pyd.Field(default_factory=LimitsSettings)
@@ -216,6 +235,14 @@ class GateSettings(_Model):
     # A check the gate cannot run (another engine's, SQL in another dialect): refused, or listed as
     # not evaluated. Only the compiler reads it: the plan carries its rules, not the setting.
     unsupported_checks: Literal["refuse", "warn"] = pyd.Field(default="refuse", exclude=True)
+
+    @pyd.model_serializer(mode="wrap")
+    def _without_unset_retries(self, handler):
+        """Plans of contracts that say nothing about retries stay as they were (same fingerprint)."""
+        dumped = handler(self)
+        if dumped.get("retries", False) is None:
+            del dumped["retries"]
+        return dumped
 
     @pyd.field_validator("evolution", mode="before")
     @classmethod

@@ -43,6 +43,8 @@ __all__ = [
     "ObjectScope",
     "TableHistory",
     "decision_store",
+    "failed_count",
+    "failed_runs",
     "final_decision",
     "history_for",
     "record_decision",
@@ -93,6 +95,17 @@ def final_decision(plan: Plan, submission_id: str,
     """The submission's final record as a dict, or None."""
     found = (store or store_for(plan)).final(submission_id, plan.contract_id, ObjectScope.of(plan))
     return None if found is None else found.as_dict()
+
+
+def failed_runs(plan: Plan, submission_id: str, store: DecisionStore | None = None) -> int:
+    """How many runs recorded a (non-final) ``failed`` decision for the submission: one record per run."""
+    return failed_count((store or store_for(plan)).records(submission_id=submission_id, contract_id=plan.contract_id,
+                                                          scope=ObjectScope.of(plan)))
+
+
+def failed_count(records: list[Decision]) -> int:
+    """The runs among ``records`` (one submission's) that ended with a non-final ``failed`` decision."""
+    return sum(1 for record in records if record.outcome == "failed" and not record.final)
 
 
 def recover_missing_decisions(

@@ -121,9 +121,14 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         super().__init__(**kwargs)
         self.task_ids = task_ids
 
-    def execute(self, context: Context) -> dict[str, Any]:
+    def execute(self, context: Context) -> dict[str, Any] | None:
         ti = context["ti"]
         submission = ti.xcom_pull(task_ids=self.task_ids["submission"])
+        states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(self.task_ids.values()),
+                                    run_ids=[ti.run_id]).get(ti.run_id, {})
+        if not submission and states.get(self.task_ids["submission"]) == "skipped":
+            self.log.info("nothing had landed (the submission task was skipped): no submission, nothing recorded")
+            return None
         if not submission:
             raise RuntimeError("no submission was resolved (the submission task failed): nothing to record; "
                                "see the submission task's log")
@@ -135,8 +140,6 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             return prior or submission["prior_decision"]
         summary = ti.xcom_pull(task_ids=self.task_ids["stage_validate"])
         results = {step: ti.xcom_pull(task_ids=self.task_ids[step]) for step in ("publish", "quarantine", "split")}
-        states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(self.task_ids.values()),
-                                    run_ids=[ti.run_id]).get(ti.run_id, {})
         stopped = ti.xcom_pull(task_ids=self.task_ids["stage_validate"], key=STOPPED_KEY)
         record = verdict(submission, summary, results, states, stopped)
         context_fields = {"contract_id": plan.contract_id, "object": plan.object,

@@ -14,8 +14,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
+from contract_gate.airflow_compat import AirflowSkipException
 from contract_gate.operators.base import ContractGateBaseOperator, as_correction
-from contract_gate.submission import check_submission_id, derive_submission_id, object_of
+from contract_gate.contract.retry_policy import RetryPolicy
+from contract_gate.submission import NothingLanded, check_submission_id, derive_submission_id, object_of
 from contract_gate_plan.model import Plan
 
 if TYPE_CHECKING:
@@ -82,11 +84,20 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         if self.submission_id:
             submission_id = check_submission_id(str(self.submission_id))
         else:
-            submission_id = derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id,
-                                                 object_of(plan.object, plan.names.sole))
+            try:
+                submission_id = derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id,
+                                                     object_of(plan.object, plan.names.sole))
+            except NothingLanded as exc:
+                if self.landing or rerun_of:  # a batch that was asked for by name must exist
+                    raise
+                # a schedule that starts before the producer's first batch is not a fault
+                raise AirflowSkipException(f"{exc}; nothing to gate") from exc
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             self.log.info("submission %s was already gated: %s; nothing to do", submission_id, prior.get("outcome"))
+        elif not self.submission_id and not rerun_of:
+            self.refuse_after_failed_runs(plan, submission_id)
+            self.log.info("submission %s from %s", submission_id, landing.get("path") or landing.get("name"))
         else:
             self.log.info("submission %s from %s%s", submission_id, landing.get("path") or landing.get("name"),
                           f" (re-run of {rerun_of})" if rerun_of else "")
@@ -100,6 +111,20 @@ class GateSubmissionOperator(ContractGateBaseOperator):
             "received_at": received_at.isoformat(),  # the receipt of the receipt-to-publication metric
         }
 
+
+    def refuse_after_failed_runs(self, plan: Plan, submission_id: str) -> None:
+        """A scheduled run gates a batch whose earlier runs failed again, until the retry policy's
+        ``runs_per_batch`` is used up (``contract_gate.contract.retry_policy``); then the batch waits for a person
+        (a re-run, or a new batch), and this run is skipped."""
+        failed = decisions.failed_runs(plan, submission_id)
+        allowed = RetryPolicy.of(plan.gate).runs_per_batch
+        if failed >= allowed:
+            raise AirflowSkipException(
+                f"submission {submission_id} failed in {failed} runs (runs per batch: {allowed}); it is not gated "
+                "again by itself: fix the cause and re-run it (`contract-gate rerun`), or land a new batch")
+        if failed:
+            self.log.warning("submission %s failed in %d earlier run(s); gating it again (run %d of %d)",
+                             submission_id, failed, failed + 1, allowed)
 
     def apply_overrides_to_this_object(self) -> None:
         """In a gate of several objects, keep the run's overrides only in the named object's group."""

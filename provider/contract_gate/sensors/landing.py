@@ -33,7 +33,7 @@ class ContractLandingSensor(BaseSensorOperator):
     :param marker: a file in the landing folder whose presence says the batch is complete
         (``_SUCCESS``); default the contract's ``schedule.onLanding.marker``.
     :param settle_seconds: without a marker, how long nothing in the folder may have changed;
-        default the contract's ``schedule.onLanding.settleSeconds``, else 60.
+        default the contract's ``schedule.onLanding.settleSeconds``, else its default (a few seconds).
     :param deferrable: wait in the triggerer (:class:`~contract_gate.triggers.landing.LandingTrigger`)
         instead of a worker slot; default Airflow's ``[operators] default_deferrable``.
     """
