@@ -24,25 +24,50 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from airflow.sdk import BaseHook
+
+from contract_gate.airflow_compat import AirflowNotFoundException
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.model import Plan
 
 SOURCE = "contract-gate"
-CATALOG_NAMESPACE = "catalog"  # a catalog table's namespace: the workspace is not known at the task
+DATABRICKS_CONNECTION = "databricks_default"  # the catalog's connection when neither the table nor the gate names one
 
 
-def dataset_id(address: Address | dict) -> tuple[str, str]:
-    """(namespace, name) of a table address (a plan's, or a step result's document), after the
-    OpenLineage naming conventions: ``file`` and the absolute path for a local path,
-    ``scheme://authority`` and the path for a URI."""
+def dataset_id(address: Address | dict, connection_id: str | None = None) -> tuple[str, str]:
+    """(namespace, name) of a table address (a plan's, or a step result's document), after
+    OpenLineage's naming spec: ``file`` and the absolute path for a local path, ``scheme://authority``
+    and the path for a URI, and for a catalog (Unity Catalog) table ``databricks://{workspace host}``
+    and its ``catalog.schema.table`` name. The workspace is the host of the table's own
+    connection, else ``connection_id`` (the gate's Databricks connection), else
+    ``databricks_default``: the connection the gate reaches the table through."""
     address = Address.of(address)
     if not address.is_path:
-        return CATALOG_NAMESPACE, address.location
+        return catalog_namespace(address.connection or connection_id or DATABRICKS_CONNECTION), address.location
     path = address.location
     parts = urlsplit(path)
     if parts.scheme and parts.scheme != "file" and len(parts.scheme) > 1:
         return f"{parts.scheme}://{parts.netloc}", parts.path
     return "file", parts.path if parts.scheme == "file" else str(Path(path))
+
+
+def catalog_namespace(connection_id: str) -> str:
+    """``databricks://{workspace host}`` of the Databricks connection ``connection_id``; ``databricks``
+    (as Airflow's Databricks provider names a workspace it does not know) when there is no such
+    connection or it names no host."""
+    try:
+        connection = BaseHook.get_connection(connection_id)
+    except AirflowNotFoundException:
+        return "databricks"
+    host = str(connection.extra_dejson.get("host") or connection.host or "")
+    host = urlsplit(host if "://" in host else f"https://{host}").hostname or ""
+    return f"databricks://{host}" if host else "databricks"
+
+
+def gate_connection(plan: Plan) -> str | None:
+    """The contract's Databricks connection (``execution.connectionId`` of a ``databricks`` gate)."""
+    execution = plan.execution
+    return execution.get("connectionId") if execution.get("mode") == "databricks" else None
 
 
 def contract_tags(plan: Plan) -> list[tuple[str, str]]:
@@ -90,7 +115,7 @@ def input_dataset(plan: Plan, address: Address | dict, *, schema: bool = False, 
                   report: dict | None = None):
     from openlineage.client.event_v2 import InputDataset  # at facet time (module doc)
 
-    namespace, name = dataset_id(address)
+    namespace, name = dataset_id(address, gate_connection(plan))
     input_facets = {"dataQualityAssertions": assertions_facet(report)} if report is not None else {}
     return InputDataset(namespace=namespace, name=name, facets=_dataset_facets(plan, schema=schema, version=version),
                         inputFacets=input_facets)
@@ -99,7 +124,7 @@ def input_dataset(plan: Plan, address: Address | dict, *, schema: bool = False, 
 def output_dataset(plan: Plan, address: Address | dict, *, schema: bool = False, version: int | None = None):
     from openlineage.client.event_v2 import OutputDataset  # at facet time (module doc)
 
-    namespace, name = dataset_id(address)
+    namespace, name = dataset_id(address, gate_connection(plan))
     return OutputDataset(namespace=namespace, name=name, facets=_dataset_facets(plan, schema=schema, version=version))
 
 

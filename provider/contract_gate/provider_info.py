@@ -69,5 +69,10 @@ def get_provider_info() -> dict:
             }
         ],
         "notifications": ["contract_gate.notifications.file.FileNotifier"],
+        "extra-links": ["contract_gate.pages.links.GateReportLink"],
+        # also the ``airflow.plugins`` entry point of pyproject.toml, which is what loads it
+        "plugins": [{"name": "contract_gate_pages", "plugin-class": "contract_gate.pages.plugin.ContractGatePagesPlugin"}],
+        "asset-uris": [{"schemes": ["table"], "handler": "contract_gate.asset_uris.sanitize_uri",
+                        "to_openlineage_converter": "contract_gate.asset_uris.convert_asset_to_openlineage"}],
         "config": provider_config(),
     }

@@ -8,9 +8,11 @@ import importlib
 import inspect
 import json
 import pkgutil
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 import contract_gate
 from contract_gate.provider_info import get_provider_info
@@ -66,3 +68,53 @@ def test_the_operators_package_exports_every_operator_and_each_is_used():
     source = "".join((Path(contract_gate.__file__).parent / name).read_text()
                      for name in ("dags/task_group.py", "dags/contract_dags.py", "dags/freshness_dag.py"))
     assert {cls.__name__ for cls in concrete if cls.__name__ not in source} == set()
+
+
+def test_the_extra_links_listed_are_the_ones_the_operators_carry():
+    from airflow.sdk import BaseOperator, BaseOperatorLink
+
+    carried = {f"{type(link).__module__}.{type(link).__name__}"
+               for module in modules_of("contract_gate.operators")
+               for value in vars(importlib.import_module(module)).values()
+               if inspect.isclass(value) and issubclass(value, BaseOperator)
+               for link in getattr(value, "operator_extra_links", ())
+               if isinstance(link, BaseOperatorLink)}
+    assert set(get_provider_info()["extra-links"]) == carried == {"contract_gate.pages.links.GateReportLink"}
+
+
+def test_the_plugin_listed_is_the_one_the_entry_point_loads():
+    from importlib.metadata import entry_points
+
+    (listed_plugin,) = get_provider_info()["plugins"]
+    (entry_point,) = entry_points(group="airflow.plugins", name=listed_plugin["name"])
+    module, _, name = listed_plugin["plugin-class"].rpartition(".")
+    plugin = getattr(importlib.import_module(module), name)
+    assert entry_point.load() is plugin and plugin.name == listed_plugin["name"]
+
+
+def test_the_asset_uri_scheme_of_catalog_tables_is_registered_and_checked_by_airflow(monkeypatch):
+    from airflow.providers_manager import ProvidersManager
+    from airflow.sdk import Asset
+
+    from contract_gate import asset_uris
+    from contract_gate.dags.task_group import target_asset
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate_plan.addresses import Address
+
+    (registered,) = get_provider_info()["asset-uris"]
+    assert registered["schemes"] == [asset_uris.SCHEME]
+    manager = ProvidersManager()
+    assert manager.asset_uri_handlers[asset_uris.SCHEME] is asset_uris.sanitize_uri
+    assert manager.asset_to_openlineage_converters[asset_uris.SCHEME] is asset_uris.convert_asset_to_openlineage
+    # the URI the DAG factory gives a catalog target is of that scheme, and Airflow accepts it
+    plan = compile_plan(Path(contract_gate.__file__).parents[2] / "contracts" / "orders.yaml")
+    tables = replace(plan.require_tables(), target=Address(kind="table", name="main.sales.orders"))
+    asset = target_asset(replace(plan, tables=tables))
+    assert asset.uri.startswith(f"{asset_uris.SCHEME}://main.sales.orders")
+    for wrong in ("table://main.sales.orders/more", "table://user@main.sales.orders", "table://a.b.c.d", "table://a..b"):
+        with pytest.raises(ValueError, match="names a catalog table"):
+            Asset(name="wrong", uri=wrong)
+    # and the OpenLineage provider names its dataset as the gate's facets name the table
+    monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_DEFAULT", json.dumps({"conn_type": "databricks", "host": "dbc-1.cloud.databricks.com"}))
+    dataset = asset_uris.convert_asset_to_openlineage(asset, None)
+    assert (dataset.namespace, dataset.name) == ("databricks://dbc-1.cloud.databricks.com", "main.sales.orders")
