@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# The provider installed as a user with an Airflow of their own installs it: build the wheel, make
-# a fresh virtualenv holding only Airflow (the lowest version pyproject.toml allows, then the newest),
-# install the wheel with its extras into it, check that Airflow's version did not move, and run the
-# quick subset of the tests against the installed wheel (not the source tree).
+# The provider installed as a user with an Airflow of their own installs it: build the sdist and the
+# wheel (twine checks both), make a fresh virtualenv holding only Airflow (the lowest version
+# pyproject.toml allows, then the newest), install the wheel with its extras into it, fail if that
+# moved Airflow or any of its providers, and run the quick subset of the tests against the
+# installed wheel (not the source tree).
 #
 #   bash scripts/ci_airflow_matrix.sh [lowest] [newest]     (default: both)
 #
-# Beside the lowest Airflow the providers are installed at the floors pyproject.toml names, so
-# those floors are tested too; beside the newest, uv picks the newest versions in range. Airflow's
-# own constraints files are not on the package index: the lowest Airflow is resolved from the
-# index as it stood the day after its release, as those files pin it (Airflow 3.1 and 3.2 do not
-# cap structlog, and a later structlog broke Airflow 3.1).
+# The lowest leg is an existing Airflow 3.1.0 with the providers of that release. Airflow's
+# constraints files are not on the package index, so Airflow and the providers the gate uses are
+# resolved from the index as it stood the day after the release, which is what constraints-3.1.0
+# pins (a later structlog, which Airflow 3.1 does not cap, breaks it). Those provider versions must
+# be pyproject.toml's floors, so the floors are what CI tests. The newest leg takes the newest
+# Airflow; the wheel brings the providers it lacks at the newest versions in range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,46 +32,68 @@ trap 'rm -rf "$work"' EXIT
 # also ships whatever a stale build/lib still holds (modules since moved or deleted).
 .venv/bin/uv build --quiet --out-dir "$work/dist" .
 wheel=$(ls "$work"/dist/*.whl)
+.venv/bin/uv tool run --quiet --from "twine>=6,<7" twine check --strict "$work"/dist/*
 mkdir "$work/tests_only" && ln -s "$PWD/tests" "$work/tests_only/tests"
-# The providers' floors, as exact pins: "apache-airflow-providers-x>=1.2,<2" -> "apache-airflow-providers-x==1.2".
-.venv/bin/python - "$work/floors.txt" <<'EOF'
-import sys, tomllib
+
+# The providers the gate requires, without versions: "apache-airflow-providers-x[e]>=1.2,<2" -> "...-x[e]".
+mapfile -t providers < <(.venv/bin/python -c '
+import tomllib
 from packaging.requirements import Requirement
 
-extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]
-floors = []
-for text in extras["airflow"]:
+for text in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["airflow"]:
     requirement = Requirement(text)
-    lowest = [spec.version for spec in requirement.specifier if spec.operator == ">="]
-    if requirement.name.startswith("apache-airflow-providers-") and lowest:
-        floors.append(f"{requirement.name}=={lowest[0]}")
-open(sys.argv[1], "w").write("\n".join(floors) + "\n")
-EOF
+    if requirement.name.startswith("apache-airflow-providers-"):
+        print(requirement.name + ("[" + ",".join(sorted(requirement.extras)) + "]" if requirement.extras else ""))')
 
+# Every installed distribution of Airflow and its providers, one "name==version" a line.
 airflow_versions() {
-  "$1/bin/python" -c 'from importlib.metadata import version as v
-print(*(f"{n}=={v(n)}" for n in ("apache-airflow", "apache-airflow-core", "apache-airflow-task-sdk")))'
+  "$1/bin/python" -c '
+from importlib.metadata import distributions
+names = {d.metadata["Name"].lower(): d.version for d in distributions()}
+print("\n".join(sorted(f"{n}=={v}" for n, v in names.items() if n.startswith("apache-airflow"))))'
+}
+
+# pyproject.toml's floors of Airflow and the providers must be the versions installed beside Airflow 3.1.0.
+check_floors() {
+  "$1/bin/python" -c '
+import sys, tomllib
+from importlib.metadata import version
+from packaging.requirements import Requirement
+
+wrong = []
+for text in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["airflow"]:
+    requirement = Requirement(text)
+    floors = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+    if requirement.name.startswith("apache-airflow") and floors and floors[0] != version(requirement.name):
+        wrong.append(f"{requirement.name}: floor {floors[0]}, installed {version(requirement.name)}")
+if wrong:
+    sys.exit("ci_airflow_matrix: pyproject.toml floors that are not the versions tested:\n  " + "\n  ".join(wrong))'
 }
 
 for leg in "${legs[@]}"; do
   venv="$work/venv-$leg"
   case "$leg" in
-    lowest) airflow=("apache-airflow==$LOWEST_AIRFLOW" --exclude-newer "$LOWEST_AIRFLOW_INDEX_DATE")
-            floors=(-c "$work/floors.txt") ;;
-    newest) airflow=("apache-airflow>=$LOWEST_AIRFLOW,<4"); floors=() ;;
+    lowest) airflow=("apache-airflow==$LOWEST_AIRFLOW" "${providers[@]}" --exclude-newer "$LOWEST_AIRFLOW_INDEX_DATE") ;;
+    newest) airflow=("apache-airflow>=$LOWEST_AIRFLOW,<4") ;;
     *) echo "ci_airflow_matrix: unknown leg $leg (lowest or newest)" >&2; exit 2 ;;
   esac
   started=$SECONDS
   .venv/bin/uv venv --quiet --python .venv/bin/python "$venv"
   .venv/bin/uv pip install --quiet --python "$venv/bin/python" "${airflow[@]}"
   before=$(airflow_versions "$venv")
-  .venv/bin/uv pip install --quiet --python "$venv/bin/python" "${floors[@]}" "$wheel[spark,airflow,test]"
+  [ "$leg" != lowest ] || check_floors "$venv"
+  # No constraints: the wheel's own ranges must accept what is installed.
+  .venv/bin/uv pip install --quiet --python "$venv/bin/python" "$wheel[spark,airflow,test]"
   after=$(airflow_versions "$venv")
-  echo "ci_airflow_matrix: $leg: $before; wheel installed in $((SECONDS - started)) s"
-  if [ "$before" != "$after" ]; then
-    echo "ci_airflow_matrix: $leg: installing the wheel changed Airflow: $before -> $after" >&2
+  moved=$(comm -23 <(echo "$before") <(echo "$after"))
+  if [ -n "$moved" ]; then
+    echo "ci_airflow_matrix: $leg: installing the wheel moved Airflow or its providers:" >&2
+    echo "$moved" | sed 's/^/  was /' >&2
+    comm -13 <(echo "$before") <(echo "$after") | sed 's/^/  now /' >&2
     exit 1
   fi
+  echo "ci_airflow_matrix: $leg: the wheel installed in $((SECONDS - started)) s and changed none of these:"
+  echo "$before" | sed 's/^/  /'
   # PYTHONSAFEPATH keeps the working directory off sys.path, so the packages come from the wheel;
   # the tests' own helpers (tests.contracts._contract_texts) through a folder holding only tests/.
   export PYTHONSAFEPATH=1 PYTHONPATH="$work/tests_only"
