@@ -586,11 +586,12 @@ def check_expression(text: str) -> str:
 
 
 def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str, str] | None = None,
-                   batch_names: Iterable[str] = ()) -> str:
+                   batch_names: Iterable[str | tuple[str, ...]] = ()) -> str:
     """The rendered query, its placeholders as reserved back-quoted identifiers."""
     names = set(placeholders)
     tables = names - set(COLUMN_PLACEHOLDERS)
-    batch = {name.lower() for name in batch_names} if "object" in tables else set()
+    batch = {tuple(part.lower() for part in ((name,) if isinstance(name, str) else name))
+             for name in batch_names} if "object" in tables else set()
 
     def as_query(tree: exp.Expr) -> exp.Expr:
         if batch:
@@ -603,17 +604,24 @@ def _checked_query(text: str, placeholders: Iterable[str], synonyms: Mapping[str
     return _checked(_substitute_placeholders(body, names, synonyms), as_query)
 
 
-def _bind_batch_names(tree: exp.Expr, names: set[str]) -> None:
-    """Make each bare table name in ``names`` (the object's own name, lower case) the batch, as
-    ``{object}``: only an unqualified name (``other_schema.orders`` is another table, refused) that
-    is no CTE in scope (a CTE named like the object is that CTE). It keeps its name as its alias,
-    so the columns it qualifies still resolve."""
+def _bind_batch_names(tree: exp.Expr, names: set[tuple[str, ...]]) -> None:
+    """Make each table name in ``names`` (the object's own names, as parts in lower case) the
+    batch, as ``{object}``: a bare name that is no CTE in scope (a CTE named like the object is
+    that CTE), or a qualified one listed whole (``orders_v1.orders`` where the server's schema is
+    ``orders_v1``; ``other_schema.orders`` is another table, refused). It keeps its name as its
+    alias, so the columns it qualifies still resolve."""
     for table in list(tree.find_all(exp.Table)):
-        if not isinstance(table.this, exp.Identifier) or table.args.get("db") or table.args.get("catalog"):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        qualifiers = [table.args[key] for key in ("catalog", "db") if table.args.get(key)]
+        if not all(isinstance(part, exp.Identifier) for part in qualifiers):
             continue
         name = table.name
-        if name.lower() not in names or _cte_in_scope(table, name, fold_case=True):
+        parts = tuple(part.name.lower() for part in (*qualifiers, table.this))
+        if parts not in names or (not qualifiers and _cte_in_scope(table, name, fold_case=True)):
             continue
+        table.set("catalog", None)
+        table.set("db", None)
         table.set("this", exp.to_identifier(f"{_SENTINEL}object", quoted=True))
         if not table.alias:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
@@ -638,13 +646,13 @@ _SENTINEL_IDENTIFIER = re.compile(f"`{_SENTINEL}([A-Za-z0-9_]+)`")
 
 
 def check_query(text: str, placeholders: Iterable[str] = TABLE_PLACEHOLDERS,
-                synonyms: Mapping[str, str] | None = None, batch_names: Iterable[str] = ()) -> str:
+                synonyms: Mapping[str, str] | None = None, batch_names: Iterable[str | tuple[str, ...]] = ()) -> str:
     """Check one read-only query; return the text to run, with its ``{placeholders}`` kept.
 
     ``placeholders``: the names the query may use: ``object`` and the reference aliases as
     tables, ``property`` as a column. ``synonyms``: other placeholder names that mean one of them
-    (``{model}``: ``object``), unless a placeholder has that name. ``batch_names``: bare table
-    names that mean the batch (the object's own name). The text returned uses the placeholders
+    (``{model}``: ``object``), unless a placeholder has that name. ``batch_names``: table names
+    that mean the batch (the object's own name; a tuple of parts for a qualified one). The text returned uses the placeholders
     only, so a plan has one form of each."""
     return _SENTINEL_IDENTIFIER.sub(r"{\1}", _checked_query(text, placeholders, synonyms, batch_names))
 

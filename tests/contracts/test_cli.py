@@ -109,13 +109,13 @@ def test_plan_errors_as_json_exit_1():
     assert result.returncode == 1
     assert json.loads(result.stdout) == {"file": str(BAD / "22_bad_severity.yaml"), "errors": [{
         "file": str(BAD / "22_bad_severity.yaml"), "line": 22, "path": "schema[0].properties[1].quality[0].severity",
-        "message": "severity must be error, warning, warn or info, got 'fatal'"}]}
+        "message": "severity 'fatal' contradicts the DQX criticality 'warn'"}]}
 
 
 def test_plan_errors_in_text_go_to_stderr():
     result = cli("plan", BAD / "22_bad_severity.yaml")
     assert result.returncode == 1 and result.stdout == ""
-    assert ":22: schema[0].properties[1].quality[0].severity: severity must be" in result.stderr
+    assert ":22: schema[0].properties[1].quality[0].severity: severity 'fatal' contradicts" in result.stderr
 
 
 def test_plan_ddl_without_gate_settings_exits_1(tmp_path):

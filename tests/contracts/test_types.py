@@ -223,12 +223,12 @@ def test_an_unmappable_type_names_the_property_the_server_type_and_the_tables():
           physicalType: string
           logicalType: string
         - name: where
-          physicalType: geography_point
+          physicalType: varchar(many)
           logicalType: string
         """, "postgres"))
     assert issues == [("schema[0].properties[1].physicalType",
-                       "physicalType 'geography_point' has no Spark type in the postgres dialect (server type "
-                       "'postgres'): unknown type 'geography_point' (the type tables: docs/contracts.md#types)")]
+                       "physicalType 'varchar(many)' has no Spark type in the postgres dialect (server type "
+                       "'postgres'): argument 'many' is not a number (the type tables: docs/contracts.md#types)")]
 
 
 # -- the rules a type brings ---------------------------------------------------------------------

@@ -50,6 +50,7 @@ def lint_file(file: Path, env: str | None) -> dict:
     gated = compiled.gated
     return {"file": str(file), "ok": True, "rules": sum(len(p.rules) for p in compiled.plans.values()),
             "gated": list(gated), "not_gated": dict(compiled.not_gated), "errors": [],
+            "warnings": [warning.as_dict() for warning in compiled.warnings],
             "loaded": compiled.loaded, "plans": list(compiled.plans.values())}
 
 
@@ -103,6 +104,9 @@ def print_human(results: list[dict]) -> None:
             print(f"ok    {result['file']} ({result['rules']} rules; gated: {gated})")
             for name, reason in result["not_gated"].items():
                 print(f"      not gated: {name}: {reason}")
+            for issue in result["warnings"]:
+                where = f"line {issue['line']}" if issue["line"] else "-"
+                print(f"      warning: {where}: {issue['path'] or '<document>'}: {issue['message']}")
             continue
         print(f"FAIL  {result['file']}")
         for issue in result["errors"]:

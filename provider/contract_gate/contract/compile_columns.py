@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from contract_gate.contract.compile_state import CONTROL_CHARACTER, CompileState, column_name, near_miss
 from contract_gate.contract.nested import MAX_DEPTH
-from contract_gate.contract.physical_types import (TYPES_DOC, UnmappedType, dialect_of, is_container, map_logical,
-                                                   map_physical)
+from contract_gate.contract.physical_types import (TYPES_DOC, Mapped, UnknownTypeName, UnmappedType, dialect_of,
+                                                   is_container, map_logical, map_physical)
 from contract_gate_plan.spark_types import field_name_text, spark_type
 
 # Our property-level customProperties.
@@ -88,6 +88,9 @@ class ColumnCompiler:
             self.state.error(base, f"properties nested more than {MAX_DEPTH} levels deep are not supported")
             return None
         if prop.properties or prop.items or (prop.logicalType == "map" and prop.map):
+            if (text := self.json_text(prop, base)) is not None:
+                self.state.field_types[base] = ("string", f"{base}.physicalType", text)
+                return "string"
             spark = self.nested_type(prop, base, depth)
             if spark is not None:
                 self.state.field_types[base] = (spark, base, None)
@@ -99,6 +102,14 @@ class ColumnCompiler:
             source = f"{base}.physicalType"
             try:
                 mapped = map_physical(prop.physicalType, self.state.server_type)
+            except UnknownTypeName as exc:
+                if prop.logicalType is None:
+                    self.state.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
+                                       f"{exc} (the type tables: {TYPES_DOC}); a logicalType would stand in for it")
+                    return None
+                if not container:
+                    self.state.warn(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}"
+                                      f" ({exc}): the column is checked as its logicalType {prop.logicalType!r}")
             except UnmappedType as exc:
                 if not container:
                     self.state.error(source, f"physicalType {prop.physicalType!r} has no Spark type {self.dialect_label()}: "
@@ -116,6 +127,29 @@ class ColumnCompiler:
             return None
         self.state.field_types[base] = (mapped.type, source, mapped)
         return mapped.type
+
+    def json_text(self, prop, base: str) -> Mapped | None:
+        """A text column holding JSON (``jsonb``, ``STRING``) whose nested properties or items
+        document the structure inside the text: a string column with the JSON rule, or None when
+        the physicalType is not text. Its nested fields are not columns the gate can check, so a
+        rule on one is a lint warning."""
+        if prop.physicalType is None or is_container(prop.physicalType):
+            return None
+        try:
+            mapped = map_physical(prop.physicalType, self.state.server_type)
+        except UnmappedType:
+            return None
+        if mapped.type != "string":
+            return None
+        children = [(f"{base}.properties[{j}]", child) for j, child in enumerate(prop.properties or [])]
+        children += [(f"{base}.items", prop.items)] if prop.items else []
+        for path, child in children:
+            ruled = [key for key in ("required", "primaryKey", "unique", "enum", "quality", "logicalTypeOptions")
+                     if getattr(child, key)]
+            if ruled:
+                self.state.warn(path, f"{ruled[0]} of a field inside the JSON text of {prop.name!r} "
+                                      f"({prop.physicalType}) documents it: the gate checks that the text is JSON")
+        return Mapped("string", max_length=mapped.max_length, json=True)
 
     def nested_type(self, prop, base: str, depth: int) -> str | None:
         """``struct<...>`` of nested properties, ``array<...>`` of items, ``map<...>`` of a map. A

@@ -11,6 +11,9 @@ from contract_gate_plan.sql_allowlist import SqlNotSpark, check_query
 from contract_gate_plan.sql_text import quote_identifier
 
 _LIBRARY_ROW_METRICS = ("nullValues", "missingValues", "invalidValues")
+# ODCS leaves severity free text: the words teams write, by what the gate does with the batch.
+_ERROR_WORDS = ("error", "critical", "blocker", "fatal", "high", "major", "severe")
+_WARNING_WORDS = ("warning", "warn", "info", "information", "informational", "low", "minor", "trivial")
 # Other tools' names of a query's placeholders (datacontract-cli's {model}, the ODCS schema's
 # ${table} and ${column}); the plan carries ours only.
 _PLACEHOLDER_SYNONYMS = {"model": "object", "table": "object", "column": "property"}
@@ -38,9 +41,11 @@ class QualityCompiler:
 
     def compile_quality_entry(self, entry: dict, path: str, column: str | None) -> None:
         kind = entry.get("type", "library")
-        common = {"severity": _severity(entry.get("severity")), "description": entry.get("description")}
+        common = {"severity": self.severity(entry.get("severity"), path), "description": entry.get("description")}
         id_key = "id" if "id" in entry else "name" if "name" in entry else None
         given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
+        if id_key == "name":
+            self.state.label_id_paths.add(f"{path}.name")
         start = len(self.state.rules)
         self.compile_quality_kind(kind, entry, path, column, given, common)
         self.nest_rules(start, path, column, given, common)
@@ -61,6 +66,19 @@ class QualityCompiler:
         else:
             self.unsupported(path, column, given, common, f"a check of engine {entry.get('engine')!r} (the gate runs "
                              "custom checks of engines spark-sql and dqx)", "engine")
+
+    def severity(self, value, path: str) -> str:
+        """A rule's severity from ODCS' free text (any case): ``error`` or ``warning``. A word
+        the gate does not know holds the batch (an error), with a lint warning naming it."""
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word is None or word in _ERROR_WORDS:
+            return "error"
+        if word in _WARNING_WORDS:
+            return "warning"
+        self.state.warn(f"{path}.severity", f"severity {value!r} is not a word the gate knows "
+                        f"({', '.join(_ERROR_WORDS)}: error; {', '.join(_WARNING_WORDS)}: warning): "
+                        "it is held as an error")
+        return "error"
 
     def nest_rules(self, start: int, path: str, column: str | None, given: tuple, common: dict) -> None:
         """The rules of one quality entry from ``start`` on that name a nested field (a check on a
@@ -112,10 +130,8 @@ class QualityCompiler:
         # A query reads its batch ({object}) and the tables the gate settings list as references.
         references = set(self.state.settings.references) if self.state.settings else set()
         placeholders = {"object", *references, *(["property"] if column else [])}
-        obj = self.state.objects[self.state.index]
         try:
-            query = check_query(entry["query"], placeholders, _PLACEHOLDER_SYNONYMS,
-                                batch_names=[name for name in (obj.name, obj.physicalName) if name])
+            query = check_query(entry["query"], placeholders, _PLACEHOLDER_SYNONYMS, batch_names=self.batch_names())
         except SqlNotSpark as exc:
             self.unsupported(path, column, given, common, f"a query that is not Spark SQL the gate allows ({exc})",
                              "query")
@@ -125,6 +141,21 @@ class QualityCompiler:
         self.state.add_rule(path, given[0] or f"{self.state.id_prefix(column)}.sql", given[1], kind="sql", scope="query",
                       columns=[column] if column else [],
                       query=query, threshold=rules.threshold_from(entry, percent_allowed=False), **common)
+
+    def batch_names(self) -> list[tuple[str, ...]]:
+        """The names by which a query may read the batch: the object's name and physicalName, bare
+        or qualified as they are on one of the contract's servers (``orders_v1.orders`` with
+        ``schema: orders_v1``; ``catalog.schema.table``; BigQuery's ``project.dataset.table``)."""
+        obj = self.state.objects[self.state.index]
+        own = [name for name in (obj.name, obj.physicalName) if name]
+        qualifiers: set[tuple[str, ...]] = {()}
+        for server in self.state.loaded.model.servers or []:
+            for parts in ((server.schema_,), (server.catalog, server.schema_), (server.database, server.schema_),
+                          (server.database,), (server.project, server.dataset), (server.dataset,)):
+                given = tuple(part for part in parts if isinstance(part, str) and part)
+                if len(given) == len(parts):
+                    qualifiers.add(given)
+        return [(*qualifier, name) for qualifier in sorted(qualifiers) for name in own]
 
     def compile_custom_sql(self, entry: dict, path: str, column: str | None, given: tuple, common: dict) -> None:
         text = entry.get("implementation")
@@ -242,14 +273,6 @@ class QualityCompiler:
                 rule_id = f"{rule_id}.{'.'.join(fields['columns'])}"
             rule_id = rule_id or f"{'.'.join(map(self.state.label, fields['columns'])) or 'dataset'}.{fields['function']}"
             self.state.add_rule(path, rule_id, id_path, **{**common, **fields})
-
-
-def _severity(value) -> str:
-    if value in (None, "error"):
-        return "error"
-    if value in ("warning", "warn", "info"):
-        return "warning"
-    raise rules.RuleError(f"severity must be error, warning, warn or info, got {value!r}", "severity")
 
 
 def _zero_tolerance(threshold: dict) -> bool:

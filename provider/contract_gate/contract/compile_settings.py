@@ -8,7 +8,7 @@ import pydantic
 
 from contract_gate.contract import rules
 from contract_gate.contract.compile_state import CONTROL_CHARACTER, CompileState, near_miss
-from contract_gate.contract.environments import freshness_sla, resolve_tables, select_server
+from contract_gate.contract.environments import freshness_sla, object_level_slas, resolve_tables, select_server
 from contract_gate.contract.errors import yaml_path
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
 from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, location_problems
@@ -129,10 +129,17 @@ class SettingsCompiler:
             return None
 
     def freshness(self, object_name: str) -> dict | None:
+        slas = self.state.loaded.model.slaProperties or []
+        physical_name = self.state.objects[self.state.index].physicalName
+        own_names = (object_name, *([physical_name] if physical_name else []))
+        for index in object_level_slas(slas, own_names):
+            self.state.warn(f"slaProperties[{index}].element", f"element {slas[index].element!r} is the object itself: "
+                            "the gate measures freshness on a date or timestamp column "
+                            f"({object_name}.<column>), so it does not check this SLA")
         try:
             others = tuple(o.name for o in self.state.objects if o.name and o.name != object_name)
-            return freshness_sla(self.state.loaded.model.slaProperties or [], object_name, self.state.columns,
-                                 self.state.loaded.model.slaDefaultElement, others)
+            return freshness_sla(slas, object_name, self.state.columns, self.state.loaded.model.slaDefaultElement,
+                                 others, own_names)
         except rules.RuleError as exc:
             index, *keys = exc.keys()
             self.state.error(yaml_path([f"slaProperties[{index}]", *keys]), str(exc))

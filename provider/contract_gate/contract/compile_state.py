@@ -55,6 +55,8 @@ class CompileState:
         self.not_gated: str | None = None  # why this object is documentation only
         self.settings_sources: list[tuple[str, dict]] = []  # (YAML path, value) of its contractGate entries
         self.issues: list[ContractIssue] = []
+        self.warnings: list[ContractIssue] = []  # what lint says of an accepted contract
+        self.label_id_paths: set[str] = set()  # where a quality entry's ``name`` stands for its id
         self.rules: list[dict] = []
         self.columns: dict[str, str] = {}  # column (physicalName, else name) -> Spark type, contract order
         self.labels: dict[str, str] = {}  # column -> the property's name, where physicalName differs from it
@@ -69,6 +71,9 @@ class CompileState:
     # -- helpers -------------------------------------------------------------------------
     def error(self, path: str, message: str) -> None:
         self.issues.append(self.loaded.issue(path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(self.loaded.issue(path, message))
 
     def label(self, column: str) -> str:
         """The property name of a column: what rule ids and reports call it."""
@@ -92,28 +97,41 @@ class CompileState:
 
     def assign_ids(self) -> list[dict]:
         """Contract-given ids must be unique and must not take a generated id (those are
-        predictable, and a consumer may look them up). Generated ids that clash get ``_2``,
-        ``_3``... in contract order, except ``key.unique`` (a column may be called ``key``)."""
+        predictable, and a consumer may look them up). A quality entry's ``name`` is a label that
+        stands for its id when it has none: it follows the same rules, except that entries may
+        share it (or share an id's text), the later ones getting ``_2``, ``_3``... Generated ids
+        that clash get ``_2``, ``_3``... in contract order, except ``key.unique`` (a column may be
+        called ``key``)."""
         generated = {e["rule"]["id"]: e["rule"]["source"] for e in self.rules if e["id_path"] is None}
+        reserved = {*_GATE_RULE_IDS, *(f"{name}.type" for name in self.columns)}
+        named = [e for e in self.rules if e["id_path"] in self.label_id_paths]
         taken: dict[str, str] = {}
         for entry in self.rules:
             rule, id_path = entry["rule"], entry["id_path"]
             if id_path is None:
                 continue
-            if rule["id"] in taken:
+            if rule["id"] in taken and id_path not in self.label_id_paths:
                 self.error(id_path, f"duplicate rule id {rule['id']!r}: also used by {taken[rule['id']]}")
             elif rule["id"] in generated:
                 self.error(id_path, f"rule id {rule['id']!r} is the generated id of the rule from "
                                     f"{generated[rule['id']]}; choose another")
-            elif rule["id"] in _GATE_RULE_IDS or rule["id"] in {f"{name}.type" for name in self.columns}:
+            elif rule["id"] in reserved:
                 # the Spark side adds these for every landing; a contract rule must not stand in for one
                 self.error(id_path, f"rule id {rule['id']!r} is reserved for the gate's own checks of "
                                     "the landed data; choose another")
-            taken[rule["id"]] = rule["source"]
+            if id_path not in self.label_id_paths:
+                taken[rule["id"]] = rule["source"]
+        for rule in (e["rule"] for e in named):
+            self._take_free_id(rule, taken)
         pending = sorted((e for e in self.rules if e["id_path"] is None), key=lambda e: not e["first"])
         for rule in (e["rule"] for e in pending):
-            wanted, n = rule["id"], 2
-            while rule["id"] in taken:
-                rule["id"], n = f"{wanted}_{n}", n + 1
-            taken[rule["id"]] = rule["source"]
+            self._take_free_id(rule, taken)
         return [entry["rule"] for entry in self.rules]
+
+    @staticmethod
+    def _take_free_id(rule: dict, taken: dict[str, str]) -> None:
+        """Give ``rule`` its wanted id, else the first free ``<id>_2``, ``<id>_3``..."""
+        wanted, n = rule["id"], 2
+        while rule["id"] in taken:
+            rule["id"], n = f"{wanted}_{n}", n + 1
+        taken[rule["id"]] = rule["source"]

@@ -27,12 +27,14 @@ _DELTA_RESERVED_NAME_CHARS = set(" ,;{}()\n\t=")
 
 @dataclass(frozen=True)
 class CompiledContract:
-    """A contract compiled object by object: one plan per schema object (in contract order) and,
-    for the objects that are documentation only, why they are not gated."""
+    """A contract compiled object by object: one plan per schema object (in contract order),
+    for the objects that are documentation only, why they are not gated, and what the gate
+    accepted but a reader should know (a severity word it does not know, a type it fell back on)."""
 
     loaded: LoadedContract
     plans: dict[str, Plan]
     not_gated: dict[str, str]
+    warnings: tuple[ContractIssue, ...] = ()
 
     @property
     def gated(self) -> dict[str, Plan]:
@@ -66,6 +68,7 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
     issues: list[ContractIssue] = []
     plans: dict[str, Plan] = {}
     not_gated: dict[str, str] = {}
+    warnings: list[ContractIssue] = []
     for index in range(len(objects)):
         name = loaded.object_name(index)
         compiler = _Compiler(loaded, env, index)
@@ -77,16 +80,21 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
         except ContractError as exc:
             issues.extend(exc.issues)
             continue
+        warnings.extend(compiler.state.warnings)
         if compiler.state.not_gated:
             not_gated[name] = compiler.state.not_gated
     if issues:
-        raise ContractError(loaded.file, sorted(set(issues), key=lambda i: (i.line or 0, i.path, i.message)))
-    return CompiledContract(loaded, plans, not_gated)
+        raise ContractError(loaded.file, sorted(set(issues), key=_by_line))
+    return CompiledContract(loaded, plans, not_gated, tuple(sorted(set(warnings), key=_by_line)))
 
 
 def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, object_name: str | None = None) -> Plan:
     """The plan of one schema object (see :meth:`CompiledContract.plan`). Raises :class:`ContractError`."""
     return compile_plans(contract, env).plan(object_name)
+
+
+def _by_line(issue: ContractIssue) -> tuple:
+    return issue.line or 0, issue.path, issue.message
 
 
 def _listing(plans: dict) -> str:

@@ -27,6 +27,8 @@ _UNIT_SECONDS = {
     "d": 86400, "day": 86400, "days": 86400,
     "w": 604800, "week": 604800, "weeks": 604800,
 }
+# An SLA value written with its unit, as many contracts do: 25h, 2 d, 1.5hours.
+_VALUE_WITH_UNIT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*")
 
 
 def select_server(servers: list, env: str | None):
@@ -115,36 +117,59 @@ def _shared_connections(tables: dict) -> dict:
 
 
 def freshness_sla(sla_properties: list, object_name: str, columns: dict[str, str],
-                  default_element: str | None = None, other_objects: tuple[str, ...] = ()) -> dict | None:
+                  default_element: str | None = None, other_objects: tuple[str, ...] = (),
+                  own_names: tuple[str, ...] = ()) -> dict | None:
     """The freshness/latency SLA as max age in seconds on a date or timestamp column.
 
     ``element`` is ``table.column`` or just ``column`` (``slaDefaultElement`` when absent); an
     SLA whose element names another of the contract's ``other_objects`` is that object's, and one
-    without an element checks nothing. Of several, the strictest holds. RuleError keys are
-    ``[index, key]`` into ``slaProperties``."""
+    without an element, or whose element is the object itself (one of ``own_names``, see
+    :func:`object_level_slas`), checks nothing. ``value`` is a number with ``unit``, or a text
+    with its unit (``25h``). Of several, the strictest holds. RuleError keys are ``[index, key]``
+    into ``slaProperties``."""
     found = None
     for index, sla in enumerate(sla_properties):
         if sla.property not in ("freshness", "latency"):
             continue
         element = sla.element or default_element or ""
-        if not element:  # an SLA that names no element names no column the gate could check
+        if not element or element in own_names:  # it names no column the gate could check
             continue
         if not element.startswith(object_name + ".") and any(element.startswith(o + ".") for o in other_objects):
             continue
         if other_objects and _resolved_column(element, object_name, columns) is None:
             continue  # in a contract of several objects, an element none of ours is another object's
         column = _sla_column(element, object_name, columns, index)
-        value = sla.value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise RuleError(f"SLA value must be a positive number, got {value!r}", [index, "value"])
-        unit = (sla.unit or "").lower()
+        value, unit = _value_and_unit(sla, index)
         if unit not in _UNIT_SECONDS:
             raise RuleError(f"unknown SLA unit {sla.unit!r}; use one of {', '.join(sorted(_UNIT_SECONDS))}", [index, "unit"])
         sla_found = {"column": column, "column_type": columns[column], "property": sla.property, "value": value,
-                     "unit": sla.unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
+                     "unit": sla.unit or unit, "max_age_seconds": int(value * _UNIT_SECONDS[unit])}
         if found is None or sla_found["max_age_seconds"] < found["max_age_seconds"]:
             found = sla_found  # several SLAs (freshness and latency): the strictest is the one checked
     return found
+
+
+def object_level_slas(sla_properties: list, own_names: tuple[str, ...]) -> list[int]:
+    """The indexes of freshness/latency SLAs whose element is the object itself (its name or
+    physicalName): an expectation on the whole object that names no date column to measure."""
+    return [index for index, sla in enumerate(sla_properties)
+            if sla.property in ("freshness", "latency") and sla.element in own_names]
+
+
+def _value_and_unit(sla, index: int) -> tuple[float, str]:
+    """An SLA's positive value and its unit (lower case): ``value`` and ``unit``, or a text
+    ``value`` that carries its unit (``25h``), agreeing with ``unit`` where both say one."""
+    value, unit = sla.value, (sla.unit or "").lower()
+    if isinstance(value, str) and (match := _VALUE_WITH_UNIT.fullmatch(value)):
+        written = match.group(2).lower()
+        if unit and written != unit:
+            raise RuleError(f"SLA value {value!r} says unit {written!r}, unit says {sla.unit!r}", [index, "unit"])
+        value, unit = float(match.group(1)), written
+        value = int(value) if value.is_integer() else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise RuleError(f"SLA value must be a positive number, or one with its unit (25h), got {value!r}",
+                        [index, "value"])
+    return value, unit
 
 
 def _resolved_column(element: str, object_name: str, columns: dict[str, str]) -> str | None:

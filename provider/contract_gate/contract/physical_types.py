@@ -38,6 +38,11 @@ class UnmappedType(ValueError):
     """A type with no Spark column type; the message says why."""
 
 
+class UnknownTypeName(UnmappedType):
+    """A type name no table knows (``objectId``, ``GEOGRAPHY`` on Spark), as opposed to a known
+    one written wrongly: a property's logicalType may stand in for it."""
+
+
 @dataclass(frozen=True)
 class Mapped:
     """A Spark type (as ``spark_type`` writes it) and the rules that come with the contract's type."""
@@ -487,7 +492,7 @@ class _Reader:
         for table in self.tables:
             if name in table:
                 return table[name].map(args)
-        raise UnmappedType(f"unknown type {' '.join(words)!r}")
+        raise UnknownTypeName(f"unknown type {' '.join(words)!r}")
 
     def arguments(self) -> list[int | str]:
         args: list[int | str] = []
