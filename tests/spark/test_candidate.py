@@ -98,11 +98,27 @@ def test_json_values_that_do_not_fit_are_marked_too(spark, tmp_path):
     candidate = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=load_plan(cases_plan()).columns)
     report = run_validation(spark, cases_plan(), candidate)
     failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
-    # the broken last record parses to nothing: every required column counts it as well
-    assert failed == {"case_count.type": 1, "record.parseable": 1, "case_count.required": 2, "case_count.minimum": 2,
-                      "region_code.required": 1, "region_code.not_blank": 1, "report_date.required": 1,
-                      "reporting_org.required": 1}
+    # the broken last record parses to nothing: record.parseable counts it, and no other rule judges it
+    assert failed == {"case_count.type": 1, "record.parseable": 1, "case_count.required": 1, "case_count.minimum": 1}
     assert report["rows"]["valid"] == 1
+
+
+def test_an_oversized_record_is_unparseable_only_and_sparks_own_column_never_shows(spark, tmp_path):
+    """A value past the JSON parser's string limit (20 MB): the record counts once, as
+    ``record.parseable``; Spark's ``_corrupt_record`` column, which its schema inference adds,
+    is neither a column of the batch nor a word of the report."""
+    good = {"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 2,
+            "status": "confirmed"}
+    (tmp_path / "cases.json").write_text(json.dumps(good) + "\n" + json.dumps({**good, "reporting_org": "G" * 21_000_000})
+                                         + "\n")
+    candidate = read_candidate(spark, str(tmp_path / "cases.json"), format="json", columns=load_plan(cases_plan()).columns)
+    report = run_validation(spark, cases_plan(), candidate)
+
+    failed = {r["id"]: r["failed_rows"] for r in report["rules"] if r["failed_rows"]}
+    assert failed == {"record.parseable": 1}
+    assert report["schema"]["ok"] is True and report["schema"]["unexpected"] == []
+    assert "_corrupt_record" not in json.dumps(report) and "_corrupt_record" not in candidate.df.columns
+    assert (report["rows"]["valid"], report["rows"]["invalid"]) == (1, 1)
 
 
 def test_json_and_parquet(spark, tmp_path):

@@ -96,6 +96,10 @@ def _read_text(
         if not has_condition(exc, NOTHING_TO_INFER):
             raise
         found = []
+    # Spark's own column of the records its inference could not parse is no column of the file:
+    # read_text marks those records itself (unless the contract names such a column)
+    corrupt = options.get("columnNameOfCorruptRecord") or spark.conf.get("spark.sql.columnNameOfCorruptRecord")
+    found = [f for f in found if f.name != corrupt or f.name in expected]
     if not found:
         # An empty file (or folder) says nothing about its columns: read it as the plan's, so
         # the batch is judged as empty (``submission.not_empty``), not as one missing them all.

@@ -19,7 +19,7 @@ from contract_gate_plan.empty_batch import empty_batch_rule
 from contract_gate_plan.model import Plan, Rule
 from contract_gate_plan.sql_text import quote_identifier
 from contract_gate_spark.validation.schema_compare import SchemaResult
-from contract_gate_spark.validation.unparseable_values import type_rules
+from contract_gate_spark.validation.unparseable_values import parsed_records_only, type_rules
 
 NOT_EVALUATED = "not_evaluated"
 NOT_EXECUTED = "not_executed"
@@ -82,7 +82,8 @@ def triage(
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
     instead of failing the whole fused pass. ``type: sql`` queries are analysed when run.
     """
-    rules = [*plan.rules, *type_rules(plan, df.schema), *([empty_batch_rule()] if submission else [])]
+    rules = [*parsed_records_only(list(plan.rules), df.schema), *type_rules(plan, df.schema),
+             *([empty_batch_rule()] if submission else [])]
     result = Triage(considered=rules)
     missing = set(schema.missing)
     mistyped = {m["column"] for m in schema.type_mismatches}

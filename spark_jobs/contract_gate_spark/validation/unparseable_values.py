@@ -29,6 +29,7 @@ in) there are no such rules: those inputs carry their own types, which the schem
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -91,9 +92,15 @@ def read_text(
             checks.append(F.when(column.isNotNull() & (value.isNull() | overflow), F.lit(name)))
             values[name] = value
     named = F.filter(F.array(*checks) if checks else F.array().cast("array<string>"), lambda n: n.isNotNull())
+    # A record the reader could not parse at all (malformed, or a value past the parser's limits)
+    # leaves every column NULL: the record is unfit, not the values the text parse may still pick
+    # out of it.
+    nothing_read = F.lit(True)
+    for field in schema.fields:
+        nothing_read = nothing_read & F.col(quote_identifier(field.name)).isNull()
     unfit = (F.when(F.col(_RAW).isNull() & (F.size(named) == 0), F.array().cast("array<string>"))
-             .when(F.size(named) > 0, named)
-             .otherwise(F.array(F.lit(RECORD))))
+             .when((F.col(_RAW).isNotNull() & nothing_read) | (F.size(named) == 0), F.array(F.lit(RECORD)))
+             .otherwise(named))
     checked = [name for name, kind in kinds.items() if kind != "string"]
     # the marker first: it reads the columns as they were read (a VARIANT, a float's text)
     marked = df.withColumn(UNFIT, unfit.alias(UNFIT, metadata={CHECKED: checked}))
@@ -151,6 +158,17 @@ def type_rules(plan: Plan, schema: StructType) -> list[Rule]:
                    f"the value does not fit type {c.type}") for c in typed]
     rules.append(_rule("record.parseable", [], RECORD, "the record could not be parsed"))
     return [rule for rule in rules if rule.id not in taken]
+
+
+def parsed_records_only(rules: list[Rule], schema: StructType) -> list[Rule]:
+    """``rules`` with each row rule judging only the records that parsed: an unparseable record
+    fails ``record.parseable``, and nothing else of it is judged (its values are all NULL, and
+    would fail every ``required`` as if the producer had left them out)."""
+    if UNFIT not in schema.fieldNames():
+        return rules
+    parsed = f"NOT array_contains({quote_identifier(UNFIT)}, {string_literal(RECORD)})"
+    return [replace(rule, filter=f"({rule.filter}) AND {parsed}" if rule.filter else parsed)
+            if rule.scope == "row" else rule for rule in rules]
 
 
 def _rule(rule_id: str, columns: list[str], marker: str, description: str) -> Rule:
