@@ -107,6 +107,12 @@ def get_list(name: str) -> list[str]:
     return [entry.strip() for entry in (get(name) or "").split(",") if entry.strip()]
 
 
+def get_flag(name: str) -> bool | None:
+    """A boolean option (None when unset)."""
+    value = get(name)
+    return None if value is None else value.lower() in ("1", "true", "yes", "on")
+
+
 def describe(name: str) -> str:
     """How a user sets option ``name``, for error messages."""
     return f"[{SECTION}] {name} ({environment_variable(name)})"

@@ -17,7 +17,7 @@ from contract_gate.cli.errors import VERBOSE_HINT, missing_package, one_line
 from contract_gate.cli.options import configure_logging, report_error
 
 SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview",
-               "audit")
+               "audit", "airflow")
 
 
 class _Parser(argparse.ArgumentParser):

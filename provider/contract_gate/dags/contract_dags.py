@@ -105,7 +105,7 @@ def contract_dag(contract: str | Path, env: str | None = None):
         catchup=False,
         max_active_runs=1,
         default_args=RetryPolicy.of(plan.gate).task_arguments(),  # faults end final by themselves (``retries``)
-        is_paused_upon_creation=paused_at_creation(),
+        is_paused_upon_creation=config.get_flag("dags_paused_at_creation"),  # unset: Airflow's [core] setting
         params=params,
         doc_md="\n".join(render_doc(p, Path(contract), contract_plans.loaded.model.description if i == 0 else None)
                           for i, p in enumerate(plans)),
@@ -128,13 +128,6 @@ def contract_dag(contract: str | Path, env: str | None = None):
                 overrides_for="{{ params.object or '' }}" if len(plans) > 1 else None,
             )
     return dag
-
-
-def paused_at_creation() -> bool | None:
-    """``is_paused_upon_creation`` from the deployment's ``dags_paused_at_creation``; unset, None
-    (Airflow's own ``[core] dags_are_paused_at_creation`` holds)."""
-    paused = config.get("dags_paused_at_creation")
-    return None if paused is None else paused.lower() in ("1", "true", "yes", "on")
 
 
 def _tag(text: str) -> str:
@@ -163,7 +156,7 @@ def retention_dag(contract: str | Path, env: str | None = None):
         catchup=False,
         max_active_runs=1,
         tags=sorted({_tag(t) for t in ("contract-gate", "retention", plan.contract_domain) if t}),
-        is_paused_upon_creation=paused_at_creation(),
+        is_paused_upon_creation=config.get_flag("dags_paused_at_creation"),  # unset: Airflow's [core] setting
     ) as dag:
         for name, each in gated.items():  # one object: the task id it always had
             GateRetentionOperator(task_id="apply_retention" if len(gated) == 1 else f"apply_retention__{each.names.group}",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG
 
+from contract_gate import config
 from contract_gate.contract.compiler import compile_plans
 from contract_gate.operators.freshness import FreshnessCheckOperator
 from contract_gate_plan.model import Freshness, Plan
@@ -48,6 +49,7 @@ def build_freshness_dag(contract_path: str | Path, env: str | None = None,
         tags=[tag for tag in ("contract-gate", "freshness", plan.contract_domain) if tag],
         doc_md="\n\n".join(_doc(p, p.freshness) for p in plans if p.freshness is not None),
         default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
+        is_paused_upon_creation=config.get_flag("dags_paused_at_creation"),  # unset: Airflow's [core] setting
     )
     with dag:
         for each in plans:  # one object: the task id it always had

@@ -42,6 +42,16 @@ from contract_gate.dag_factory import contract_dags
 
 dag, retention, freshness = contract_dags(__file__, {relative!r})
 '''
+GUARD_TEXT = '''"""Airflow DAGs of the data contracts: every contract file has a gate DAG file in
+contract_gates_generated/ next to this one, written by `contract-gate dags sync` at deploy time.
+
+This file holds no DAG: it fails, as an import error of its own naming the files, when a contract
+has no generated DAG file yet, so a forgotten sync is visible in the UI.
+"""
+from contract_gate.dag_factory import refuse_unsynced_contracts
+
+refuse_unsynced_contracts(__file__)
+'''
 
 
 def stub_name(contract: Path) -> str:
@@ -72,12 +82,16 @@ def _own_stubs(stubs: Path) -> list[Path]:
 
 def sync_dag_files(dag_file: str | Path, folder: Path | None = None) -> list[Path]:
     """Keep ``<dag_file's folder>/contract_gates_generated/`` at one stub per contract file of
-    ``folder`` (default: ``contracts_dir``). Run at deploy time and in CI, never while parsing.
+    ``folder`` (default: ``contracts_dir``), and write ``dag_file`` (the check that reports
+    contracts without a stub) when it is missing. Run at deploy time and in CI, never while parsing.
 
     Returns the stub paths. Stubs of contracts that are gone are removed; files not written
     by this function are never touched; an unchanged stub is not rewritten.
     """
     stubs, wanted = _wanted_stubs(dag_file, folder)
+    guard = Path(dag_file)
+    if not guard.exists():  # a user's own version of it is theirs
+        guard.write_text(GUARD_TEXT, encoding="utf-8")
     stubs.mkdir(exist_ok=True)
     for stale in _own_stubs(stubs):
         if stale not in wanted:
@@ -94,7 +108,8 @@ def unsynced_dag_files(dag_file: str | Path, folder: Path | None = None) -> list
     """What ``sync_dag_files`` would change, one line per stub (empty when in sync)."""
     stubs, wanted = _wanted_stubs(dag_file, folder)
     own = set(_own_stubs(stubs)) if stubs.is_dir() else set()
-    changes = [f"{path}: missing" if not path.exists() else f"{path}: differs"
+    changes = [f"{dag_file}: missing"] if not Path(dag_file).exists() else []
+    changes += [f"{path}: missing" if not path.exists() else f"{path}: differs"
                for path, text in sorted(wanted.items())
                if not path.exists() or path.read_text(encoding="utf-8") != text]
     return changes + [f"{path}: its contract is gone" for path in sorted(own - set(wanted))]

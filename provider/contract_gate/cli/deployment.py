@@ -1,0 +1,254 @@
+"""A long-lived Airflow on this machine without Docker: the compose stack's components
+(api-server, scheduler, dag-processor, triggerer; LocalExecutor) as processes, with the gate's
+settings in one environment file that every component, and a service manager, reads.
+
+Everything lives under ``AIRFLOW_HOME``: ``contract-gate.env`` (the settings, written once by
+``up`` and read back by every later command; ``KEY=value`` lines, a systemd ``EnvironmentFile``),
+``contract-gate-run/<component>.pid`` and ``.log``. Each component runs in a process group of its
+own, so ``down`` (SIGTERM to the group, as a service manager stops a unit) stops it with the task
+processes it started; an ``up`` after one component stopped starts that one again.
+
+The gate's home (``CONTRACT_GATE_HOME``), its contracts folder and the DAG folder are absolute
+paths resolved once, when the file is first written: no component depends on its working directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from contract_gate import config
+from contract_gate.dags.stub_files import sync_dag_files
+from contract_gate.local_spark.connect_server import LocalConnectServer, free_port, listening
+from contract_gate_plan.addresses import HOME_ENV
+
+COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+CONNECT = "spark-connect"
+CONNECT_PORT = "CONTRACT_GATE_CONNECT_PORT"  # set when the deployment runs its own Spark Connect server
+SETTINGS_FILE = "contract-gate.env"
+RUN_FOLDER = "contract-gate-run"
+GUARD_FILE = "contract_gates.py"
+STOP_SECONDS = 60
+# Components that serve logs listen on a port of their own; --skip-serve-logs is not wanted (task
+# logs are read from the api-server), so each gets a free port instead of Airflow's fixed one.
+LOG_PORTS = ("AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT", "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``up`` is told the first time (later runs read the settings file)."""
+
+    airflow_home: Path
+    db_url: str | None = None
+    dags: Path | None = None
+    contracts: Path | None = None
+    gate_home: Path | None = None
+    port: int = 8080
+    spark_connect: bool = False
+    paused: bool = False
+
+
+def parallelism(spark_connect: bool, cores: int | None = None) -> int:
+    """Task slots for this machine: a ``local`` task runs a Spark JVM of its own (one per core);
+    over a Connect server a task is a thin client waiting on the server (four per core)."""
+    cores = cores or os.cpu_count() or 1
+    return max(2, cores * (4 if spark_connect else 1))
+
+
+def first_settings(options: Options) -> dict[str, str]:
+    """The settings file's content for a new deployment."""
+    home = options.airflow_home.resolve()
+    port = options.port
+    settings = {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": options.db_url or f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__DAGS_FOLDER": str((options.dags or home / "dags").resolve()),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": str(parallelism(options.spark_connect)),
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+        "AIRFLOW__API__SECRET_KEY": secrets.token_urlsafe(32),
+        # a new contract's DAG file is found within seconds, not Airflow's default five minutes
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
+        # a task whose process died with its worker is failed (and retried) within a minute
+        "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "60",
+        HOME_ENV: str((options.gate_home or home).resolve()),
+        config.environment_variable("contracts_dir"): str((options.contracts or home / "contracts").resolve()),
+        config.environment_variable("dags_paused_at_creation"): "true" if options.paused else "false",
+        **{name: str(free_port()) for name in LOG_PORTS},
+    }
+    if options.spark_connect:
+        settings[config.environment_variable("execution_mode")] = "spark_connect"
+        settings[CONNECT_PORT] = str(free_port())
+        settings["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"] = json.dumps(
+            {"conn_type": "spark_connect", "host": "127.0.0.1", "port": int(settings[CONNECT_PORT])},
+            separators=(",", ":"))
+    return settings
+
+
+class Deployment:
+    """The deployment whose settings file is in ``airflow_home``."""
+
+    def __init__(self, airflow_home: Path) -> None:
+        self.home = airflow_home.resolve()
+        self.settings_file = self.home / SETTINGS_FILE
+        self.run = self.home / RUN_FOLDER
+
+    # -- settings -----------------------------------------------------------------------
+    def settings(self) -> dict[str, str]:
+        if not self.settings_file.is_file():
+            raise FileNotFoundError(f"{self.settings_file} does not exist: run `contract-gate airflow up` first")
+        lines = self.settings_file.read_text(encoding="utf-8").splitlines()
+        return dict(line.split("=", 1) for line in lines if line and not line.startswith("#") and "=" in line)
+
+    def write_settings(self, settings: dict[str, str]) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        text = "# contract-gate airflow up: every component's settings (a systemd EnvironmentFile)\n" + \
+            "".join(f"{key}={value}\n" for key, value in settings.items())
+        temporary = self.settings_file.with_suffix(".tmp")
+        temporary.write_text(text, encoding="utf-8")
+        temporary.chmod(0o600)  # it holds the api-server's signing secrets
+        temporary.replace(self.settings_file)
+
+    def environment(self) -> dict[str, str]:
+        env = {**os.environ, **self.settings()}
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    # -- processes ----------------------------------------------------------------------
+    def pid(self, component: str) -> int | None:
+        """The component's process id while it runs (a stale pid file names no process)."""
+        pid_file = self.run / f"{component}.pid"
+        if not pid_file.is_file():
+            return None
+        pid = int(pid_file.read_text().strip())
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return None
+        # the api-server renames its process "airflow api_server"; a reused pid is some other program
+        words = ("SparkConnectServer",) if component == CONNECT else (component, component.replace("-", "_"))
+        return pid if any(word in command for word in words) else None
+
+    def start(self, component: str, command: list[str], env: dict[str, str]) -> int:
+        self.run.mkdir(parents=True, exist_ok=True)
+        with (self.run / f"{component}.log").open("ab") as log:
+            process = subprocess.Popen(command, env=env, cwd=self.home, stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        (self.run / f"{component}.pid").write_text(f"{process.pid}\n")
+        return process.pid
+
+    def stop(self, component: str) -> bool:
+        """SIGTERM to the component's process group, SIGKILL after ``STOP_SECONDS``; whether it ran."""
+        pid = self.pid(component)
+        if pid is None:
+            return False
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        while self.pid(component) is not None and Path(f"/proc/{pid}").exists():
+            if _zombie(pid):
+                break
+            if time.monotonic() > deadline:
+                os.killpg(pid, signal.SIGKILL)
+                break
+            time.sleep(0.2)  # polling the process: a condition, not a fixed wait
+        (self.run / f"{component}.pid").unlink(missing_ok=True)
+        return True
+
+    def status(self) -> dict[str, int | None]:
+        names = (*COMPONENTS, CONNECT) if CONNECT_PORT in self.settings() else COMPONENTS
+        return {name: self.pid(name) for name in names}
+
+    def health(self) -> dict | None:
+        """The api-server's health document (metadatabase, scheduler, triggerer, dag_processor), or None."""
+        port = self.settings()["AIRFLOW__API__PORT"]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/monitor/health", timeout=5) as answer:
+                return json.load(answer)
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+
+def up(options: Options, timeout: float = 300, say=print) -> Deployment:
+    """Start what is not running yet; return once the api-server reports every component healthy."""
+    deployment = Deployment(options.airflow_home)
+    if not deployment.settings_file.is_file():
+        deployment.write_settings(first_settings(options))
+        say(f"wrote {deployment.settings_file}")
+    settings = deployment.settings()
+    env = deployment.environment()
+    for folder in (settings["AIRFLOW__CORE__DAGS_FOLDER"], settings[HOME_ENV],
+                   settings[config.environment_variable("contracts_dir")]):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    dags = Path(settings["AIRFLOW__CORE__DAGS_FOLDER"])
+    stubs = sync_dag_files(dags / GUARD_FILE, Path(settings[config.environment_variable("contracts_dir")]))
+    say(f"{len(stubs)} contract DAG file(s) in {dags}")
+    airflow = str(Path(sys.executable).parent / "airflow")
+    if deployment.pid("scheduler") is None:  # the schema is the scheduler's to migrate, before it starts
+        migrate = subprocess.run([airflow, "db", "migrate"], env=env, cwd=deployment.home, capture_output=True,
+                                 text=True)
+        if migrate.returncode != 0:
+            raise RuntimeError(f"airflow db migrate failed:\n{migrate.stderr[-3000:]}")
+    if CONNECT_PORT in settings and deployment.pid(CONNECT) is None:
+        server = LocalConnectServer(deployment.run / CONNECT, port=int(settings[CONNECT_PORT]))
+        server.launch()
+        assert server.process is not None  # launch() started it
+        (deployment.run / f"{CONNECT}.pid").write_text(f"{server.process.pid}\n")
+        say(f"started {CONNECT} (pid {server.process.pid}) on {server.url}")
+    for component in COMPONENTS:
+        if deployment.pid(component) is None:
+            pid = deployment.start(component, [airflow, component], env)
+            say(f"started {component} (pid {pid})")
+    wait_healthy(deployment, timeout)
+    say(f"Airflow is up: http://127.0.0.1:{settings['AIRFLOW__API__PORT']}/ (settings: {deployment.settings_file})")
+    return deployment
+
+
+def wait_healthy(deployment: Deployment, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    settings = deployment.settings()
+    while True:
+        stopped = [name for name, pid in deployment.status().items() if pid is None]
+        if stopped:
+            logs = deployment.run / f"{stopped[0]}.log"
+            raise RuntimeError(f"{', '.join(stopped)} exited; see {logs}:\n"
+                               f"{logs.read_text(errors='replace')[-3000:] if logs.is_file() else ''}")
+        health = deployment.health()
+        connect_ready = CONNECT_PORT not in settings or listening(int(settings[CONNECT_PORT]))
+        if health is not None and connect_ready and all(
+                (health.get(part) or {}).get("status") == "healthy"
+                for part in ("metadatabase", "scheduler", "triggerer", "dag_processor")):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the deployment was not healthy within {timeout:.0f} s: {health}; "
+                               f"logs in {deployment.run}")
+        time.sleep(0.5)  # polling the health endpoint: a condition, not a fixed wait
+
+
+def down(airflow_home: Path, say=print) -> None:
+    """Stop every component (the schedulers first, so no new task starts), then the Connect server."""
+    deployment = Deployment(airflow_home)
+    for component in ("scheduler", "triggerer", "dag-processor", "api-server", CONNECT):
+        if deployment.stop(component):
+            say(f"stopped {component}")
+
+
+def _zombie(pid: int) -> bool:
+    """A process that exited but was not reaped yet (its parent is the caller's ``up``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return fields[0] == "Z"
