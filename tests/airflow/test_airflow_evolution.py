@@ -23,6 +23,7 @@ from _migrate_once import migrate_and_kill  # noqa: E402 - the step tests' child
 
 CONTRACT = "evolving_orders"
 KILLED = "evolving_orders_killed"  # the migration killed half-way: tables of its own
+SPLIT = "evolving_split_orders"  # split batches before and after a migration: tables of its own
 TARGET = f"lakehouse/{CONTRACT}"
 
 
@@ -72,7 +73,7 @@ def evolving(gate):
     finally:
         from contract_gate.dag_factory import sync_dag_files
 
-        for contract_id in (CONTRACT, KILLED):
+        for contract_id in (CONTRACT, KILLED, SPLIT):
             (gate.contracts / f"{contract_id}.yaml").unlink(missing_ok=True)
         sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
         gate.reset_bag()
@@ -241,3 +242,65 @@ for name, contract in {({k: str(v) for k, v in contracts.items()})!r}.items():
     assert tightened.states["preview"] == "failed"
     assert recent.states["preview"] == "success" and len(recent.xcoms["preview"]["batches"]) == 2
     assert gate.version(target) == before  # nothing written
+
+
+def assert_log_agrees_with_tables(path: Path, contract_id: str) -> list:
+    """Every final decision of ``contract_id`` matches its tagged commits: the target's rows and
+    versions, the quarantine's rows; every tagged commit has its final decision. Returns the records."""
+    from contract_gate import decisions
+    from contract_gate.contract.compiler import compile_plan
+
+    with gate_home():
+        plan = compile_plan(str(path))
+        records = decisions.store_for(plan).records(contract_id=contract_id)
+        history = decisions.history_for(plan)
+        tables = plan.require_tables()
+        published = {c.submission_id: c for c in history.tagged_commits(tables.require_target())}
+        quarantined = {c.submission_id: c for c in history.tagged_commits(tables.require_quarantine())}
+    final = {r.submission_id: r for r in records if r.final}
+    assert set(published) | set(quarantined) <= set(final)  # no commit without its final decision
+    for submission_id, decision in final.items():
+        target, quarantine = published.get(submission_id), quarantined.get(submission_id)
+        assert decision.rows_published == (target.rows_written() if target else 0), decision
+        assert decision.rows_quarantined == (quarantine.rows_written() if quarantine else 0), decision
+        if target is not None:
+            assert (decision.target_version_before, decision.target_version_after) == (
+                target.version - 1, target.version)
+    for record in records:  # a failed record says what its run committed, never less
+        if record.outcome == "failed":
+            target = published.get(record.submission_id)
+            assert record.rows_published == (target.rows_written() if target else 0), record
+    return records
+
+
+@pytest.mark.slow  # four DAG runs, each a Spark JVM of its own
+def test_split_batches_after_a_migration_are_split_and_the_log_agrees_with_the_tables(evolving):
+    """v1.1 adds an optional column: the first batch migrates the target; a later batch that
+    needs a split is split (the quarantine follows the contract too), in the new shape and in
+    the old one (without the optional column), and every decision matches the tables."""
+    gate, target, quarantine = evolving, f"lakehouse/{SPLIT}", f"lakehouse/{SPLIT}_quarantine"
+    write_contract(gate, "1.0.0", contract_id=SPLIT)
+    gate.land(SPLIT, order_rows(start=0, invalid=1), "json")
+    assert gate.run(SPLIT).decision["outcome"] == "split"
+
+    path = write_contract(gate, "1.1.0", coupon=True, contract_id=SPLIT)
+    gate.land(SPLIT, [{**row, "coupon": "WELCOME"} for row in order_rows(start=10)], "json")
+    migrated = gate.run(SPLIT).decision
+    assert (migrated["outcome"], migrated["contract_version"]) == ("published", "1.1.0")
+
+    gate.land(SPLIT, [{**row, "coupon": None} for row in order_rows(start=20, invalid=2)], "json")
+    new_shape = gate.run(SPLIT).decision
+    assert (new_shape["outcome"], new_shape["rows_published"], new_shape["rows_quarantined"]) == ("split", 4, 2)
+    # the old shape, without the coupon column: a missing column fails the schema check, so
+    # no row can be trusted and the whole batch is quarantined (its rules' verdict, not a failure)
+    gate.land(SPLIT, order_rows(start=30, invalid=1), "json")
+    old_shape = gate.run(SPLIT).decision
+    assert (old_shape["outcome"], old_shape["rows_published"], old_shape["rows_quarantined"]) == ("quarantined", 0, 5)
+
+    records = assert_log_agrees_with_tables(path, SPLIT)
+    assert [r.outcome for r in records if r.outcome == "failed"] == []
+    quarantined = {row["order_id"]: row for row in gate.rows(quarantine)}
+    assert sorted(quarantined) == ["O30", "O31", "O32", "O33", "X0", "X20", "X21", "X30"]
+    assert quarantined["X20"]["coupon"] is None and quarantined["X30"]["_contract_version"] == "1.1.0"
+    assert quarantined["X0"]["coupon"] is None and quarantined["X0"]["_contract_version"] == "1.0.0"
+    assert len(gate.rows(target)) == 12

@@ -28,7 +28,7 @@ from contract_gate_spark.commands._step_io import add_candidate_arguments, candi
 from contract_gate_spark.runtime.session import get_session
 from contract_gate_spark.runtime.side_by_side import side_by_side
 from contract_gate_spark.steps import publish
-from contract_gate_spark.steps.quarantine import quarantine
+from contract_gate_spark.steps.quarantine import prepare_quarantine, quarantine
 from contract_gate_spark.validation.report import Measurement, fill_measured, write_report
 from contract_gate_spark.validation.schema_compare import check_schema
 
@@ -101,9 +101,12 @@ def _target_of_append(args: argparse.Namespace) -> list[tuple[Any, int | None]]:
 
 
 def split_rows(args: argparse.Namespace) -> int:
-    """Publish first: a retry after a crash between the two finds the publish done (Delta's
-    idempotent write) and completes the quarantine."""
+    """Both tables are made ready before either commit (the target migrated, the quarantine
+    created and given the contract version's columns), so only a crash or a lost connection
+    can stop a split between its two commits. Publish first: a retry after a crash between
+    the two finds the publish done (Delta's idempotent write) and completes the quarantine."""
     spark, plan, report = get_session(), plan_of(args), read_report(args.report)
+    prepare_quarantine(spark, plan)
     published = publish.publish(spark, plan, args.submission_id, args.candidate, args.version, "valid", report)
     result: dict[str, Any] = {"publish": published}
     if published["status"] != "rejected":

@@ -29,13 +29,14 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.types import DataType, StringType, StructField, StructType, TimestampType
 
 from contract_gate_plan import keys_across_batches
 from contract_gate_plan.addresses import Address
 from contract_gate_spark.runtime.errors import TABLE_EXISTS, has_condition
 from contract_gate_spark.steps.commits import own_commit_version, retry_conflicts, tagged_session
 from contract_gate_spark.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
+from contract_gate_spark.validation.references import pinned_in_report, with_found_flags
 from contract_gate_spark.steps.history import exists, find_submission, just_committed
 from contract_gate_plan.ownership import owner_properties, properties_clause, require_owner
 from contract_gate_plan.model import Plan, load_plan
@@ -78,12 +79,11 @@ def quarantine(
     def attempt(_: int) -> dict[str, Any]:
         session = tagged_session(spark, plan, submission_id)
         df = read_pinned(session, plan, candidate, version)
+        # foreign keys read their targets at the versions the report judged
+        df = with_found_flags(session, df, pinned_in_report(plan, report))
         rejected = split(df, plan)[1] if rows == "invalid" else _all_rows(plan, df, report)
-        shaped = _shape(plan, rejected, submission_id)
-        _create_if_missing(spark, plan, table, shaped.schema)
-        require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
-        _keep_statistics_private(spark, plan, table, shaped.schema)
-        _append(shaped, table)  # Delta skips a submission already quarantined (its txnAppId)
+        prepare_quarantine(spark, plan)
+        _append(_shape(plan, rejected, submission_id), table)  # Delta skips a submission already quarantined
         committed = own_commit_version(session) is not None
         # the newest commit is ours when we made it; Delta's skip means an older one, searched for
         look = just_committed if committed else find_submission
@@ -93,13 +93,43 @@ def quarantine(
         return {"status": "quarantined" if committed else "already_quarantined", "rows": done.rows_written(),
                 "version": done.version}
 
-    private = local_folder(table)
-    if private:  # owner-only before its first file exists (contract_gate_plan.restricted)
-        make_private_folder(private)
     result = retry_conflicts(attempt, f"quarantining {submission_id}")
+    private = local_folder(table)
     if private:
         restrict_tree(private)
     return result
+
+
+def quarantine_schema(plan: Plan) -> StructType:
+    """The quarantine table's columns: the plan's (typed as the plan says), diagnostics, tags."""
+    return StructType([
+        *(StructField(column.name, DataType.fromDDL(column.type)) for column in plan.columns),
+        StructField(ERRORS, DataType.fromDDL(DIAGNOSTIC_TYPE)),
+        StructField(WARNINGS, DataType.fromDDL(DIAGNOSTIC_TYPE)),
+        StructField(SUBMISSION, StringType()),
+        StructField(CONTRACT_VERSION, StringType()),
+        StructField(QUARANTINED_AT, TimestampType()),
+    ])
+
+
+def prepare_quarantine(spark: SparkSession, plan: Plan | dict[str, Any]) -> None:
+    """Make the plan's quarantine table ready for its rows, writing no row: created when missing,
+    refused when it is not this contract's quarantine, given the columns this contract version
+    added (the quarantine follows the contract's evolution as the target does), and its
+    statistics kept off classified columns. Safe to repeat and to run twice at once: each column
+    is added only when the table, read again just before, lacks it. A split runs it before its
+    publish, so no schema or ownership problem of the quarantine can fail the split after the
+    valid rows were committed."""
+    plan = load_plan(plan)
+    table = plan.require_tables().require_quarantine()
+    private = local_folder(table)
+    if private:  # owner-only before its first file exists (contract_gate_plan.restricted)
+        make_private_folder(private)
+    schema = quarantine_schema(plan)
+    _create_if_missing(spark, plan, table, schema)
+    require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
+    _add_new_columns(spark, table, schema)
+    _keep_statistics_private(spark, plan, table, schema)
 
 
 def _all_rows(plan: Plan, df: DataFrame, report: dict[str, Any] | None) -> DataFrame:
@@ -150,7 +180,7 @@ def _entries(items: list[tuple[str, list[str], str]]) -> Column:
 
 
 def _shape(plan: Plan, df: DataFrame, submission_id: str) -> DataFrame:
-    """The quarantine table's columns: the plan's (typed as the plan says), diagnostics, tags."""
+    """``df`` as rows of :func:`quarantine_schema`: the plan's columns cast where they can be."""
     present = {field.name: field.dataType for field in df.schema.fields}
     columns = []
     for column in plan.columns:
@@ -208,8 +238,23 @@ def _keep_statistics_private(spark: SparkSession, plan: Plan, table: Address,
         spark.sql(f"ALTER TABLE {table.sql_name} SET TBLPROPERTIES ({properties_clause(wanted)})")
 
 
+def _add_new_columns(spark: SparkSession, table: Address, schema: StructType) -> None:
+    """Add the columns of ``schema`` the table lacks (nullable: rows already quarantined have
+    none), one at a time, each after reading the table's columns again, so a kill between two
+    leaves a table the next run finishes, and a twin run's column is not added twice. A column
+    a later contract version dropped stays: the rows quarantined under it keep their values."""
+    for field in schema.fields:
+        if field.name in spark.table(table.sql_name).schema.names:
+            continue
+        statement = (f"ALTER TABLE {table.sql_name} ADD COLUMNS"
+                     f" ({quote_identifier(field.name)} {type_text(field.dataType.jsonValue())})")
+        try:
+            spark.sql(statement)
+        except AnalysisException:
+            if field.name not in spark.table(table.sql_name).schema.names:  # not a twin's addition
+                raise
+
+
 def _append(df: DataFrame, table: Address) -> None:
-    """Append; ``mergeSchema`` lets a later contract version add columns to the table (only
-    to this contract's own quarantine: the caller has checked its ownership properties)."""
-    writer = df.write.format("delta").mode("append").option("mergeSchema", "true")
-    table.write(writer)
+    """Append to a table :func:`prepare_quarantine` gave every column of ``df``."""
+    table.write(df.write.format("delta").mode("append"))
