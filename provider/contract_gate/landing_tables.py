@@ -1,16 +1,15 @@
 """The version of a landing given as a catalog table (Unity Catalog, a Hive metastore), without Spark.
 
 A catalog table whose storage location the catalog gives is read through its own Delta log with
-``deltalake``, like a path landing: Unity Catalog's tables API (``GET
-/api/2.1/unity-catalog/tables/<name>``, through the Databricks provider's ``DatabricksHook``)
-names the location, and its temporary table credentials (``POST
-/api/2.1/unity-catalog/temporary-table-credentials``, ``READ``) are the short-lived storage
-access delta-rs needs, held in memory for that one read. No SQL warehouse starts for it.
+``deltalake``, like a path landing: Unity Catalog's tables API (through
+:class:`~contract_gate.hooks.databricks.DatabricksWorkspaceHook`, ``databricks-sdk``) names the
+location, and its temporary table credentials (``READ``) are the short-lived storage access
+delta-rs needs, held in memory for that one read. No SQL warehouse starts for it.
 
 A table without a location the catalog gives (a view, a table of ``hive_metastore``, a name without
 its catalog), or in storage whose credentials delta-rs cannot take (GCS's OAuth token, R2), is
-asked of the Databricks SQL warehouse through ``DatabricksSqlHook`` (``DESCRIBE HISTORY``, the
-newest commit only). The connection is the landing's ``connection``, else the gate's execution
+asked of the connection's SQL warehouse through the Statement Execution API (``DESCRIBE
+HISTORY``, the newest commit only; :class:`~contract_gate.decisions.unity_catalog.SqlRunner`). The connection is the landing's ``connection``, else the gate's execution
 connection, else ``databricks_default``. A landing given by path (also a table name that the
 server maps to a path) is read through its Delta log directly
 (:func:`contract_gate.submission.delta_version`).
@@ -22,13 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from contract_gate_plan.addresses import Address
 
 _MISSING = ("TABLE_OR_VIEW_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE", "TABLE_DOES_NOT_EXIST")
-TABLES_API = "2.1/unity-catalog/tables"  # the hook puts "api/" before it
-CREDENTIALS_API = "2.1/unity-catalog/temporary-table-credentials"
 
 
 class TableNotFound(LookupError):
@@ -50,7 +47,7 @@ def catalog_version(landing: Address | dict, runner: Any = None, connection_id: 
     :param runner: what runs the SQL (``query(sql) -> rows``); given, the warehouse is asked
         directly. By default a :class:`~contract_gate.decisions.unity_catalog.SqlRunner` on the
         Databricks connection, for a table without a location the catalog gives.
-    :param hook: the ``DatabricksHook`` of the catalog's API; by default one on that connection."""
+    :param hook: the ``DatabricksWorkspaceHook`` of the catalog's API; by default one on that connection."""
     from contract_gate.delta_tables import newest_version  # deltalake and pyarrow: on first use
 
     landing = Address.of(landing)
@@ -62,7 +59,7 @@ def catalog_version(landing: Address | dict, runner: Any = None, connection_id: 
             return None
         if storage is not None:
             return newest_version(storage.location, storage.storage_options)
-        from contract_gate.decisions.unity_catalog import SqlRunner  # the Databricks provider, at run time only
+        from contract_gate.decisions.unity_catalog import SqlRunner  # the warehouse's client, at run time only
 
         runner = SqlRunner(databricks_conn_id=conn_id)
     try:
@@ -83,19 +80,16 @@ def table_storage(landing: Address, hook: Any) -> TableStorage | None:
     parts = name.split(".")
     if len(parts) != 3 or parts[0].lower() == "hive_metastore":
         return None
-    try:
-        table = hook._do_api_call(("GET", f"{TABLES_API}/{quote(name, safe='')}"), {})
-    except Exception as exc:  # the hook wraps an HTTP error in AirflowException, with the API's error code
-        if "TABLE_DOES_NOT_EXIST" in str(exc):
-            raise TableNotFound(name) from exc
-        raise
-    location = table.get("storage_location")
-    if not location or str(table.get("data_source_format", "DELTA")).upper() != "DELTA":
+    table = hook.table(name)
+    if table is None:
+        raise TableNotFound(name)
+    location = table.storage_location
+    kind = table.data_source_format.value if table.data_source_format is not None else "DELTA"
+    if not location or kind.upper() != "DELTA":
         return None
     if urlsplit(location).scheme in ("", "file"):  # a local metastore's table: no credentials to ask for
         return TableStorage(location)
-    granted = hook._do_api_call(("POST", CREDENTIALS_API), {"table_id": table["table_id"], "operation": "READ"})
-    options = delta_rs_options(granted)
+    options = delta_rs_options(hook.read_credentials(str(table.table_id)).as_dict())
     return TableStorage(location, options) if options is not None else None
 
 
@@ -114,6 +108,6 @@ def delta_rs_options(granted: dict[str, Any]) -> dict[str, str] | None:
 
 
 def _databricks_hook(conn_id: str) -> Any:
-    from airflow.providers.databricks.hooks.databricks import DatabricksHook  # the provider, at run time only
+    from contract_gate.hooks.databricks import DatabricksWorkspaceHook  # the SDK, at run time only
 
-    return DatabricksHook(databricks_conn_id=conn_id)
+    return DatabricksWorkspaceHook(conn_id)

@@ -1,5 +1,5 @@
 """Execution modes: the local subprocess (streaming, failure, kill), spark_submit through
-SparkSubmitHook, and databricks through a local emulation of the Jobs and DBFS APIs."""
+SparkSubmitHook (databricks: tests/airflow/test_databricks_mode.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import threading
 import time
 
 import pytest
-from _airflow_gate import REPO, gate_home, regional_rows
-from _jobs_api_emulator import JobsApiEmulator
+from _airflow_gate import REPO, regional_rows
 from waiting import wait_until
 
 from contract_gate.runners import GateJob, GateJobError, get_runner
@@ -125,47 +124,6 @@ def test_spark_submit_mode_runs_a_gate_job_through_spark_submit_hook(tmp_path, m
     assert runner.start(job) == {}
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
-
-
-@pytest.fixture
-def databricks_contract(gate):
-    """The regional contract as a second contract whose gate runs in the databricks mode."""
-    text = (gate.contracts / "regional_daily_cases.yaml").read_text()
-    text = text.replace("id: regional_daily_cases", "id: regional_daily_cases_dbx")
-    text = text.replace("path: landing/regional_daily_cases", "path: landing/regional_dbx")
-    text = text.replace("        mode: local", "        mode: databricks\n        connectionId: databricks_emulator")
-    text = text.replace("  - name: regional_daily_cases\n", "  - name: regional_dbx\n")
-    text = text.replace("element: regional_daily_cases.report_date", "element: regional_dbx.report_date")
-    from contract_gate.dag_factory import sync_dag_files
-
-    path = gate.contracts / "regional_daily_cases_dbx.yaml"
-    path.write_text(text)
-    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
-    gate.reset_bag()
-    yield "regional_daily_cases_dbx"
-    path.unlink()
-    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
-    gate.reset_bag()
-
-
-@pytest.mark.slow
-def test_databricks_mode_defers_on_the_jobs_api_and_publishes(gate, databricks_contract, monkeypatch):
-    with JobsApiEmulator(gate.home / "dbfs", gate.home) as api:
-        extra = {"token": "emulated", "contract_gate": {
-            "python_file": str(REPO / "spark_jobs" / "contract_gate_spark" / "commands" / "gate_job.py"), "existing_cluster_id": "emulated-cluster",
-            "polling_period_seconds": 1}}
-        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
-            {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
-        gate.land("regional_dbx", regional_rows(region="D"), "csv")
-        run = gate.run(databricks_contract)
-    assert run.decision["outcome"] == "published"
-    assert run.states["stage_validate"] == run.states["publish"] == "success"
-    assert len(api.submitted) == 2  # stage+validate, then publish: one Databricks run each
-    assert api.submitted[0]["tasks"][0]["spark_python_task"]["parameters"][0] == "stage+validate+batch_keys"
-    assert all(p.startswith("/dbfs/") for p in api.submitted[1]["tasks"][0]["spark_python_task"]["parameters"]
-               if p.endswith(".json"))
-    with gate_home():
-        assert len(gate.rows("lakehouse/regional_dbx")) == 3
 
 
 VIOLATION = """

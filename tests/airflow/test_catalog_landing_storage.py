@@ -1,10 +1,11 @@
 """A catalog-table landing whose storage location the catalog gives is known by the version of its
 own Delta log, read with ``deltalake``, without a SQL warehouse: the location (and, for cloud
-storage, temporary credentials) come from Unity Catalog's tables API through ``DatabricksHook``.
+storage, temporary credentials) come from Unity Catalog's tables API through the gate's
+``DatabricksWorkspaceHook`` (``databricks-sdk``).
 
-The catalog is a local emulation of the two Unity Catalog endpoints on 127.0.0.1 (request and
-response shapes as documented for the Unity Catalog API 2.1) over real Delta tables: one in a local
-folder, one in a bucket of the moto S3 server whose temporary credentials are the server's keys.
+The catalog is a local emulation of the two Unity Catalog endpoints on 127.0.0.1, at the paths the
+installed SDK calls, over real Delta tables: one in a local folder, one in a bucket of the moto S3
+server whose temporary credentials are the server's keys.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ ROWS = pa.table({"region": ["R1", "R2"], "cases": [3, 4]})
 
 class UnityCatalogEmulator:
     """``GET /api/2.1/unity-catalog/tables/<full_name>`` and ``POST
-    /api/2.1/unity-catalog/temporary-table-credentials`` over registered tables."""
+    /api/2.0/unity-catalog/temporary-table-credentials`` over registered tables (the SDK's
+    probe of the host's configuration is answered 404, as by a workspace without one)."""
 
     def __init__(self) -> None:
         self.tables: dict[str, dict] = {}
@@ -73,6 +75,9 @@ class UnityCatalogEmulator:
 
             def do_GET(self):
                 path = urlsplit(self.path).path
+                if not path.startswith("/api/"):
+                    self._reply(404, {"error_code": "NOT_FOUND", "message": path})
+                    return
                 emulator.requests.append(f"GET {path}")
                 prefix = "/api/2.1/unity-catalog/tables/"
                 name = unquote(path.removeprefix(prefix))
@@ -88,7 +93,7 @@ class UnityCatalogEmulator:
                 emulator.requests.append(f"POST {path}")
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 granted = emulator.credentials.get(body.get("table_id"))
-                if path == "/api/2.1/unity-catalog/temporary-table-credentials" and body.get("operation") == "READ" and granted:
+                if path == "/api/2.0/unity-catalog/temporary-table-credentials" and body.get("operation") == "READ" and granted:
                     self._reply(200, granted)
                 else:
                     self._reply(403, {"error_code": "PERMISSION_DENIED", "message": "no credentials"})
@@ -141,7 +146,7 @@ def test_temporary_table_credentials_reach_delta_rs_for_a_table_in_s3(catalog, s
                                                "session_token": "temporary"},
                       "expiration_time": 4102444800000, "url": location})
     assert catalog_version(landing("main.drops.cases_s3")) == 0
-    assert catalog.requests[-1] == "POST /api/2.1/unity-catalog/temporary-table-credentials"
+    assert catalog.requests[-1] == "POST /api/2.0/unity-catalog/temporary-table-credentials"
     storage = table_storage(landing_address("main.drops.cases_s3"), _hook())
     assert SECRET not in repr(storage)  # the short-lived keys are never printed
 
@@ -153,9 +158,9 @@ def landing_address(name: str):
 
 
 def _hook():
-    from airflow.providers.databricks.hooks.databricks import DatabricksHook
+    from contract_gate.hooks.databricks import DatabricksWorkspaceHook
 
-    return DatabricksHook(databricks_conn_id=CONNECTION)
+    return DatabricksWorkspaceHook(CONNECTION)
 
 
 def test_a_table_without_a_location_the_catalog_gives_is_left_to_the_warehouse(catalog):

@@ -10,7 +10,6 @@ tests/spark_connect/test_time_budget_over_connect.py.)
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
@@ -91,22 +90,17 @@ def test_a_stopped_validation_names_the_rule_in_the_decision():
     assert broken["reason"] == "task(s) stage_validate failed before a verdict; see their logs"
 
 
-SLEEPER = """
-import time
-time.sleep(600)
-"""
-
-
 def test_a_databricks_run_carries_the_budget_and_one_ended_at_its_timeout_is_a_stop(tmp_path, monkeypatch):
     """runs/submit gets ``timeout_seconds``; a run that Databricks ends at it (TIMEDOUT) leaves the
-    stop record the decision's reason comes from, naming the run."""
-    script = tmp_path / "sleeper.py"
-    script.write_text(SLEEPER)
-    with JobsApiEmulator(tmp_path / "dbfs", tmp_path) as api:
-        extra = {"token": "emulated", "contract_gate": {"python_file": str(script), "existing_cluster_id": "c",
-                                                         "polling_period_seconds": 1, "deferrable": False}}
-        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
-            {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
+    stop record the decision's reason comes from, naming the run. The emulated compute never
+    comes up within the budget."""
+    with JobsApiEmulator(tmp_path / "workspace", tmp_path) as api:
+        api.volumes.add("/Volumes/main/contract_gate/work")
+        api.clusters.add("c")
+        api.cluster_start_seconds = 600
+        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", api.connection(
+            volume="/Volumes/main/contract_gate/work", existing_cluster_id="c", polling_period_seconds=1,
+            deferrable=False))
         runner = get_runner("databricks", conn_id="databricks_emulator")
         job = GateJob("validate", {"--submission-id": "s1"}, tmp_path, writes_result=False, time_limit=2)
         with pytest.raises(Exception, match="TIMEDOUT"):

@@ -3,7 +3,8 @@
 Run against a local emulation of the Databricks SQL Statement Execution API
 (``_jobs_api_emulator``: it parses GRANT / REVOKE / SHOW GRANTS with Databricks' identifier
 quoting and keeps the grants they make), not a Databricks workspace. The statements go through
-the databricks provider's real ``DatabricksHook`` over HTTP, exactly as the runner sends them."""
+the gate's ``DatabricksWorkspaceHook`` (``databricks-sdk``) over HTTP, exactly as the runner sends
+them, and the emulator reads each request with the SDK's own models."""
 
 from __future__ import annotations
 
@@ -48,12 +49,10 @@ def _plan(tmp_path: Path) -> dict:
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    with JobsApiEmulator(tmp_path / "dbfs", tmp_path) as api:
-        extra = {"token": "emulated", "contract_gate": {
-            "python_file": "/Workspace/contract_gate/spark_jobs/gate_job.py", "existing_cluster_id": "c1",
-            "warehouse_id": "wh-1", "principal": "contract-gate-sp"}}
-        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", json.dumps(
-            {"conn_type": "databricks", "host": "127.0.0.1", "port": api.port, "schema": "http", "extra": extra}))
+    with JobsApiEmulator(tmp_path / "workspace", tmp_path) as api:
+        monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_EMULATOR", api.connection(
+            volume="/Volumes/main/contract_gate/work", existing_cluster_id="c1", warehouse_id="wh-1",
+            principal="contract-gate-sp"))
         yield api
 
 
@@ -119,7 +118,7 @@ def test_catalog_tables_without_a_warehouse_for_the_grants_fail_the_task(tmp_pat
     from contract_gate.runners.databricks import DatabricksRunner
 
     monkeypatch.setenv("AIRFLOW_CONN_DATABRICKS_BARE", json.dumps({"conn_type": "databricks", "host": "127.0.0.1",
-        "extra": {"contract_gate": {"python_file": "x.py", "existing_cluster_id": "c1"}}}))
+        "extra": {"contract_gate": {"volume": "/Volumes/main/contract_gate/work", "existing_cluster_id": "c1"}}}))
     (tmp_path / "plan.json").write_text(json.dumps(_plan(tmp_path).document))
     runner = DatabricksRunner(conn_id="databricks_bare")
 

@@ -1,9 +1,9 @@
-"""Freshness of a Unity Catalog target through the real ``DatabricksSqlHook``.
+"""Freshness of a Unity Catalog target through the statements a SQL warehouse runs.
 
-Only the hook's network connection is replaced: ``get_conn`` returns a DB-API connection to
-local Spark SQL + Delta, the dialect a Databricks SQL warehouse speaks, so the exact statements
-the check sends run on a real engine against a real catalog table (``spark_catalog.<schema>.<table>``
-stands in for ``catalog.schema.table``) and come back through the hook's own result handling.
+The warehouse is local Spark SQL + Delta, the dialect a Databricks SQL warehouse speaks, so the
+exact statements the check sends run on a real engine against a real catalog table
+(``spark_catalog.<schema>.<table>`` stands in for ``catalog.schema.table``). The rows come back
+typed as the Statement Execution API's result schema types them (``hooks.databricks.typed``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import datetime as dt
 
 import yaml
 from _freshness_helpers import publish_cases, write_contract
-from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
-from databricks.sql.types import Row
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.freshness.databricks_sql import history_sql, max_value_sql
@@ -22,46 +20,15 @@ from contract_gate.freshness.latest import latest_accepted
 UTC = dt.timezone.utc
 
 
-class SparkSqlCursor:
-    def __init__(self, spark, statements: list[str]):
-        self.spark, self.statements = spark, statements
-        self.description, self.rows, self.rowcount, self.query_id = None, [], -1, None
+class LocalWarehouse:
+    """What ``decisions.unity_catalog.SqlRunner`` does on a warehouse, on the local Spark session."""
 
-    def execute(self, sql: str, parameters=None):
-        assert parameters is None
-        self.statements.append(sql)
-        frame = self.spark.sql(sql)
-        self.description = [(field.name, field.dataType.simpleString(), None, None, None, None, None)
-                            for field in frame.schema.fields]
-        self.rows = [Row(**row.asDict()) for row in frame.collect()]
-
-    def fetchall(self):
-        return self.rows
-
-    def close(self):
-        pass
-
-
-class SparkSqlConnection:
-    autocommit = False
-
-    def __init__(self, spark, statements):
-        self.spark, self.statements = spark, statements
-
-    def cursor(self):
-        return SparkSqlCursor(self.spark, self.statements)
-
-    def close(self):
-        pass
-
-
-class LocalWarehouseHook(DatabricksSqlHook):
     def __init__(self, spark):
-        super().__init__(databricks_conn_id="local_spark_warehouse")
         self.spark, self.statements = spark, []
 
-    def get_conn(self):
-        return SparkSqlConnection(self.spark, self.statements)
+    def query(self, sql):
+        self.statements.append(sql)
+        return [row.asDict() for row in self.spark.sql(sql).collect()]
 
 
 def catalog_contract(folder, base: str, schema: str):
@@ -87,7 +54,7 @@ def test_date_target(spark, tmp_path):
     spark.sql("ALTER TABLE surveillance.regional_daily_cases SET TBLPROPERTIES ('delta.appendOnly' = 'false')")
     # ^ a newer commit without a submission id
 
-    hook = LocalWarehouseHook(spark)
+    hook = LocalWarehouse(spark)
     latest = latest_accepted(plan, hook)
     assert (latest.value, latest.submission_id, latest.target_version, latest.source) == (
         dt.date(2024, 3, 3), "sub-1", 2, "databricks_sql")
@@ -106,7 +73,7 @@ def test_timestamp_target_is_read_as_an_instant(spark, tmp_path):
     spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")  # the warehouse's zone must not matter
     try:
         spark.sql("INSERT INTO sales.orders VALUES ('o1', 'c1', 10.0, 'EUR', TIMESTAMP'2024-03-01 09:00:00.123456')")
-        hook = LocalWarehouseHook(spark)
+        hook = LocalWarehouse(spark)
         latest = latest_accepted(plan, hook)
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")

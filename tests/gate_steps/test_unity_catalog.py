@@ -56,16 +56,20 @@ def test_the_catalog_table_is_clustered_by_contract_and_each_merge_names_its_sub
     assert store.upkeep_sql() == "OPTIMIZE `main`.`gate`.`decisions`"
 
 
-def test_the_runner_names_result_columns_from_the_hooks_description():
+def test_the_runner_sends_each_statement_to_the_connections_warehouse():
     class Hook:
-        descriptions = [[("version",), ("userMetadata",)]]
+        statements: list = []
 
-        def run(self, sql, handler=None):
-            self.sql = sql
-            return [(3, "s1")]
+        def settings(self):
+            return {"warehouse_id": "wh-1"}
+
+        def run_statement(self, statement, warehouse_id):
+            self.statements.append((statement, warehouse_id))
+            return [{"version": 3, "userMetadata": "s1"}]
 
     hook = Hook()
     assert SqlRunner(hook=hook).query("DESCRIBE HISTORY t") == [{"version": 3, "userMetadata": "s1"}]
+    assert hook.statements == [("DESCRIBE HISTORY t", "wh-1")]
 
 
 @pytest.mark.slow  # a long run, about 10 s

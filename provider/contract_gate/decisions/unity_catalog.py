@@ -1,4 +1,4 @@
-"""The decision store for catalog tables (Unity Catalog), through the Databricks SQL hook.
+"""The decision store for catalog tables (Unity Catalog), through a Databricks SQL warehouse.
 
 Every statement is plain Databricks SQL built here as text: ``CREATE TABLE IF NOT EXISTS``,
 one ``MERGE INTO`` per record (the match conditions of ``store``), ``SELECT`` and ``DESCRIBE
@@ -53,36 +53,43 @@ LAYOUT_PROPERTIES = {
 
 
 class SqlRunner:
-    """Runs statements through ``DatabricksSqlHook`` (created on first use, in the task) and
-    returns rows as dicts keyed by the result's column names."""
+    """Runs statements on a Databricks SQL warehouse through the Statement Execution API
+    (:meth:`~contract_gate.hooks.databricks.DatabricksWorkspaceHook.run_statement`, the hook made on
+    first use, in the task) and returns rows as dicts keyed by the result's column names.
+
+    :param warehouse_id: the warehouse; by default ``warehouse_id`` in the ``contract_gate`` extra
+        of the connection."""
 
     def __init__(self, hook: Any = None, databricks_conn_id: str = "databricks_default",
-                 http_path: str | None = None, sql_endpoint_name: str | None = None):
+                 warehouse_id: str | None = None):
         self._hook = hook
         self.databricks_conn_id = databricks_conn_id
-        self.http_path = http_path
-        self.sql_endpoint_name = sql_endpoint_name
+        self._warehouse_id = warehouse_id
 
     @property
     def hook(self) -> Any:
         if self._hook is None:
-            # Airflow's Databricks provider loads in the task that runs SQL: the decisions
-            # package is read without Airflow (`contract-gate status`, the pages)
-            from airflow.providers.databricks.hooks.databricks_sql import DatabricksSqlHook
+            # the SDK loads in the task that runs SQL: the decisions package is read without it
+            # (`contract-gate status`, the pages)
+            from contract_gate.hooks.databricks import DatabricksWorkspaceHook
 
-            self._hook = DatabricksSqlHook(databricks_conn_id=self.databricks_conn_id, http_path=self.http_path,
-                                           sql_endpoint_name=self.sql_endpoint_name)
+            self._hook = DatabricksWorkspaceHook(self.databricks_conn_id)
         return self._hook
 
+    @property
+    def warehouse_id(self) -> str:
+        if self._warehouse_id is None:
+            self._warehouse_id = self.hook.settings().get("warehouse_id")
+            if not self._warehouse_id:
+                raise ValueError("catalog tables are read and written through a SQL warehouse: set warehouse_id "
+                                 f"in the contract_gate extra of connection {self.databricks_conn_id!r}")
+        return self._warehouse_id
+
     def execute(self, sql: str) -> None:
-        self.hook.run(sql)
+        self.hook.run_statement(sql, self.warehouse_id)
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        from airflow.providers.common.sql.hooks.handlers import fetch_all_handler  # Airflow: as in `hook`
-
-        rows = self.hook.run(sql, handler=fetch_all_handler) or []
-        names = [column[0] for column in self.hook.descriptions[-1]]
-        return [dict(zip(names, row)) for row in rows]
+        return self.hook.run_statement(sql, self.warehouse_id)
 
 
 class UnityCatalogDecisionStore(DecisionStore):
@@ -221,7 +228,7 @@ class UnityCatalogHistory(TableHistory):
         table = quote_qualified(Address.of(address).location)
         try:
             return self.runner.query(f"DESCRIBE HISTORY {table}")
-        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+        except Exception as exc:  # noqa: BLE001 - the error class is in the message, whatever the runner raises
             if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
                 return []
             raise
@@ -259,7 +266,7 @@ class UnityCatalogHistory(TableHistory):
         table = quote_qualified(Address.of(address).location)
         try:
             rows = self.runner.query(f"SELECT count(*) AS `rows` FROM {table} VERSION AS OF {int(version)}")
-        except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
+        except Exception as exc:  # noqa: BLE001 - the error class is in the message, whatever the runner raises
             if "TABLE_OR_VIEW_NOT_FOUND" in str(exc):
                 return None
             raise

@@ -24,12 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusStore | None = None,
-                    hook=None, context: dict | None = None) -> dict:
+                    runner=None, context: dict | None = None) -> dict:
     """Check ``plan``'s SLA at ``now`` (default: the current UTC time), alert on a change of
     episode, write and return the status record.
 
     :param store: where status is kept; default :func:`~contract_gate.freshness.locations.status_dir`.
-    :param hook: a DatabricksSqlHook for a catalog target (default: from the gate's connection).
+    :param runner: runs SQL on the warehouse for a catalog target (default: from the gate's connection).
     :param context: the Airflow task context, passed on to the notifiers' templates.
     :raises AlertDeliveryError: after the status is written, when a notifier failed.
     """
@@ -37,7 +37,7 @@ def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusSto
         raise ValueError(f"contract {plan.contract_id!r} has no freshness SLA or no gate settings")
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
     store = store or StatusStore(status_dir(plan))
-    record = evaluate(plan, latest_accepted(plan, hook), now)
+    record = evaluate(plan, latest_accepted(plan, runner), now)
     accepted_data_age(plan, sendable_age(record))
     previous = store.read(record["gate"])
     previous_since = previous["state_since"] if previous else None

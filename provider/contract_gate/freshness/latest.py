@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from contract_gate.delta_tables import StatsMissing, UnreadableTable, column_max, newest_tag, open_table
 from contract_gate.freshness.business_time import from_statistic, parse_value
-from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_hook
+from contract_gate.freshness.databricks_sql import latest_from_warehouse, make_runner
 from contract_gate.freshness.decision_log import accepted_decisions
 from contract_gate.freshness.latest_value import SOURCE_DECISIONS, SOURCE_DELTA_LOG, LatestAccepted
 from contract_gate.object_storage import address_storage_options
 from contract_gate_plan.model import Plan
 
 
-def latest_accepted(plan: Plan, hook=None) -> LatestAccepted:
-    """Ask the right source for ``plan``; ``hook`` is a DatabricksSqlHook for catalog targets
-    (made from the gate's execution connection when not given)."""
+def latest_accepted(plan: Plan, runner=None) -> LatestAccepted:
+    """Ask the right source for ``plan``; ``runner`` runs SQL on the warehouse for catalog targets
+    (``decisions.unity_catalog.SqlRunner``, made from the gate's execution connection when not given)."""
     if not plan.require_tables().require_target().is_path:
-        return latest_from_warehouse(plan, hook or make_hook(plan))
+        return latest_from_warehouse(plan, runner or make_runner(plan))
     try:
         return latest_from_delta_log(plan)
     except (StatsMissing, UnreadableTable) as exc:

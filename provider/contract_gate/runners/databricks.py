@@ -1,69 +1,82 @@
-"""``databricks``: a one-time Databricks job run (``runs/submit``, ``spark_python_task``) through
-the databricks provider's ``DatabricksHook``, waited for by deferring on the provider's
-``DatabricksExecutionTrigger`` (the worker slot is free while the cluster works).
+"""``databricks``: a one-time Databricks job run (``runs/submit``) of the Spark side's wheel, through
+:class:`~contract_gate.hooks.databricks.DatabricksWorkspaceHook` (``databricks-sdk``), waited for by
+deferring on :class:`~contract_gate.triggers.databricks_run.DatabricksRunTrigger` (the worker slot
+is free while Databricks works).
 
-The Spark side must be deployed where the cluster can read it (a workspace folder, a volume or
-DBFS holding the installed ``contract_gate_spark/`` and ``contract_gate_plan/`` side by side, so
-``gate_job.py`` imports both packages from the folder two levels above it); ``python_file`` names
-``contract_gate_spark/commands/gate_job.py`` there. The job's files travel through DBFS: the plan (and
-the report, for outcome steps) are uploaded with the DBFS API to ``work_dir``, the job reads
-and writes them through the cluster's ``/dbfs`` mount, and the result and report are read back
-with the DBFS API when the run has ended. DBFS's JSON API is used because it is what
-``DatabricksHook`` can call (JSON bodies); plans and reports are far below its 1 MB per call
-limit, and reads are paged anyway.
+The Spark side deploys itself: the runner builds the wheel of ``contract_gate_spark`` and
+``contract_gate_plan`` (:mod:`contract_gate.runners.spark_side_wheel`; its name holds a digest
+of its contents), and uploads it to ``<volume>/wheels/`` unless the Files API finds it there
+already, so each provider version is uploaded once. The run's one task is a
+``python_wheel_task`` (entry point ``contract-gate-job``) that installs the wheel:
 
-Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key
-of the Databricks connection's extra (so generated DAGs need no code: the deployment's cluster
-and paths live with the connection), e.g. ``{"host": ..., "token": ..., "contract_gate":
-{"python_file": ..., "existing_cluster_id": ..., "warehouse_id": ..., "principal": ...}}``.
+* **serverless** jobs compute (neither ``existing_cluster_id`` nor ``new_cluster`` given): the
+  wheel is a dependency of the run's environment (``environments[].spec.dependencies``, with
+  ``environment_version``). Serverless runs Spark Connect only; the Spark side takes its
+  Spark Connect path there, the one the ``spark_connect`` mode runs;
+* a new **job cluster** (``new_cluster``, a cluster spec; the runner's Spark settings join its
+  ``spark_conf`` and the contract and submission its ``custom_tags``): the wheel is a task library;
+* an **existing** all-purpose cluster (``existing_cluster_id``): the wheel is a task library.
+
+The job's files live in a Unity Catalog volume (``volume``, ``/Volumes/<catalog>/<schema>/<volume>``,
+optionally with a folder): the plan (and the report, for outcome steps) are uploaded with the
+Files API to ``<volume>/runs/<contract>/<submission>``, the job reads and writes them through
+the volume's ``/Volumes/...`` path, and the result and report are downloaded when the run has
+ended. The Files API has no per-call size limit a plan could reach.
+
+Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key of
+the Databricks connection's extra (so generated DAGs need no code), e.g. ``{"contract_gate":
+{"volume": "/Volumes/main/contract_gate/work", "warehouse_id": ..., "principal": ...}}``.
 For catalog tables, every successful run ends with the contract's Unity Catalog GRANTs
 (``unity_catalog.grants``), issued on the SQL warehouse ``warehouse_id``.
 
 A validation run carries ``timeout_seconds`` (``GateJob.time_limit``), so Databricks ends a run
 whose in-Spark budget could not stop it; a killed task cancels its run (``on_kill``, and the
-provider's trigger for a deferred one). A run stopped by a budget leaves its stop record in the
-work folder (``contract_gate_plan.limits``): the Spark side's, read back from DBFS, or one naming the
-run when Databricks ended it at its timeout.
+trigger's ``on_kill`` for a deferred one). A run stopped by a budget leaves its stop record in
+the work folder (``contract_gate_plan.limits``): the Spark side's, downloaded from the volume, or
+one naming the run when Databricks ended it at its timeout.
 
-Tested against a local emulation of the Jobs and DBFS endpoints on 127.0.0.1 (see
-``tests/airflow/_jobs_api_emulator.py``), not against a Databricks workspace.
+Tested against a local emulation of the Jobs, Files and Statement Execution APIs that parses
+every request with the installed SDK's own models (``tests/airflow/_jobs_api_emulator.py``),
+not against a Databricks workspace.
 """
 
 from __future__ import annotations
 
-import base64
 import posixpath
 import time
-from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
-from airflow.exceptions import AirflowException
-from airflow.providers.databricks.hooks.databricks import DatabricksHook, RunState
-from airflow.providers.databricks.triggers.databricks import DatabricksExecutionTrigger
-from airflow.sdk import BaseHook
+from databricks.sdk.service import compute, jobs
 
+import contract_gate
+from contract_gate.hooks.databricks import DEFAULT_CONN_ID, DatabricksWorkspaceHook, run_event
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_gate.unity_catalog.grants import apply_access, statement_runner
+from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, build_wheel
+from contract_gate.triggers.databricks_run import DatabricksRunTrigger
+from contract_gate.unity_catalog.grants import apply_access
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import STOP_RECORD, Stop, write_stop
 from contract_gate_plan.model import load_plan
 from contract_gate_plan.restricted import write_private_text
 
-DEFAULT_CONN_ID = "databricks_default"
-DBFS_PUT = ("POST", "2.0/dbfs/put")
-DBFS_READ = ("GET", "2.0/dbfs/read")
-READ_CHUNK = 1 << 20
+TASK_KEY = "contract_gate"
+ENVIRONMENT_KEY = "contract_gate"
+DEFAULT_ENVIRONMENT_VERSION = "4"
+# Settings of the DBFS-based mode this one replaced: named in the error, with what replaces them.
+_REPLACED = {"python_file": "the runner deploys the Spark side itself (a wheel in the volume)",
+             "work_dir": "volume (a Unity Catalog volume, /Volumes/<catalog>/<schema>/<volume>)"}
 
 
 class DatabricksRunner(GateRunner):
     """Submit the gate job as a Databricks run.
 
-    :param python_file: where the cluster finds ``contract_gate_spark/commands/gate_job.py``
-        (e.g. ``/Workspace/Shared/contract_gate/contract_gate_spark/commands/gate_job.py``).
-    :param existing_cluster_id: run on this cluster; else ``new_cluster`` is created for the run.
-    :param new_cluster: a cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
-    :param work_dir: DBFS folder for the job's plan, report and result files.
-    :param polling_period_seconds: how often the trigger asks for the run's state.
+    :param volume: the Unity Catalog volume (``/Volumes/<catalog>/<schema>/<volume>[/folder]``) for
+        the Spark side's wheel and the jobs' plan, report and result files.
+    :param existing_cluster_id: run on this all-purpose cluster.
+    :param new_cluster: a job cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
+    :param environment_version: the serverless environment version (when no cluster is given).
+    :param polling_period_seconds: how often the run's state is asked.
     :param deferrable: defer while the run is going (default); else poll in the worker.
     :param warehouse_id: the SQL warehouse that runs the contract's GRANTs (catalog tables only).
     :param principal: the gate's own principal (the jobs' service principal), granted its tables.
@@ -75,90 +88,113 @@ class DatabricksRunner(GateRunner):
     def __init__(
         self,
         *,
-        python_file: str | None = None,
+        volume: str | None = None,
         existing_cluster_id: str | None = None,
         new_cluster: dict | None = None,
-        work_dir: str | None = None,
+        environment_version: str | None = None,
         polling_period_seconds: int | None = None,
         deferrable: bool | None = None,
         warehouse_id: str | None = None,
         principal: str | None = None,
         **kwargs,
     ) -> None:
+        replaced = [name for name in _REPLACED if name in kwargs]
+        for name in replaced:
+            kwargs.pop(name)
         super().__init__(**kwargs)
         self.conn_id = self.conn_id or DEFAULT_CONN_ID
-        given = {"python_file": python_file, "existing_cluster_id": existing_cluster_id, "new_cluster": new_cluster,
-                 "work_dir": work_dir, "polling_period_seconds": polling_period_seconds, "deferrable": deferrable,
-                 "warehouse_id": warehouse_id, "principal": principal}
-        options = {**self.connection_options(), **{k: v for k, v in given.items() if v is not None}}
-        if not options.get("python_file"):
-            raise ValueError("the databricks mode needs python_file: where the cluster finds contract_gate_spark/commands/gate_job.py")
-        if ("existing_cluster_id" in options) == ("new_cluster" in options):
-            raise ValueError("the databricks mode needs exactly one of existing_cluster_id or new_cluster")
-        self.python_file = options["python_file"]
-        if "existing_cluster_id" in options:
-            self.cluster = {"existing_cluster_id": options["existing_cluster_id"]}
-        else:
-            spec = options["new_cluster"]
-            self.cluster = {"new_cluster": {**spec, "spark_conf": {**spec.get("spark_conf", {}), **self.spark_conf}}}
-        self.work_dir = options.get("work_dir", "dbfs:/contract_gate/runs").removeprefix("dbfs:")
+        given = {"volume": volume, "existing_cluster_id": existing_cluster_id, "new_cluster": new_cluster,
+                 "environment_version": environment_version, "polling_period_seconds": polling_period_seconds,
+                 "deferrable": deferrable, "warehouse_id": warehouse_id, "principal": principal}
+        options = {**self.hook().settings(), **{k: v for k, v in given.items() if v is not None}}
+        replaced += [name for name in _REPLACED if name in options and name not in replaced]
+        if replaced:
+            raise ValueError("the databricks mode no longer takes " + "; ".join(
+                f"{name} (replaced by {_REPLACED[name]})" for name in replaced))
+        self.volume = checked_volume(options.get("volume"), self.conn_id)
+        if "existing_cluster_id" in options and "new_cluster" in options:
+            raise ValueError("the databricks mode runs on one compute: give existing_cluster_id or new_cluster, "
+                             "not both (neither: serverless)")
+        self.existing_cluster_id = options.get("existing_cluster_id")
+        self.new_cluster = options.get("new_cluster")
+        self.environment_version = str(options.get("environment_version", DEFAULT_ENVIRONMENT_VERSION))
         self.polling_period_seconds = int(options.get("polling_period_seconds", 30))
         self.deferrable = bool(options.get("deferrable", True))
         self.warehouse_id = options.get("warehouse_id")
         self.principal = options.get("principal")
         self._run_id: int | None = None
 
-    def connection_options(self) -> dict:
-        """The ``contract_gate`` settings in the connection's extra."""
-        return dict(BaseHook.get_connection(self.conn_id).extra_dejson.get("contract_gate") or {})
+    @property
+    def compute(self) -> str:
+        """``serverless``, ``job cluster`` or ``existing cluster``."""
+        if self.existing_cluster_id:
+            return "existing cluster"
+        return "job cluster" if self.new_cluster else "serverless"
 
-    def hook(self):
-        return DatabricksHook(self.conn_id, caller="contract_gate")
+    def hook(self) -> DatabricksWorkspaceHook:
+        return DatabricksWorkspaceHook(self.conn_id)
 
     def remote_dir(self, job: GateJob) -> str:
-        """``<work_dir>/<contract id>/<submission id>``: mirrors the local work folder."""
-        return posixpath.join(self.work_dir, job.workdir.parent.name, job.workdir.name)
+        """``<volume>/runs/<contract id>/<submission id>``: mirrors the local work folder."""
+        return posixpath.join(self.volume, "runs", job.workdir.parent.name, job.workdir.name)
+
+    def deploy_spark_side(self, hook: DatabricksWorkspaceHook) -> str:
+        """The volume path of this provider version's Spark side wheel, uploaded unless it is there."""
+        wheel = build_wheel(contract_gate.__version__)
+        path = posixpath.join(self.volume, "wheels", wheel.filename)
+        if not hook.exists(path):
+            hook.upload(path, wheel.data)
+            self.log.info("Spark side deployed: %s", path)
+        return path
+
+    def submission(self, job: GateJob, wheel: str, parameters: list[str]) -> dict[str, Any]:
+        """The ``runs/submit`` request: its one task and, on serverless, its environment."""
+        task = jobs.SubmitTask(task_key=TASK_KEY, python_wheel_task=jobs.PythonWheelTask(
+            package_name=DISTRIBUTION, entry_point=ENTRY_POINT, parameters=parameters))
+        environments = None
+        if self.existing_cluster_id:
+            task.existing_cluster_id = self.existing_cluster_id
+            task.libraries = [compute.Library(whl=wheel)]
+        elif self.new_cluster:
+            spec = dict(self.new_cluster)
+            spec["spark_conf"] = {**spec.get("spark_conf", {}), **self.spark_conf}
+            spec["custom_tags"] = {**spec.get("custom_tags", {}), **run_tags(job)}
+            task.new_cluster = compute.ClusterSpec.from_dict(spec)
+            task.libraries = [compute.Library(whl=wheel)]
+        else:
+            task.environment_key = ENVIRONMENT_KEY
+            environments = [jobs.JobEnvironment(environment_key=ENVIRONMENT_KEY, spec=compute.Environment(
+                environment_version=self.environment_version, dependencies=[wheel]))]
+        return {"run_name": job.name, "tasks": [task], "environments": environments,
+                "timeout_seconds": job.time_limit or None}
 
     def start(self, job: GateJob) -> dict | Deferral:
         hook = self.hook()
+        wheel = self.deploy_spark_side(hook)
         remote = self.remote_dir(job)
         local = str(job.workdir)
         for path in sorted(job.workdir.glob("*.json")):
-            self.put(hook, posixpath.join(remote, path.name), path.read_bytes())
-        parameters = [f"/dbfs{remote}{arg[len(local):]}" if arg.startswith(local) else arg for arg in job.argv()]
-        run = {
-            "run_name": job.name,
-            **({"timeout_seconds": job.time_limit} if job.time_limit else {}),
-            "tasks": [{"task_key": "contract_gate",
-                       "spark_python_task": {"python_file": self.python_file, "parameters": parameters},
-                       # the allow-list of contract SQL (contract_gate_plan.sql_allowlist) needs sqlglot
-                       "libraries": [{"pypi": {"package": f"sqlglot=={version('sqlglot')}"}}],
-                       **self.cluster}],
-        }
-        self._run_id = hook.submit_run(run)
-        self.log.info("gate job %s: Databricks run %s submitted (%s)", job.steps, self._run_id,
-                      hook.get_run_page_url(self._run_id))
+            hook.upload(posixpath.join(remote, path.name), path.read_bytes())
+        parameters = [f"{remote}{arg[len(local):]}" if arg.startswith(local) else arg for arg in job.argv()]
+        self._run_id = hook.submit_run(**self.submission(job, wheel, parameters))
+        self.log.info("gate job %s: Databricks run %s submitted on %s (%s)", job.steps, self._run_id, self.compute,
+                      hook.get_run(self._run_id).run_page_url)
         if self.deferrable:
-            trigger = DatabricksExecutionTrigger(run_id=self._run_id, databricks_conn_id=self.conn_id,
-                                                 polling_period_seconds=self.polling_period_seconds)
-            return Deferral(trigger=trigger)
-        return self.finish(job, {"run_id": self._run_id, **self.wait(hook, self._run_id)})
+            return Deferral(trigger=DatabricksRunTrigger(self.conn_id, self._run_id, self.polling_period_seconds))
+        return self.finish(job, self.wait(hook, self._run_id))
 
-    def wait(self, hook, run_id: int) -> dict:
-        while True:
-            state = hook.get_run_state(run_id)
-            if state.is_terminal:
-                return {"run_state": state.to_json(), "errors": []}
+    def wait(self, hook: DatabricksWorkspaceHook, run_id: int) -> dict:
+        while (event := run_event(hook, run_id)) is None:
             time.sleep(self.polling_period_seconds)
+        return event
 
     def finish(self, job: GateJob, event: dict) -> dict:
-        state = RunState.from_json(event["run_state"])
-        if not state.is_successful:
-            self.keep_stop(job, event["run_id"], state.result_state)
-            errors = "; ".join(str(error.get("error")) for error in event.get("errors") or [])
+        if event.get("result_state") != jobs.RunResultState.SUCCESS.value:
+            self.keep_stop(job, event["run_id"], event.get("result_state"))
+            error = event.get("error") or ""
             raise GateJobError(f"Databricks run {event['run_id']} of gate job {job.steps} ended "
-                               f"{state.life_cycle_state}/{state.result_state}: {state.state_message}"
-                               + (f"\n{errors}" if errors else ""))
+                               f"{event.get('life_cycle_state')}/{event.get('result_state')}: "
+                               f"{event.get('state_message', '')}" + (f"\n{error}" if error else ""))
         hook = self.hook()
         remote = self.remote_dir(job)
         outputs = [Path(str(value)) for value in job.arguments.values() if str(value).endswith(".json")]
@@ -166,23 +202,23 @@ class DatabricksRunner(GateRunner):
             outputs.append(job.result_path)
         for path in outputs:
             if path.parent == job.workdir and path.name != "plan.json":
-                path.write_bytes(self.read(hook, posixpath.join(remote, path.name)))
+                path.write_bytes(hook.download(posixpath.join(remote, path.name)))
         result = job.read_result()
         self.grant_access(hook, job, result)
         return result
 
-    def keep_stop(self, job: GateJob, run_id: int, result_state: str) -> None:
+    def keep_stop(self, job: GateJob, run_id: int, result_state: str | None) -> None:
         """The stop record of a run a time budget ended, in the local work folder."""
-        if result_state == "TIMEDOUT":
+        if result_state == jobs.RunResultState.TIMEDOUT.value:
             write_stop(job.workdir, Stop(f"Databricks run {run_id}", job.time_limit or 0, "the run's timeout_seconds"))
             return
         try:
-            record = self.read(self.hook(), posixpath.join(self.remote_dir(job), STOP_RECORD))
-        except AirflowException:  # no such file: the run failed for another reason
+            record = self.hook().download(posixpath.join(self.remote_dir(job), STOP_RECORD))
+        except FileNotFoundError:  # the run failed for another reason
             return
         write_private_text(job.workdir / STOP_RECORD, record.decode("utf-8"))
 
-    def grant_access(self, hook, job: GateJob, result: dict) -> None:
+    def grant_access(self, hook: DatabricksWorkspaceHook, job: GateJob, result: dict) -> None:
         """After every successful run, the contract's access boundary on its catalog tables
         (``unity_catalog.grants``): the run may have created a table, and a grant
         revoked by hand is restored. Path-based tables have no grants to give."""
@@ -193,8 +229,9 @@ class DatabricksRunner(GateRunner):
             raise GateJobError(f"contract {plan.contract_id} has catalog tables, so its access boundary is "
                                "granted in Unity Catalog: set warehouse_id (a SQL warehouse for the GRANTs) in the "
                                f"contract_gate extra of connection {self.conn_id!r}")
+        warehouse_id = self.warehouse_id
         staged = Address.of(result["candidate"]) if isinstance(result.get("candidate"), dict) else None
-        issued = apply_access(plan, statement_runner(hook, self.warehouse_id), self.principal,
+        issued = apply_access(plan, lambda statement: hook.run_statement(statement, warehouse_id), self.principal,
                               staged.location if staged is not None and not staged.is_path else None)
         self.log.info("access boundary of %s: %d statement(s) issued", plan.contract_id, len(issued))
 
@@ -202,19 +239,22 @@ class DatabricksRunner(GateRunner):
         if self._run_id is not None:
             self.hook().cancel_run(self._run_id)
 
-    @staticmethod
-    def put(hook, path: str, data: bytes) -> None:
-        # DatabricksHook has no DBFS method of its own; _do_api_call is its generic REST call.
-        hook._do_api_call(DBFS_PUT, {"path": path, "contents": base64.b64encode(data).decode(), "overwrite": True})
 
-    @staticmethod
-    def read(hook, path: str) -> bytes:
-        data, offset = b"", 0
-        while True:
-            page = hook._do_api_call(DBFS_READ, {"path": path, "offset": offset, "length": READ_CHUNK})
-            chunk = base64.b64decode(page.get("data", ""))
-            data += chunk
-            offset += len(chunk)
-            if page.get("bytes_read", 0) < READ_CHUNK:
-                return data
+def checked_volume(volume: Any, conn_id: str) -> str:
+    """``volume`` as ``/Volumes/<catalog>/<schema>/<volume>[/folder]``, without a trailing slash."""
+    text = str(volume or "").rstrip("/")
+    parts = text.split("/")
+    if not text.startswith("/Volumes/") or len(parts) < 5 or not all(parts[1:]) or ".." in parts:
+        raise ValueError("the databricks mode needs volume: a Unity Catalog volume for the Spark side and the "
+                         "jobs' files, /Volumes/<catalog>/<schema>/<volume>, in the contract_gate extra of "
+                         f"connection {conn_id!r} (got {volume!r})")
+    return text
 
+
+def run_tags(job: GateJob) -> dict[str, str]:
+    """The tags of a run's job cluster: which contract and submission it gates."""
+    tags = {"contract_gate_contract": job.workdir.parent.name, "contract_gate_steps": job.steps}
+    submission = job.arguments.get("--submission-id")
+    if submission:
+        tags["contract_gate_submission"] = str(submission)
+    return tags

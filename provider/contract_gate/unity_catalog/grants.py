@@ -18,9 +18,10 @@ are Unity Catalog's business: keep the quarantine out of a schema consumers may 
 
 Every principal is back-quoted as an identifier (``contract_gate_plan.sql_text``): a role name with a
 back-quote, a semicolon or ``TO`` in it stays one principal name. The statements go to a SQL
-warehouse through the Statement Execution API (``warehouse_id`` in the same extra). Tested
-against a local emulation of that API (``tests/airflow/_jobs_api_emulator.py``), which keeps the
-grants the statements make; not against a Databricks workspace.
+warehouse through the Statement Execution API (``warehouse_id`` in the same extra), by
+:meth:`~contract_gate.hooks.databricks.DatabricksWorkspaceHook.run_statement`. Tested against a
+local emulation of that API (``tests/airflow/_jobs_api_emulator.py``), which keeps the grants the
+statements make; not against a Databricks workspace.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from contract_gate.hooks.errors import StatementFailed
 from contract_gate_plan.addresses import candidate_schema as candidate_folder
 from contract_gate_plan.model import Plan
 from contract_gate_plan.sql_text import quote_identifier, quote_qualified
 
-STATEMENTS = ("POST", "2.0/sql/statements")
 LOGGER = logging.getLogger("contract_gate.access")
 GATE_TABLE_PRIVILEGES = ("SELECT", "MODIFY")
 GATE_SCHEMA_PRIVILEGES = ("USE SCHEMA", "CREATE TABLE", "SELECT", "MODIFY")
@@ -134,23 +135,3 @@ def _run(run_sql: Callable[[str], list[dict[str, Any]]], statement: str) -> list
             return None
         raise
 
-
-class StatementFailed(RuntimeError):
-    """A statement the SQL warehouse did not run (its error code and message)."""
-
-
-def statement_runner(hook: Any, warehouse_id: str) -> Callable[[str], list[dict[str, Any]]]:
-    """``run_sql`` over the Statement Execution API through ``DatabricksHook``'s REST call: waits
-    for the result in the call, returns rows as dicts keyed by the result's column names."""
-
-    def run_sql(statement: str) -> list[dict[str, Any]]:
-        response = hook._do_api_call(STATEMENTS, {"warehouse_id": warehouse_id, "statement": statement,
-                                                  "wait_timeout": "30s", "on_wait_timeout": "CANCEL"})
-        status = response.get("status") or {}
-        if status.get("state") != "SUCCEEDED":
-            error = status.get("error") or {}
-            raise StatementFailed(f"{error.get('error_code', status.get('state'))}: {error.get('message', '')}")
-        columns = [c["name"] for c in ((response.get("manifest") or {}).get("schema") or {}).get("columns", [])]
-        return [dict(zip(columns, row)) for row in (response.get("result") or {}).get("data_array") or []]
-
-    return run_sql

@@ -112,8 +112,17 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The job as a program: the file under spark-submit, and the ``contract-gate-job`` entry point
+    of the Spark side's wheel (a Databricks ``python_wheel_task``, which calls it in its own
+    process). Exits only on failure: on success it returns, like any entry point."""
     # What the job writes itself (reports, step results) is owner-only, whatever umask it was
     # started with; Hadoop sets the modes of the tables' files itself (contract_gate_plan.restricted).
     os.umask(0o077)
-    sys.exit(main())
+    code = main()
+    if code:
+        sys.exit(code)
+
+
+if __name__ == "__main__":
+    run()

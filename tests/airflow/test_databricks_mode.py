@@ -1,0 +1,276 @@
+"""The ``databricks`` mode against a local emulation of a workspace that reads every request with
+the installed ``databricks-sdk``'s own models (``_jobs_api_emulator``): the Spark side deploys
+itself as a wheel in a Unity Catalog volume, and runs on serverless (a Spark Connect client of a
+real local Connect server), a job cluster or an existing cluster (local-mode spark-submit). No
+Databricks workspace is involved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import zipfile
+from io import BytesIO
+
+import pytest
+from _airflow_gate import REPO, gate_home, regional_rows
+from _jobs_api_emulator import JobsApiEmulator
+from waiting import wait_until
+
+import contract_gate
+from contract_gate.runners import GateJob, GateJobError, get_runner
+from contract_gate.runners.spark_side_wheel import build_wheel
+
+VOLUME = "/Volumes/main/contract_gate/work"
+CONNECTION = "AIRFLOW_CONN_DATABRICKS_EMULATOR"
+JOB_CLUSTER = {"spark_version": "17.3.x-scala2.13", "node_type_id": "i3.xlarge", "num_workers": 1}
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    with JobsApiEmulator(tmp_path / "workspace", tmp_path) as api:
+        api.volumes.add(VOLUME)
+        api.clusters.add("all-purpose-1")
+        yield api
+
+
+def wheel_uploads(api: JobsApiEmulator) -> list[str]:
+    return [path for path in api.uploads if "/wheels/" in path]
+
+
+def test_the_spark_side_wheel_is_the_same_bytes_for_the_same_files_and_holds_both_packages():
+    first, second = build_wheel("1.2.3"), build_wheel("1.2.3")
+    assert first == second
+    assert first.filename.startswith("contract_gate_spark-1.2.3+") and first.filename.endswith("-py3-none-any.whl")
+    assert build_wheel("1.2.4").filename != first.filename
+    with zipfile.ZipFile(BytesIO(first.data)) as wheel:
+        names = set(wheel.namelist())
+        info = first.filename.removesuffix("-py3-none-any.whl")
+        entry_points = wheel.read(f"{info}.dist-info/entry_points.txt").decode()
+        metadata = wheel.read(f"{info}.dist-info/METADATA").decode()
+    assert {"contract_gate_spark/commands/gate_job.py", "contract_gate_plan/model.py"} <= names
+    assert not any("__pycache__" in name for name in names)
+    assert "contract-gate-job = contract_gate_spark.commands.gate_job:run" in entry_points
+    assert "Requires-Dist: sqlglot==" in metadata and "pyspark" not in metadata  # the runtime's own
+
+
+def test_the_wheel_is_uploaded_once_per_version_and_each_compute_installs_it(workspace, tmp_path, monkeypatch):
+    """Runs are submitted (deferring), never started: the compute takes its time to come up."""
+    workspace.cluster_start_seconds = 600
+    submitted = []
+    for settings in ({"existing_cluster_id": "all-purpose-1"}, {"new_cluster": JOB_CLUSTER}, {}):
+        monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, **settings))
+        runner = get_runner("databricks", conn_id="databricks_emulator", spark_conf={"spark.sql.shuffle.partitions": "4"})
+        job = GateJob("validate", {"--submission-id": "s1"}, tmp_path / "orders" / "s1", writes_result=False,
+                      name="contract-gate orders validate s1")
+        job.workdir.mkdir(parents=True, exist_ok=True)
+        runner.start(job)
+        runner.on_kill()
+        submitted.append(workspace.submitted[-1])
+    assert len(wheel_uploads(workspace)) == 1  # three runs of one version: one upload
+    (wheel,) = wheel_uploads(workspace)
+    existing, job_cluster, serverless = (body["tasks"][0] for body in submitted)
+    assert existing["libraries"] == job_cluster["libraries"] == [{"whl": wheel}]
+    assert existing["existing_cluster_id"] == "all-purpose-1"
+    assert job_cluster["new_cluster"]["spark_conf"] == {"spark.sql.shuffle.partitions": "4"}
+    assert job_cluster["new_cluster"]["custom_tags"] == {"contract_gate_contract": "orders", "contract_gate_steps": "validate",
+                                                         "contract_gate_submission": "s1"}
+    assert "libraries" not in serverless and serverless["environment_key"] == "contract_gate"
+    assert submitted[2]["environments"] == [{"environment_key": "contract_gate",
+                                             "spec": {"environment_version": "4", "dependencies": [wheel]}}]
+    for body in submitted:
+        assert body["run_name"] == "contract-gate orders validate s1"
+        assert body["tasks"][0]["python_wheel_task"]["entry_point"] == "contract-gate-job"
+
+    monkeypatch.setattr(contract_gate, "__version__", "99.0.0")  # the provider was upgraded
+    runner = get_runner("databricks", conn_id="databricks_emulator")
+    runner.start(job)
+    runner.on_kill()
+    assert len(wheel_uploads(workspace)) == 2 and "contract_gate_spark-99.0.0+" in wheel_uploads(workspace)[1]
+
+
+def test_a_killed_task_cancels_its_run_and_so_does_a_killed_deferred_one(workspace, tmp_path, monkeypatch):
+    from contract_gate.triggers.databricks_run import DatabricksRunTrigger
+
+    workspace.cluster_start_seconds = 600
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, existing_cluster_id="all-purpose-1",
+                                                        polling_period_seconds=1, deferrable=False))
+    runner = get_runner("databricks", conn_id="databricks_emulator")
+    job = GateJob("validate", {"--submission-id": "s1"}, tmp_path, writes_result=False)
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            runner.start(job)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    wait_until(lambda: runner._run_id is not None, timeout=60)
+    runner.on_kill()
+    thread.join(timeout=60)
+    assert workspace.cancelled == [runner._run_id]
+    assert len(errors) == 1 and isinstance(errors[0], GateJobError) and "CANCELED" in str(errors[0])
+
+    deferred = get_runner("databricks", conn_id="databricks_emulator", deferrable=True)
+    trigger = deferred.start(job).trigger
+    assert isinstance(trigger, DatabricksRunTrigger)
+    asyncio.run(trigger.on_kill())  # what the triggerer does when the deferred task is killed
+    assert workspace.cancelled[-1] == trigger.run_id
+    assert workspace.run_info(trigger.run_id).state.result_state.value == "CANCELED"
+
+
+def test_settings_of_the_dbfs_mode_are_refused_with_what_replaces_them(workspace, monkeypatch):
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, python_file="/dbfs/x/gate_job.py"))
+    with pytest.raises(ValueError, match=r"python_file \(replaced by the runner deploys the Spark side itself"):
+        get_runner("databricks", conn_id="databricks_emulator")
+    monkeypatch.setenv(CONNECTION, workspace.connection(work_dir="dbfs:/contract_gate/runs"))
+    with pytest.raises(ValueError, match=r"work_dir \(replaced by volume"):
+        get_runner("databricks", conn_id="databricks_emulator")
+    for volume in (None, "dbfs:/contract_gate", "/Volumes/main/only_schema", "/Volumes/main/s/v/../../x"):
+        monkeypatch.setenv(CONNECTION, workspace.connection(volume=volume))
+        with pytest.raises(ValueError, match="needs volume"):
+            get_runner("databricks", conn_id="databricks_emulator")
+
+
+def test_a_request_the_sdk_does_not_know_fails_the_test(tmp_path):
+    """The emulator refuses a field that is not the SDK's, and leaving it then fails."""
+    import requests
+
+    with pytest.raises(AssertionError, match="has no field"):
+        with JobsApiEmulator(tmp_path / "workspace", tmp_path) as api:
+            answer = requests.post(f"http://127.0.0.1:{api.port}/api/2.2/jobs/runs/submit",
+                                   json={"run_name": "x", "tasks": [], "python_file": "/dbfs/gate_job.py"}, timeout=30)
+            assert answer.status_code == 400
+    with pytest.raises(AssertionError, match="is not a SubmitTask"):
+        with JobsApiEmulator(tmp_path / "workspace2", tmp_path) as api:
+            requests.post(f"http://127.0.0.1:{api.port}/api/2.2/jobs/runs/submit",
+                          json={"tasks": [{"task_key": "t", "spark_python_task": {"python_file": "x"}, "dbfs": 1}]},
+                          timeout=30)
+
+
+def big_plan_file(folder):
+    """The regional contract's plan with a long description shared by its columns (one YAML anchor):
+    a contract of a few hundred kB, a plan of over 1 MB (the plan repeats it per column)."""
+    import yaml
+
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate_plan.document import render_plan
+
+    document = yaml.safe_load((REPO / "contracts" / "regional_daily_cases.yaml").read_text())
+    for column in document["schema"][0]["properties"]:
+        column["description"] = "LONG"
+    text = yaml.safe_dump(document, sort_keys=False)
+    long = "Counts per region, as the health offices report them. " * 6000
+    text = text.replace("description: LONG", f"description: &long '{long}'", 1).replace("description: LONG", "description: *long")
+    contract = folder / "regional_daily_cases.yaml"
+    contract.write_text(text)
+    path = folder / "plan.json"
+    path.write_text(render_plan(compile_plan(contract).document))
+    return path
+
+
+@pytest.mark.slow
+def test_a_plan_over_one_megabyte_travels_through_the_files_api(workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, existing_cluster_id="all-purpose-1",
+                                                        polling_period_seconds=1, deferrable=False))
+    work = tmp_path / "regional_daily_cases" / "s-big"
+    work.mkdir(parents=True)
+    plan = big_plan_file(work)
+    assert plan.stat().st_size > 1 << 20
+    batch = tmp_path / "batch.json"
+    batch.write_text("".join(json.dumps(row) + "\n" for row in regional_rows()))
+    job = GateJob("validate", {"--plan": plan, "--candidate": str(batch), "--format": "json",
+                               "--report": work / "report.json"}, work, writes_result=False)
+    get_runner("databricks", conn_id="databricks_emulator").start(job)
+    remote = f"{VOLUME}/runs/regional_daily_cases/s-big/plan.json"
+    assert remote in workspace.uploads and workspace.local(remote).read_bytes() == plan.read_bytes()
+    report = json.loads((work / "report.json").read_text())  # written on the cluster, downloaded
+    assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
+    assert json.loads(plan.read_text())["fingerprint"] == report["plan_fingerprint"]
+
+
+# -- whole gates in each compute --------------------------------------------------------------
+def databricks_contract(gate, name: str) -> str:
+    """The regional contract as another contract, ``name``, whose gate runs in the databricks mode."""
+    from contract_gate.dag_factory import sync_dag_files
+
+    text = (gate.contracts / "regional_daily_cases.yaml").read_text()
+    text = text.replace("id: regional_daily_cases", f"id: {name}")
+    text = text.replace("path: landing/regional_daily_cases", f"path: landing/{name}")
+    text = text.replace("        mode: local", "        mode: databricks\n        connectionId: databricks_emulator")
+    text = text.replace("  - name: regional_daily_cases\n", f"  - name: {name}\n")
+    text = text.replace("element: regional_daily_cases.report_date", f"element: {name}.report_date")
+    (gate.contracts / f"{name}.yaml").write_text(text)
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+    return name
+
+
+@pytest.fixture
+def gates(gate):
+    made = []
+    yield lambda name: made.append(databricks_contract(gate, name)) or name
+    from contract_gate.dag_factory import sync_dag_files
+
+    for name in made:
+        (gate.contracts / f"{name}.yaml").unlink()
+    sync_dag_files(gate.dags / "contract_gates.py", gate.contracts)
+    gate.reset_bag()
+
+
+def publish_then_quarantine(gate, name: str, api: JobsApiEmulator, compute: str) -> None:
+    """A valid batch is published; a bad one is quarantined and leaves the target as it was."""
+    gate.land(name, regional_rows(region="D"), "csv")
+    run = gate.run(name)
+    assert run.decision["outcome"] == "published", run.decision
+    assert run.states["stage_validate"] == run.states["publish"] == "success"
+    target = f"lakehouse/{name}"
+    with gate_home():
+        version, rows = gate.version(target), gate.rows(target)
+    assert len(rows) == 3
+
+    gate.land(name, regional_rows(region="E", bad=True), "csv")
+    run = gate.run(name)
+    assert run.decision["outcome"] in ("quarantined", "rejected"), run.decision
+    with gate_home():
+        assert gate.version(target) == version
+        assert sorted(map(str, gate.rows(target))) == sorted(map(str, rows))
+        assert len(gate.rows(f"lakehouse/{name}_quarantine")) == 3
+
+    assert len(api.submitted) == 4  # stage+validate then publish / quarantine: one run each
+    assert {run["compute"] for run in api.runs.values()} == {compute}
+    assert len(wheel_uploads(api)) == 1 and len(api.installed) == 4
+    first = api.submitted[0]
+    assert first["run_name"].startswith(f"contract-gate {name} stage+validate")
+    parameters = first["tasks"][0]["python_wheel_task"]["parameters"]
+    assert parameters[0] == "stage+validate+batch_keys"
+    assert any(p.startswith(f"{VOLUME}/runs/{name}/") and p.endswith("plan.json") for p in parameters)
+    assert not any("dbfs" in json.dumps(body).lower() for body in api.submitted)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compute", ["existing cluster", "job cluster"])
+def test_a_gate_on_a_cluster_publishes_a_valid_batch_and_quarantines_a_bad_one(gate, gates, tmp_path, monkeypatch,
+                                                                               compute):
+    name = gates(f"regional_dbx_{compute.split()[0]}")
+    settings = {"existing_cluster_id": "all-purpose-1"} if compute == "existing cluster" else {"new_cluster": JOB_CLUSTER}
+    with JobsApiEmulator(tmp_path / "workspace", gate.home) as api:
+        api.volumes.add(VOLUME)
+        api.clusters.add("all-purpose-1")
+        monkeypatch.setenv(CONNECTION, api.connection(volume=VOLUME, polling_period_seconds=1, **settings))
+        publish_then_quarantine(gate, name, api, compute)
+
+
+@pytest.mark.slow
+def test_a_serverless_gate_publishes_a_valid_batch_and_quarantines_a_bad_one(gate, gates, tmp_path, monkeypatch,
+                                                                             spark_connect_server):
+    """Serverless runs the Spark side as a Spark Connect client, the path of the spark_connect mode."""
+    name = gates("regional_dbx_serverless")
+    with JobsApiEmulator(tmp_path / "workspace", gate.home, connect_url=spark_connect_server.url) as api:
+        api.volumes.add(VOLUME)
+        monkeypatch.setenv(CONNECTION, api.connection(volume=VOLUME, polling_period_seconds=1))
+        publish_then_quarantine(gate, name, api, "serverless")
+    assert all("environments" in body and "libraries" not in body["tasks"][0] for body in api.submitted)
