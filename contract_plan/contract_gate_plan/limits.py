@@ -4,9 +4,10 @@ record a job leaves when a budget ran out.
 
 A contract is untrusted: one ``type: sql`` query can keep a shared Spark cluster busy for hours.
 So every validation, and every contract query inside it, runs under a budget that the Spark side
-enforces itself (``contract_gate_spark.runtime.budget``). When one runs out the job writes a stop record
-(``stopped.json`` beside the report) and fails; the Airflow side turns that record into a
-``failed`` decision whose reason says so and names what was running.
+enforces itself (``contract_gate_spark.runtime.budget``). When one runs out, or the job's query is
+cancelled from outside (its task was killed), the job writes a stop record (``stopped.json``
+beside the report) and fails; the Airflow side turns that record into a ``failed`` decision,
+not final, whose reason says so and names what was running.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ DEFAULT_QUERY_SECONDS = 300
 """One ``type: sql`` query: a count or a join with a reference table on such a batch."""
 
 REASON = "time budget exceeded"
+KILLED = "stopped by a kill or cancel"
+"""The reason of a stop from outside the job: its task was killed, or its query cancelled on the cluster."""
+KILLED_SETTING = "no limit had run out"
 STOP_RECORD = "stopped.json"
 
 

@@ -35,6 +35,7 @@ from contract_gate.local_spark import class_archive
 from contract_gate.local_spark.submit import local_start_conf
 from contract_gate_spark.validation.engine import DEPTHS, run_validation
 from contract_gate_plan.model import Plan, load_plan
+from contract_gate_plan.states import RuleStatus
 from contract_gate_spark.runtime.session import active_session, connect, get_session
 from contract_gate_spark.validation.report import log_summary
 
@@ -53,7 +54,7 @@ class ContractViolation(Exception):
         failing = [
             f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['status']})"
             for r in report["rules"]
-            if r["passed"] is False or (r["status"] == "not_evaluated" and report["depth"] != "schema")
+            if r["passed"] is False or (r["status"] == RuleStatus.NOT_EVALUATED and report["depth"] != "schema")
         ]
         schema = report["schema"]
         problems = [f"missing {', '.join(schema['missing'])}"] if schema["missing"] else []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from contract_gate.airflow_compat import BaseBranchOperator
 from contract_gate.operators.base import compile_gate_plan
+from contract_gate_plan.states import Outcome
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -30,7 +31,9 @@ ROW_SCOPES = ("row", "group")
 
 def decide(plan: Plan, summary: dict) -> tuple[str, str]:
     """(``publish`` | ``quarantine`` | ``split``, the reason in words)."""
-    if summary["outcome"] != "fail":
+    if summary["outcome"] not in (Outcome.PASS, Outcome.WARN, Outcome.FAIL):  # a stopped validation
+        raise ValueError(f"validation outcome {summary['outcome']!r} is no verdict: nothing to publish or quarantine")
+    if summary["outcome"] != Outcome.FAIL:
         return PUBLISH, f"validation outcome {summary['outcome']}"
     violations = plan.violations
     if violations.get("policy") != "split_rows":

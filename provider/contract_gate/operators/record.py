@@ -8,7 +8,9 @@ as ``failed`` with the failing task named, or, when a time budget ran out, with 
 exceeded`` and the rule that was running; that record is not final, so the same batch can be
 gated again once the cause is fixed.
 
-The record holds counts and rule ids only, never data values.
+The record holds counts and rule ids only, never data values. It is written while no local
+job of the submission lives (:mod:`contract_gate.runners.job_fence`): a job orphaned by a
+killed task cannot commit after the verdict.
 
 After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try that recorded it
 alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`) exactly once; a
@@ -22,12 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowFailException
+from contract_gate.config import work_root
 from contract_gate.metrics import decision_recorded
 from contract_gate.notifications.rejection import alert_rejection
 from contract_gate.operators.base import ContractGateBaseOperator
 from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink, base_url
 from contract_gate.pages.urls import URL_PREFIX, report_path
+from contract_gate.runners.job_fence import no_job_running
+from contract_gate.submission import check_submission_id
 from contract_gate_plan.limits import Stop
 from contract_gate_plan.migration import migration_id
 
@@ -146,11 +151,13 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                           "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
                           "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}
         migrated = migration_record(results, record["submission_id"])
-        if migrated:  # before the verdict, so the log reads in the order things happened
-            decisions.record_decision(plan, {**migrated, **context_fields})
-            self.log.info("%s", migrated["reason"])
-        record.update(contract_version=plan.contract_version, **context_fields)
-        stored = decisions.record_decision(plan, record)
+        # written while no local job of the submission lives, so none can commit after it (job_fence)
+        with no_job_running(work_root() / plan.names.gate / check_submission_id(record["submission_id"])):
+            if migrated:  # before the verdict, so the log reads in the order things happened
+                decisions.record_decision(plan, {**migrated, **context_fields})
+                self.log.info("%s", migrated["reason"])
+            record.update(contract_version=plan.contract_version, **context_fields)
+            stored = decisions.record_decision(plan, record)
         if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
             from contract_gate.freshness.check import age_after_publication  # deltalake: not at DAG parse time
 

@@ -7,9 +7,11 @@ The full report stays on disk (its path is in the XCom); the XCom carries only w
 tasks branch and record on: counts, rule ids and the candidate version. Never data values:
 XComs are readable by anyone who can see the DAG.
 
-A validation stopped by its time budget (``contract_gate_plan.limits``) leaves a stop record instead
-of a report: the task then fails without a retry (the same contract on the same batch would run
-out again), and pushes the stop under ``stopped`` for the decision's reason.
+A validation stopped by its time budget (``contract_gate_plan.limits``), or by a kill of the task,
+leaves a stop record instead of a report: the task then fails without a retry (the same
+contract on the same batch would run out again; a killed task was meant to end), and pushes the
+stop under ``stopped`` for the decision's reason. A stopped validation never hands on a summary,
+so nothing downstream can judge the batch by it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob, GateJobError
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import clear_stop, read_stop
+from contract_gate_plan.states import RuleStatus
 
 STOPPED_KEY = "stopped"
 # What a run that an engine ends from outside (Databricks) may take besides the validation
@@ -55,7 +58,7 @@ def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any
             {"id": rule["id"], "scope": rule["scope"], "severity": rule["severity"],
              "status": rule["status"], "failed_rows": rule["failed_rows"], "measured": rule["measured"]}
             for rule in report["rules"]
-            if rule["passed"] is False or (rule["status"] != "evaluated" and rule["status"] != "not_executed")
+            if rule["passed"] is False or rule["status"] not in (RuleStatus.EVALUATED, RuleStatus.NOT_EXECUTED)
         ],
         "report_path": str(report_path),
     }

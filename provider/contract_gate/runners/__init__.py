@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateJobStopped, GateRunner
 
 RUNNERS = {
     "local": "contract_gate.runners.local.LocalRunner",
@@ -28,4 +28,4 @@ def get_runner(mode: str | None, **kwargs) -> GateRunner:
     return getattr(importlib.import_module(module), name)(**kwargs)
 
 
-__all__ = ["DEFAULT_MODE", "RUNNERS", "Deferral", "GateJob", "GateJobError", "GateRunner", "get_runner"]
+__all__ = ["DEFAULT_MODE", "RUNNERS", "Deferral", "GateJob", "GateJobError", "GateJobStopped", "GateRunner", "get_runner"]

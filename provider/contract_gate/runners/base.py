@@ -25,6 +25,11 @@ class GateJobError(RuntimeError):
     """The gate job itself failed (not the data): the message carries the Spark-side error."""
 
 
+class GateJobStopped(GateJobError):
+    """The gate job was stopped from outside (``StepState.STOPPED``: its task was killed, timed
+    out or told to stop), whatever the job did meanwhile: no verdict follows from it."""
+
+
 @dataclass(frozen=True)
 class GateJob:
     """One ``gate_job.py`` invocation.

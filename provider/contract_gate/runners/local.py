@@ -9,6 +9,11 @@ set to WARN so the task log shows the gate's lines and real problems, not thousa
 lines, and the JVM is tuned for a short job (the command line of :mod:`contract_gate.local_spark.submit`,
 and the class archive of :mod:`contract_gate.local_spark.class_archive` when it has been built); the
 job loads the Delta snapshots its steps will read on a second thread (``contract_gate_spark.commands.warm_up``).
+
+A job dies with its task: it watches the task's process and ends its whole process group when
+the task is gone (``contract_gate_spark.runtime.task_watch``), so a task killed with SIGKILL leaves no
+JVM behind; and while any process of it lives, it holds its submission's lock, which the
+decision waits for (:mod:`contract_gate.runners.job_fence`), so an orphan cannot commit after the verdict.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from pathlib import Path
 from contract_gate.local_spark import class_archive
 from contract_gate.local_spark.installation import gate_job_script, spark_home
 from contract_gate.local_spark.submit import local_start_conf, submit_argv, submit_environment
+from contract_gate_spark.runtime.task_watch import TASK_PID_ENV
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.job_credentials import PropertiesFile
+from contract_gate.runners.job_fence import hold_for_job
 from contract_gate.runners.process import StreamedProcess
 
 
@@ -54,14 +61,17 @@ class LocalRunner(GateRunner):
         return submit_argv(script, arguments, conf, name, properties_file=properties_file)
 
     def environment(self) -> dict[str, str]:
-        return submit_environment()
+        # the job watches this task's process and ends itself with it (contract_gate_spark.runtime.task_watch)
+        return {**submit_environment(), TASK_PID_ENV: str(os.getpid())}
 
     def start(self, job: GateJob) -> dict:
         self._credentials = PropertiesFile(self.credentials, spark_home())
         with self._credentials as properties_file:
+            # the job holds its submission's lock while it lives: no decision is written meanwhile (job_fence)
+            lock = hold_for_job(job.workdir)
             self._process = StreamedProcess(
                 self.command(job, properties_file), env=self.environment(), cwd=self.cwd, log=self.log,
-                label=f"gate job {job.steps} (local spark-submit)",
+                label=f"gate job {job.steps} (local spark-submit)", handed_fds=(lock,),
             )
             self._process.run()
         return job.read_result()

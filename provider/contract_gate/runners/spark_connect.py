@@ -16,7 +16,13 @@ pyspark is imported when a job starts, never while a DAG file is parsed.
 The server runs a query on after its client stopped waiting, so a stopped task stops its work
 there: every query of the job carries the submission's tag (``GateJob.tag``), and a kill of the
 task (``on_kill``), or a timeout or signal raised while the job runs, interrupts that tag on the
-job's sessions before they are released.
+job's sessions before they are released. Airflow's SIGTERM only calls ``on_kill`` and lets the
+task run on, so the job ends :class:`~contract_gate.runners.base.GateJobStopped` whatever its steps
+made of their cancelled query (the validation itself stops, ``contract_gate_spark.runtime.budget``):
+a stopped job never hands on a result to judge by. A worker lost without a word (SIGKILL, the OOM
+killer) interrupts nothing itself: its executions are not reattachable
+(``contract_gate_spark.runtime.session.connect``), so the server interrupts them when their
+streams close.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-from contract_gate.runners.base import GateJob, GateJobError, GateRunner
+from contract_gate.runners.base import GateJob, GateJobError, GateJobStopped, GateRunner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,6 +55,7 @@ class SparkConnectRunner(GateRunner):
         self.url = url
         self._session: SparkSession | None = None  # the job's Connect session while it runs
         self._tag: str | None = None
+        self._stopped = False  # on_kill was called while the job ran
 
     def connection_url(self) -> str:
         if self.url:
@@ -67,6 +74,7 @@ class SparkConnectRunner(GateRunner):
                       url.split("/;", 1)[0])
         session = self._session = connect(url)
         self._tag = job.tag
+        self._stopped = False
         try:
             session.addTag(job.tag)
             for key, value in self.spark_conf.items():
@@ -85,6 +93,8 @@ class SparkConnectRunner(GateRunner):
                 release_children(session)  # the steps' tagged child sessions
             finally:
                 session.stop()
+        if self._stopped:
+            raise GateJobStopped(f"gate job {job.steps} over Spark Connect was stopped: its task was killed")
         if code != 0:
             raise GateJobError(f"gate job {job.steps} over Spark Connect failed (exit code {code}); see the log above")
         return job.read_result()
@@ -94,4 +104,5 @@ class SparkConnectRunner(GateRunner):
 
         session, tag = self._session, self._tag
         if session is not None and tag is not None:  # the server stops the job's running queries
+            self._stopped = True
             interrupt_connect_tag(session, tag)

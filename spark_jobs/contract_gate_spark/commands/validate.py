@@ -2,8 +2,10 @@
 
 Exit 0 whenever the validation completed, whatever the outcome: the outcome is in the
 report, and the orchestrator must be able to tell bad data (a report saying ``fail``) from a
-crashed job (a non-zero exit). A validation stopped by its time budget writes no report but a
-stop record beside it (``contract_gate_plan.limits``: what was running, which limit) and fails.
+crashed job (a non-zero exit). A validation stopped by its time budget, or cancelled from
+outside (its task was killed), writes no report but a stop record beside it
+(``contract_gate_plan.limits``: what was running, which limit) and fails: a stopped validation has
+no verdict, and no later step can find one on disk.
 
 In a chain (``stage+validate``) ``--candidate`` may be left out: the candidate is then the
 one the stage step left in ``args.context["stage"]`` (its result JSON, docs/gate-steps.md:
@@ -19,7 +21,7 @@ from pathlib import Path
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import clear_stop, write_stop
 from contract_gate_spark.commands._step_io import plan_of
-from contract_gate_spark.runtime.budget import TimeBudgetExceeded
+from contract_gate_spark.runtime.budget import StepStopped
 
 from contract_gate_spark.validation.candidate import FORMATS, read_candidate
 from contract_gate_spark.validation.engine import DEPTHS, run_validation
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             submission_id=args.submission_id,
             sample_size=args.sample,
         )
-    except TimeBudgetExceeded as exc:
+    except StepStopped as exc:
         write_stop(args.report.parent, exc.stop)
         raise
     write_report(report, args.report)

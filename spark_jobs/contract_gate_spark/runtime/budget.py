@@ -10,17 +10,24 @@ expression in a task stops as well.
 
 The timer keeps interrupting the tag once a second until the block ends: a job submitted just
 as the budget ran out, or after a caller swallowed the cancellation, is cancelled too.
+
+A query cancelled while no budget of its had run out was stopped from outside the job: the task
+was killed (the ``spark_connect`` runner interrupts the job's tag) or someone cancelled it on the
+cluster. That is a stop too (:class:`JobStopped`), never a failed query: the rule it ran is not
+``not_evaluated`` (which would count against the batch), the validation has no verdict.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from types import TracebackType
 
 from pyspark.sql import SparkSession
 
-from contract_gate_plan.limits import Stop
+from contract_gate_plan.limits import KILLED, KILLED_SETTING, Stop
+from contract_gate_spark.runtime.errors import CANCELLED, has_condition
 from contract_gate_spark.runtime.session import is_connect
 from contract_gate_spark.runtime.tags import add_tag, interrupt_tag, remove_tag
 
@@ -28,12 +35,25 @@ INTERRUPT_ON_CANCEL = "spark.job.interruptOnCancel"
 REPEAT_SECONDS = 1.0
 
 
-class TimeBudgetExceeded(RuntimeError):
-    """A budget ran out; ``stop`` says what was running and which limit it was."""
+class StepStopped(RuntimeError):
+    """The step was stopped before its end (``StepState.STOPPED``); ``stop`` says what was running
+    and why, ``report`` is the validation's partial report when it built one (its stopped rules
+    ``RuleStatus.STOPPED``, its outcome ``stopped``), for an in-process caller to show: a gate job
+    writes no report for a stopped validation."""
 
     def __init__(self, stop: Stop) -> None:
         super().__init__(stop.describe())
         self.stop = stop
+        self.report: dict | None = None
+
+
+class TimeBudgetExceeded(StepStopped):
+    """A budget ran out; ``stop`` names the limit."""
+
+
+class JobStopped(StepStopped):
+    """The job's query was cancelled from outside while its budgets still ran: a kill of the task
+    or a cancel on the cluster."""
 
 
 class TimeBudget:
@@ -52,18 +72,24 @@ class TimeBudget:
         self._spent = threading.Event()
         self._ended = threading.Event()
         self._interrupt_on_cancel: str | None = None
+        self._started: float | None = None
 
     @property
     def spent(self) -> bool:
         return self._spent.is_set()
 
-    def check(self) -> None:
+    def check(self, error: BaseException | None = None) -> None:
         """Raise :class:`TimeBudgetExceeded` when the budget has run out (for a caller that caught
-        the cancelled query's error)."""
+        the cancelled query's error); given that ``error``, raise :class:`JobStopped` when it is a
+        cancel while the budget still ran (a stop from outside, not a failed query)."""
         if self.spent:
             raise TimeBudgetExceeded(Stop(self.running, self.seconds, self.setting))
+        if error is not None and has_condition(error, CANCELLED):
+            spent = round(time.monotonic() - self._started) if self._started is not None else 0
+            raise JobStopped(Stop(self.running, spent, KILLED_SETTING, KILLED)) from None
 
     def __enter__(self) -> TimeBudget:
+        self._started = time.monotonic()
         add_tag(self.spark, self.tag)
         if not is_connect(self.spark):
             context = self.spark.sparkContext

@@ -49,6 +49,10 @@ CHECK_VIOLATED = ("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES",)  # parameter ``constr
 # or map value into a NOT NULL one (an analysis-time check of the same constraint).
 NOT_NULL_VIOLATED = ("DELTA_NOT_NULL_CONSTRAINT_VIOLATED", "NOT_NULL_CONSTRAINT_VIOLATION")
 
+# A query cancelled while it ran: an interrupt of its Spark Connect operation, or a classic job cancel
+# (a time budget's, a kill of the task's, a cancel in the Spark UI).
+CANCELLED = ("OPERATION_CANCELED", "SPARK_JOB_CANCELLED")
+
 _MAX_CAUSES = 32  # a cause chain is finite in the JVM; this only bounds a pathological one
 
 

@@ -121,7 +121,7 @@ def connect(url: str) -> SparkSession:
     A new session each time, never the process's default one: its SQL conf and temporary views
     are its own on the server, so nothing one gate job sets reaches another's commits. The
     server owns the configuration (Delta included); only the gate's no-substitution setting is
-    added."""
+    added. Its executions are not reattachable: they end with this client's stream."""
     if SparkContext._active_spark_context is not None:
         raise RuntimeError("this process already runs a local Spark (a JVM); a Spark Connect client"
                            " cannot share it: run the spark_connect mode in its own worker process")
@@ -131,6 +131,10 @@ def connect(url: str) -> SparkSession:
 
     keep_connect_causes()
     session = ConnectSession.builder.remote(url).create()
+    # A reattachable execution outlives its stream on the server (a client that died is waited
+    # for, its query runs on); one tied to its stream is interrupted when the stream closes, so
+    # a worker killed with SIGKILL leaves no query of its job running. Clones inherit the choice.
+    session.client.disable_reattachable_execute()
     for key, value in NO_SUBSTITUTION.items():
         session.conf.set(key, value)
     return _as_shared(session)

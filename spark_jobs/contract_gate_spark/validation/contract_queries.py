@@ -10,11 +10,12 @@ from pyspark.sql import DataFrame, SparkSession
 
 from contract_gate_plan.model import Address, Plan, Rule
 from contract_gate_plan.sql_allowlist import SqlRefused, bind_query
+from contract_gate_plan.states import RuleStatus
 from contract_gate_spark.runtime.budget import TimeBudget
 from contract_gate_spark.runtime.errors import error_condition
 from contract_gate_spark.validation.pass_settings import query_settings
 from contract_gate_spark.validation.report import Measurement, query_result
-from contract_gate_spark.validation.rule_columns import NOT_EVALUATED, Triage
+from contract_gate_spark.validation.rule_columns import Triage
 from contract_gate_spark.validation.spark_errors import SPARK_ERRORS
 
 QUERY_SETTING = "limits.querySeconds"
@@ -37,7 +38,8 @@ def run_queries(
     its placeholders bound to the views, wrapped as a subquery. A query that fails is
     ``not_evaluated`` with Spark's error condition as the reason, never Spark's message. Each
     query runs under its own budget (``limits.querySeconds``) inside the validation's: a query
-    stopped by either stops the validation (``TimeBudgetExceeded``), it is not a failed query.
+    stopped by either, or cancelled from outside (a killed task), stops the validation
+    (``StepStopped``), it is not a failed query.
     """
     views = {"object": f"contract_gate_candidate_{uuid.uuid4().hex}"}
     df.createOrReplaceTempView(views["object"])
@@ -55,7 +57,7 @@ def run_queries(
                 unreadable = [a for a in failed_references if "{" + a + "}" in rule.require_query()]
                 if unreadable:
                     rules.skipped[rule.id] = (
-                        NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
+                        RuleStatus.NOT_EVALUATED, f"reference {unreadable[0]} cannot be read: {failed_references[unreadable[0]]}")
                     continue
                 names = {**views, **({"property": rule.columns[0]} if rule.columns else {})}
                 budget.running = f"rule {rule.id!r}"
@@ -65,11 +67,11 @@ def run_queries(
                         result = spark.sql(f"SELECT * FROM ({query}) AS contract_gate_query")
                         first = result.first()
                 except SqlRefused as exc:
-                    rules.skipped[rule.id] = (NOT_EVALUATED, f"query refused: {exc}")
+                    rules.skipped[rule.id] = (RuleStatus.NOT_EVALUATED, f"query refused: {exc}")
                     continue
                 except SPARK_ERRORS as exc:
-                    budget.check()  # cancelled by the validation's budget: not a failed query
-                    rules.skipped[rule.id] = (NOT_EVALUATED, f"query failed: {error_condition(exc)}")
+                    budget.check(exc)  # cancelled by the validation's budget or from outside: not a failed query
+                    rules.skipped[rule.id] = (RuleStatus.NOT_EVALUATED, f"query failed: {error_condition(exc)}")
                     continue
                 measurements[rule.id] = (
                     Measurement(value_type="no row") if first is None

@@ -15,8 +15,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from contract_gate_plan.model import Plan, Rule, load_plan
+from contract_gate_plan.states import RuleStatus
 from contract_gate_spark.validation.rule_columns import (
-    NOT_EVALUATED,
     column,
     evaluated,
     failing,
@@ -103,7 +103,7 @@ def split(df: DataFrame, plan: Plan | dict[str, Any] | str) -> tuple[DataFrame, 
     unchecked = [
         rule_id
         for rule_id, (status, _) in plan_rules.skipped.items()
-        if status == NOT_EVALUATED
+        if status == RuleStatus.NOT_EVALUATED
         and next(r for r in plan.rules if r.id == rule_id).severity == "error"
     ]
     if unchecked:

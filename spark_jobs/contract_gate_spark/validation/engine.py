@@ -22,7 +22,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from contract_gate_plan.model import Address, Plan, Rule, load_plan
-from contract_gate_spark.runtime.budget import TimeBudget
+from contract_gate_plan.states import RuleStatus
+from contract_gate_spark.runtime.budget import StepStopped, TimeBudget
 from contract_gate_spark.runtime.errors import error_condition
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_spark.validation.contract_queries import run_queries
@@ -32,7 +33,7 @@ from contract_gate_spark.validation.key_passes import flag_counts, key_set_pass,
 from contract_gate_spark.validation.pass_settings import pass_settings
 from contract_gate_spark.validation.report import Measurement, build_report
 from contract_gate_spark.validation.rule_columns import Triage, evaluated, failing, triage
-from contract_gate_spark.validation.schema_compare import check_schema
+from contract_gate_spark.validation.schema_compare import SchemaResult, check_schema
 from contract_gate_spark.validation.spark_errors import SPARK_ERRORS
 from contract_gate_spark.validation.value_samples import sample_failing_values
 
@@ -65,6 +66,10 @@ def run_validation(
     rules but does not fail on the schema verdict; ``"all"`` does both. ``sample_size`` > 0
     adds up to that many failing values per failing row rule, from sample-allowed,
     unclassified columns only.
+
+    A validation stopped by a time budget or from outside raises :class:`StepStopped` with its
+    partial report (``report``): the rules measured before the stop, every other one ``stopped``,
+    outcome ``stopped``.
     """
     if depth not in DEPTHS:
         raise ValueError(f"depth must be one of {', '.join(DEPTHS)}, not {depth!r}")
@@ -82,13 +87,49 @@ def run_validation(
         references = plan.tables.references if plan.tables else {}
         budget = TimeBudget(spark, plan.limits.validation_seconds, "the rule pass", VALIDATION_SETTING)
         try:
-            with budget:  # a TimeBudgetExceeded is no Spark error: it leaves as it is
-                row_count, invalid = _measure(spark, df, rules, measurements, timings, references, plan, budget)
-                if sample_size > 0:
-                    budget.running = "the failing-value samples"
-                    sample_failing_values(df, plan, rules, measurements, sample_size)
-        except SPARK_ERRORS as exc:  # Spark's message may quote a value: name its condition only
-            raise ValidationFailed(f"validation failed in Spark: {error_condition(exc)}") from None
+            try:
+                with budget:  # a StepStopped is no Spark error: it leaves as it is
+                    row_count, invalid = _measure(spark, df, rules, measurements, timings, references, plan, budget)
+                    if sample_size > 0:
+                        budget.running = "the failing-value samples"
+                        sample_failing_values(df, plan, rules, measurements, sample_size)
+            except SPARK_ERRORS as exc:  # Spark's message may quote a value: name its condition only
+                budget.check(exc)  # a pass cancelled from outside: a stop, not a failure
+                raise ValidationFailed(f"validation failed in Spark: {error_condition(exc)}") from None
+        except StepStopped as stop:
+            # what was measured stays; every rule left is stopped, so the partial report has no verdict
+            for rule in rules.runnable:
+                if rule.id not in measurements:
+                    rules.skipped[rule.id] = (RuleStatus.STOPPED, stop.stop.describe())
+            stop.report = _with_pinned(_report(plan, candidate, schema, rules, measurements, None, None, depth,
+                                               submission_id, timings, started), pinned)
+            raise
+    return _with_pinned(_report(plan, candidate, schema, rules, measurements, row_count, invalid, depth,
+                                submission_id, timings, started), pinned)
+
+
+def _pin_references(spark: SparkSession, plan: Plan, schema: SchemaResult,
+                    depth: str) -> tuple[dict[str, Pinned], dict[str, str]]:
+    """The referenced targets' versions this validation reads (foreign keys on columns that are
+    there with their type), and why a reference cannot be read."""
+    unusable = set(schema.missing) | {mismatch["column"] for mismatch in schema.type_mismatches}
+    found = [rule for rule in reference_rules(plan.rules) if not set(rule.columns) & unusable]
+    if depth == "schema" or not found:
+        return {}, {}
+    return pin(spark, found)
+
+
+def _with_pinned(report: dict[str, Any], pinned: dict[str, Pinned]) -> dict[str, Any]:
+    """The report, each foreign key's entry naming the referenced target and the version read."""
+    for entry in report["rules"]:
+        if entry["id"] in pinned:
+            entry["reference"] = pinned[entry["id"]].as_report()
+    return report
+
+
+def _report(plan: Plan, candidate: Candidate, schema: SchemaResult, rules: Triage,
+            measurements: dict[str, Measurement], row_count: int | None, invalid: int | None, depth: str,
+            submission_id: str | None, timings: dict[str, float], started: float) -> dict[str, Any]:
     timings["total_seconds"] = time.perf_counter() - started
     return build_report(
         plan=replace(plan, rules=tuple(rules.considered)),  # with a CSV/JSON input's type rules

@@ -21,9 +21,9 @@ from typing import Any
 
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_plan.model import Plan, Rule
-from contract_gate_spark.validation.rule_columns import NOT_EVALUATED
 from contract_gate_spark.validation.schema_compare import SchemaResult
 from contract_gate_plan.sql_allowlist import query_columns, query_counts
+from contract_gate_plan.states import Outcome, RuleStatus
 from contract_gate_plan.thresholds import percent
 
 REPORT_VERSION = 1
@@ -49,7 +49,7 @@ def build_report(
     candidate: Candidate,
     schema: SchemaResult,
     measurements: dict[str, Measurement],
-    skipped: dict[str, tuple[str, str]],
+    skipped: dict[str, tuple[RuleStatus, str]],
     row_count: int | None,
     invalid_rows: int | None,
     depth: str,
@@ -89,20 +89,26 @@ def build_report(
     }
 
 
-def outcome(schema_ok: bool, rules: list[dict[str, Any]], depth: str) -> str:
-    """``fail`` on a schema error (unless depth=data) or a failed error rule; ``warn`` on a
-    failed warning; else ``pass``. A rule that could not be evaluated never counts as passed
-    (only depth=schema skips rules on purpose)."""
-    def failed(rule: dict[str, Any]) -> bool:
-        return rule["passed"] is False or (rule["status"] == NOT_EVALUATED and depth != "schema")
-
+def outcome(schema_ok: bool, rules: list[dict[str, Any]], depth: str) -> Outcome:
+    """``stopped`` (no verdict) when a rule's evaluation was stopped; else ``fail`` on a schema
+    error (unless depth=data) or a failed error rule; ``warn`` on a failed warning; else ``pass``.
+    A rule that could not be evaluated never counts as passed (only depth=schema skips rules on
+    purpose)."""
+    if any(r["status"] == RuleStatus.STOPPED for r in rules):
+        return Outcome.STOPPED
     if (depth != "data" and not schema_ok) or any(
-        failed(r) for r in rules if r["severity"] == "error"
+        counts_as_failed(r, depth) for r in rules if r["severity"] == "error"
     ):
-        return "fail"
-    if any(failed(r) for r in rules if r["severity"] == "warning"):
-        return "warn"
-    return "pass"
+        return Outcome.FAIL
+    if any(counts_as_failed(r, depth) for r in rules if r["severity"] == "warning"):
+        return Outcome.WARN
+    return Outcome.PASS
+
+
+def counts_as_failed(rule: dict[str, Any], depth: str) -> bool:
+    """A rule entry that fails the batch at its severity: it failed, or it could not be
+    evaluated for a reason of its own (not at depth=schema, which skips rules on purpose)."""
+    return rule["passed"] is False or (rule["status"] == RuleStatus.NOT_EVALUATED and depth != "schema")
 
 
 def fill_measured(report: dict[str, Any], rule: Rule, measured: Measurement) -> None:
@@ -117,7 +123,7 @@ def fill_measured(report: dict[str, Any], rule: Rule, measured: Measurement) -> 
 
 
 def _rule_entry(
-    rule: Rule, measured: Measurement | None, skipped: tuple[str, str] | None
+    rule: Rule, measured: Measurement | None, skipped: tuple[RuleStatus, str] | None
 ) -> dict[str, Any]:
     threshold = rule.threshold
     entry: dict[str, Any] = {
@@ -127,7 +133,7 @@ def _rule_entry(
         "columns": list(rule.columns),
         "severity": rule.severity,
         "threshold": None if threshold is None else threshold.as_json(),
-        "status": "evaluated",
+        "status": RuleStatus.EVALUATED,
         "failed_rows": None,
         "evaluated_rows": None,
         "measured": None,
@@ -253,8 +259,7 @@ def summary_record(report: dict[str, Any]) -> dict[str, Any]:
                 "measured": rule["measured"],
             }
             for rule in report["rules"]
-            if rule["passed"] is False
-            or (rule["status"] == NOT_EVALUATED and report["depth"] != "schema")
+            if counts_as_failed(rule, report["depth"])
         ],
     }
 
@@ -262,5 +267,5 @@ def summary_record(report: dict[str, Any]) -> dict[str, Any]:
 def log_summary(report: dict[str, Any]) -> None:
     """Emit ``summary_record`` as one JSON line on the ``contract_gate.validation`` logger
     (INFO on pass, WARNING otherwise), so log search can query rules and counts."""
-    level = logging.INFO if report["outcome"] == "pass" else logging.WARNING
+    level = logging.INFO if report["outcome"] == Outcome.PASS else logging.WARNING
     LOGGER.log(level, json.dumps(summary_record(report), sort_keys=True, ensure_ascii=False))

@@ -18,11 +18,9 @@ from contract_gate_plan import keys_across_batches
 from contract_gate_plan.empty_batch import empty_batch_rule
 from contract_gate_plan.model import Plan, Rule
 from contract_gate_plan.sql_text import quote_identifier
+from contract_gate_plan.states import RuleStatus
 from contract_gate_spark.validation.schema_compare import SchemaResult
 from contract_gate_spark.validation.unparseable_values import parsed_records_only, type_rules
-
-NOT_EVALUATED = "not_evaluated"
-NOT_EXECUTED = "not_executed"
 
 
 def column(name: str) -> Column:
@@ -64,7 +62,7 @@ class Triage:
     """Rules that will run, and why each of the others will not."""
 
     runnable: list[Rule] = field(default_factory=list)
-    skipped: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (status, reason)
+    skipped: dict[str, tuple[RuleStatus, str]] = field(default_factory=dict)  # id -> (status, reason)
     considered: list[Rule] = field(default_factory=list)  # the plan's rules + the input's type rules
 
     def by_scope(self, *scopes: str) -> list[Rule]:
@@ -97,7 +95,7 @@ def triage(
     problems = _analysis_problems(df, candidates)
     for rule in candidates:
         if rule.id in problems:
-            result.skipped[rule.id] = (NOT_EVALUATED, problems[rule.id])
+            result.skipped[rule.id] = (RuleStatus.NOT_EVALUATED, problems[rule.id])
         else:
             result.runnable.append(rule)
     result.runnable.sort(key=rules.index)
@@ -106,20 +104,20 @@ def triage(
 
 def _static_reason(
     rule: Rule, missing: set[str], mistyped: set[str], depth: str
-) -> tuple[str, str] | None:
+) -> tuple[RuleStatus, str] | None:
     if rule.kind == "unsupported":  # a check the gate cannot run, listed where the contract allows it
-        return NOT_EVALUATED, rule.reason or "the gate cannot run this check"
+        return RuleStatus.NOT_EVALUATED, rule.reason or "the gate cannot run this check"
     if rule.scope == "text":
-        return NOT_EXECUTED, "text rules are documentation, not checks"
+        return RuleStatus.NOT_EXECUTED, "text rules are documentation, not checks"
     if rule.scope == keys_across_batches.SCOPE:  # the batch alone cannot judge it; batch_keys fills it in
-        return NOT_EXECUTED, "judged against the target table by the gate's batch_keys step"
+        return RuleStatus.NOT_EXECUTED, "judged against the target table by the gate's batch_keys step"
     if depth == "schema":
-        return NOT_EVALUATED, "depth=schema: only the schema was checked"
+        return RuleStatus.NOT_EVALUATED, "depth=schema: only the schema was checked"
     for name in rule.columns:
         if name in missing:
-            return NOT_EVALUATED, f"column {name} is missing"
+            return RuleStatus.NOT_EVALUATED, f"column {name} is missing"
         if name in mistyped:
-            return NOT_EVALUATED, f"column {name} has the wrong type"
+            return RuleStatus.NOT_EVALUATED, f"column {name} has the wrong type"
     return None
 
 
