@@ -128,7 +128,7 @@ class SparkGateOperator(ContractGateBaseOperator):
         default connection.
     :param spark_conf: extra Spark settings for the job.
     :param runner_options: settings of the execution mode's runner, e.g. for ``databricks``
-        ``{"python_file": ..., "existing_cluster_id": ...}`` (see :mod:`contract_gate.runners`). (templated)
+        ``{"volume": ..., "existing_cluster_id": ...}`` (see :mod:`contract_gate.runners`). (templated)
     :param submission: the submission resolved by the submission task (its XCom). (templated)
     """
 
