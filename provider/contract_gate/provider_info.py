@@ -59,13 +59,14 @@ def get_provider_info() -> dict:
                     "contract_gate.triggers.landing",
                     "contract_gate.triggers.accepted_data_trigger",
                     "contract_gate.triggers.spark_driver",
+                    "contract_gate.triggers.databricks_run",
                 ],
             }
         ],
         "hooks": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": ["contract_gate.hooks.spark_standalone"],
+                "python-modules": ["contract_gate.hooks.spark_standalone", "contract_gate.hooks.databricks"],
             }
         ],
         "notifications": ["contract_gate.notifications.file.FileNotifier"],
