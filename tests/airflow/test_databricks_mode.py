@@ -274,3 +274,25 @@ def test_a_serverless_gate_publishes_a_valid_batch_and_quarantines_a_bad_one(gat
         monkeypatch.setenv(CONNECTION, api.connection(volume=VOLUME, polling_period_seconds=1))
         publish_then_quarantine(gate, name, api, "serverless")
     assert all("environments" in body and "libraries" not in body["tasks"][0] for body in api.submitted)
+
+
+def test_the_connection_kinds_the_databricks_provider_reads_become_the_sdks_authentication():
+    from airflow.models.connection import Connection
+
+    from contract_gate.hooks.databricks import config_settings
+
+    def settings(**fields):
+        return config_settings(Connection(conn_id="c", conn_type="databricks", **fields))
+
+    host = "https://adb-1.azuredatabricks.net"
+    assert settings(host=host, password="dapi-1") == {"host": host, "token": "dapi-1", "auth_type": "pat"}
+    assert settings(host="dbc-1.cloud.databricks.com", extra=json.dumps({"token": "dapi-2"}))["host"] == (
+        "https://dbc-1.cloud.databricks.com")
+    assert settings(host=host, login="app-id", password="secret", extra=json.dumps({"service_principal_oauth": True})) == {
+        "host": host, "client_id": "app-id", "client_secret": "secret", "auth_type": "oauth-m2m"}
+    assert settings(host=host, login="app-id", password="secret", extra=json.dumps({"azure_tenant_id": "t-1"})) == {
+        "host": host, "azure_client_id": "app-id", "azure_client_secret": "secret", "azure_tenant_id": "t-1",
+        "auth_type": "azure-client-secret"}
+    assert settings(host=host, extra=json.dumps({"use_azure_managed_identity": True}))["auth_type"] == "azure-msi"
+    with pytest.raises(ValueError, match="personal access token"):
+        settings(host=host, login="user", password="basic-auth-is-gone")

@@ -167,6 +167,12 @@ class DatabricksWorkspaceHook(BaseHook):
 
 def workspace_config(connection: Any) -> Config:
     """The SDK's configuration for an Airflow ``databricks`` connection (see the module doc)."""
+    return Config(**config_settings(connection))
+
+
+def config_settings(connection: Any) -> dict[str, Any]:
+    """The SDK ``Config`` settings of an Airflow ``databricks`` connection: its host and one kind
+    of authentication, chosen in the order the databricks provider chooses."""
     extra = connection.extra_dejson
     host = str(extra.get("host") or connection.host or "")
     if not host:
@@ -176,16 +182,16 @@ def workspace_config(connection: Any) -> Config:
         host = f"{scheme}://{host}" + (f":{connection.port}" if connection.port else "")
     login, password = connection.login or None, connection.password or None
     if "token" in extra:
-        return Config(host=host, token=extra["token"], auth_type="pat")
+        return {"host": host, "token": extra["token"], "auth_type": "pat"}
     if password and not login:
-        return Config(host=host, token=password, auth_type="pat")
+        return {"host": host, "token": password, "auth_type": "pat"}
     if "azure_tenant_id" in extra:
-        return Config(host=host, azure_client_id=login, azure_client_secret=password,
-                      azure_tenant_id=extra["azure_tenant_id"], auth_type="azure-client-secret")
+        return {"host": host, "azure_client_id": login, "azure_client_secret": password,
+                "azure_tenant_id": extra["azure_tenant_id"], "auth_type": "azure-client-secret"}
     if extra.get("use_azure_managed_identity"):
-        return Config(host=host, azure_client_id=login, azure_use_msi=True, auth_type="azure-msi")
+        return {"host": host, "azure_client_id": login, "azure_use_msi": True, "auth_type": "azure-msi"}
     if extra.get("service_principal_oauth"):
-        return Config(host=host, client_id=login, client_secret=password, auth_type="oauth-m2m")
+        return {"host": host, "client_id": login, "client_secret": password, "auth_type": "oauth-m2m"}
     raise ValueError(f"connection {connection.conn_id!r}: give a personal access token (the password, no login), "
                      "an OAuth service principal (service_principal_oauth), an Azure service principal "
                      "(azure_tenant_id) or an Azure managed identity (use_azure_managed_identity)")
