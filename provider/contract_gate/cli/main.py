@@ -23,11 +23,13 @@ SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "re
 class _Parser(argparse.ArgumentParser):
     """A usage error is one line and where to look, not the whole usage block."""
 
+    help_command = ""  # the sub-command whose --help to point at (an unknown option is the top parser's error)
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.help_command or self.prog} --help`)\n")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> _Parser:
     """The parser with every sub-command, or with ``only`` that one: a sub-command module may
     import Airflow or pyspark, and ``lint``/``plan`` must not pay for them."""
     parser = _Parser(prog="contract-gate", description=__doc__)
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     chosen = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(chosen)
+    if chosen:
+        parser.help_command = f"contract-gate {chosen}"
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

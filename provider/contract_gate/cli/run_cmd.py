@@ -67,15 +67,17 @@ def gate(args, conf: dict, check=None) -> int:
     if not contract.is_file():
         report_error(args, f"contract-gate: no such contract file: {args.contract}")
         return 2
-    if args.landing:
-        conf["landing"] = str(Path(args.landing).resolve())
-        conf["landing_format"] = args.input_format
     try:  # a broken contract is named here, in one line, not in the DAG processor's import error
         gated = compiled(contract, args.env or config.get("env")).gated
     except ContractError as exc:
         report_error(args, f"contract-gate {args.command}: {one_line(exc)}")
         return 2
-    missing = missing_landing(args.landing, [plan for name, plan in gated.items() if args.object_name in (None, name)])
+    if args.landing:
+        conf["landing"] = str(Path(args.landing).resolve())
+        conf["landing_format"] = args.input_format
+    unclear = unnamed_object(gated, args.object_name, {k for k, v in conf.items() if v not in (None, "")})
+    missing = unclear or missing_landing(args.landing, [plan for name, plan in gated.items()
+                                                         if args.object_name in (None, name)])
     if missing:
         report_error(args, f"contract-gate {args.command}: {missing}")
         return 2
@@ -102,6 +104,17 @@ def gate(args, conf: dict, check=None) -> int:
     if all(outcome in PUBLISHED for outcome in outcomes):
         return 0
     return 1 if all(outcome in PUBLISHED + REJECTED for outcome in outcomes) else 2
+
+
+def unnamed_object(gated: dict[str, Plan], object_name: str | None, given: set[str]) -> str | None:
+    """Why the run cannot tell which object to gate: ``--object`` names none of the contract's, or
+    one object's batch (``given``: the run's landing, submission id...) is given for several."""
+    names = ", ".join(map(repr, gated))
+    if object_name is not None and object_name not in gated:
+        return f"the contract gates no object {object_name!r}; it gates {names}: give one of them to --object"
+    if len(gated) > 1 and object_name is None and given:
+        return f"the run's {', '.join(sorted(given))} are for one object's batch, and the contract gates {names}: give --object"
+    return None
 
 
 def missing_landing(landing: str | None, plans: list[Plan]) -> str | None:
@@ -157,14 +170,12 @@ def run_dag(contract: Path, conf: dict, object_name: str | None = None) -> list[
     if bag.import_errors:
         raise RuntimeError("\n".join(bag.import_errors.values()))
     gated = compiled(contract, config.get("env")).gated
-    if object_name is not None and object_name not in gated:
-        raise LookupError(f"the contract gates no object {object_name!r}; it gates {', '.join(map(repr, gated))}")
+    unclear = unnamed_object(gated, object_name, set(conf))
+    if unclear:
+        raise LookupError(unclear)
     plans = [plan for name, plan in gated.items() if object_name in (None, name)]
     dag = bag.dags[plans[0].names.dag_id]
     several = len(gated) > 1  # then each object's tasks are in its task group
-    if several and object_name is None and conf:
-        raise ValueError(f"the run's {', '.join(sorted(conf))} are for one object's batch, and the contract gates "
-                         f"{', '.join(map(repr, gated))}: give --object")
     others = f"(?!{re.escape(plans[0].names.group)}\\.).*" if several and object_name else None
     if several and object_name:
         conf = {**conf, "object": object_name}  # the DAG's overrides are for this object
