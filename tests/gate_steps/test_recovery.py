@@ -91,3 +91,36 @@ def test_row_count_reads_the_snapshot_statistics(spark, tmp_path):
     history = DeltaPathHistory()
     assert (history.row_count(address, 0), history.row_count(address, 1)) == (3, 4)
     assert history.row_count({"kind": "path", "path": str(tmp_path / "nothing"), "format": "delta"}, 0) is None
+
+
+@pytest.mark.slow  # 8 s or more
+def test_a_run_that_failed_between_the_halves_of_its_split_records_what_it_committed(spark, tmp_path):
+    """The failed record of a run whose split died after its publish says what the tables hold
+    (rows and target versions of the submission's commit), not 0, and stays not final: the
+    re-triggered split completes it and its final record agrees with both commits."""
+    from contract_gate.operators.record import verdict
+
+    plan = plan_for("regional_daily_cases", tmp_path, violations={"policy": "split_rows"})
+    store, history = DeltaPathDecisionStore(plan["tables"]["decisions"]), DeltaPathHistory()
+    mixed = _candidate(spark, tmp_path, "regional_daily_cases__half",
+                       [case("C", 1), case("D", 1), case("E", 1, -1)])
+    assert decisions.recovery.committed_effects(load_plan(plan), "half", history) == (
+        {"rows_published": 0, "rows_quarantined": 0}, None)
+    half = publish(spark, plan, "half", mixed, 0, rows="valid")  # the split task fails here
+
+    failed = verdict({"submission_id": "half"}, None, {"split": None}, {"split": "failed"})
+    committed, note = decisions.recovery.committed_effects(load_plan(plan), "half", history)
+    failed.update(committed, reason=f"{failed['reason']}; {note}")
+    recorded = decisions.record_decision(load_plan(plan), {**failed, "contract_id": "regional_daily_cases",
+                                                           "contract_version": "1.0.0"}, store)
+
+    assert (recorded["outcome"], recorded["rows_published"], recorded["rows_quarantined"]) == ("failed", 2, 0)
+    assert (recorded["target_version_before"], recorded["target_version_after"]) == (
+        half["target_version_before"], half["target_version_after"])
+    assert f"committed 2 rows to the target (version {half['target_version_after']})" in recorded["reason"]
+    assert store.final("half") is None
+    done = quarantine(spark, plan, "half", mixed, 0, report=None, rows="invalid")  # the re-triggered split
+    assert decisions.recovery.committed_effects(load_plan(plan), "half", history)[0] == {
+        "rows_published": 2, "rows_quarantined": 1, "target_version_before": half["target_version_before"],
+        "target_version_after": half["target_version_after"]}
+    assert done["rows"] == 1

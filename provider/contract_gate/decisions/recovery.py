@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
 from contract_gate.decisions.store import DecisionStore, TableHistory
@@ -159,3 +160,25 @@ def _decision(
         source="recovery",
         decided_at=now,
     )
+
+
+def committed_effects(plan: Plan, submission_id: str, history: TableHistory) -> tuple[dict[str, Any], str | None]:
+    """What the tables hold of a submission whose run failed before its verdict: the record's
+    row counts and target versions as its tagged commits say (a run can fail after a commit, a
+    split between its two), and a sentence for the record's reason (None: nothing committed).
+    The failed record stays not final, so the same batch can be gated again: Delta skips the
+    commits already made and the run completes the rest."""
+    tables = plan.require_tables()
+    target = next((c for c in history.tagged_commits(tables.require_target()) if c.submission_id == submission_id), None)
+    quarantine = next((c for c in history.tagged_commits(tables.require_quarantine())
+                       if c.submission_id == submission_id), None)
+    fields: dict[str, Any] = {"rows_published": target.rows_written() if target else 0,
+                              "rows_quarantined": quarantine.rows_written() if quarantine else 0}
+    if target is not None:
+        fields.update(target_version_before=target.version - 1, target_version_after=target.version)
+    where = [f"{fields['rows_published']} rows to the target (version {target.version})" if target else None,
+             f"{fields['rows_quarantined']} rows to the quarantine (version {quarantine.version})" if quarantine else None]
+    committed = [w for w in where if w]
+    note = (f"it committed {' and '.join(committed)} before it failed; trigger the same batch again to finish it"
+            if committed else None)
+    return fields, note

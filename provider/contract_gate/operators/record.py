@@ -153,6 +153,10 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         migrated = migration_record(results, record["submission_id"])
         # written while no local job of the submission lives, so none can commit after it (job_fence)
         with no_job_running(work_root() / plan.names.gate / check_submission_id(record["submission_id"])):
+            if record["outcome"] == "failed":  # a step may fail after its commit: the record says what it committed
+                committed, note = decisions.recovery.committed_effects(plan, record["submission_id"],
+                                                                       decisions.history_for(plan))
+                record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])
             if migrated:  # before the verdict, so the log reads in the order things happened
                 decisions.record_decision(plan, {**migrated, **context_fields})
                 self.log.info("%s", migrated["reason"])
