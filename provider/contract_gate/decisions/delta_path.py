@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from datetime import date, datetime, timezone
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +43,7 @@ from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.schema import Field, PrimitiveType
 from deltalake.transaction import PostCommitHookProperties
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from contract_gate import delta_tables
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
@@ -131,21 +130,17 @@ class DeltaPathDecisionStore(DecisionStore):
             make_private_folder(self.local_folder)
         loaded = self._current()
         before = loaded.version() if loaded is not None else -1
-        attempt = 1
-        while True:  # each attempt returns, or retries a lost commit up to MAX_ATTEMPTS
-            try:
-                merger = self._table().merge(source, match, source_alias="s", target_alias="t",
-                                             post_commithook_properties=WRITER_HOOKS)
-                if replace_when is not None:
-                    merger = merger.when_matched_update_all(predicate=replace_when)
-                metrics = merger.when_not_matched_insert_all().execute()
-                self.keep_private(since=before)
-                return metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"] > 0
-            except CommitFailedError:  # a concurrent record of this submission won; the retry sees it
-                if attempt == MAX_ATTEMPTS:
-                    raise
-                _back_off(attempt)
-                attempt += 1
+
+        def merge() -> dict[str, Any]:
+            merger = self._table().merge(source, match, source_alias="s", target_alias="t",
+                                         post_commithook_properties=WRITER_HOOKS)
+            if replace_when is not None:
+                merger = merger.when_matched_update_all(predicate=replace_when)
+            return merger.when_not_matched_insert_all().execute()
+
+        metrics = _retrying_lost_commits()(merge)  # a concurrent record of this submission won: the retry sees it
+        self.keep_private(since=before)
+        return metrics["num_target_rows_inserted"] + metrics["num_target_rows_updated"] > 0
 
     def _current(self) -> DeltaTable | None:
         """The table at its newest version (None: not created yet). Loaded once per store and
@@ -185,16 +180,9 @@ class DeltaPathDecisionStore(DecisionStore):
         if not missing:
             return table
         before = table.version()
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                table.alter.add_columns([Field(field.name, PrimitiveType(DELTA_TYPES[field.type]), nullable=True)
-                                         for field in missing], post_commithook_properties=WRITER_HOOKS)
-                break
-            except CommitFailedError:
-                if attempt == MAX_ATTEMPTS:
-                    raise
-                _back_off(attempt)
-                table = DeltaTable(self.uri, storage_options=self.storage_options)
+        columns = [Field(field.name, PrimitiveType(DELTA_TYPES[field.type]), nullable=True) for field in missing]
+        _retrying_lost_commits()(lambda: DeltaTable(self.uri, storage_options=self.storage_options).alter.add_columns(
+            columns, post_commithook_properties=WRITER_HOOKS))
         LOGGER.info("decision table %s: added column(s) %s", self.uri, ", ".join(field.name for field in missing))
         self.keep_private(since=before)
         self._loaded = DeltaTable(self.uri, storage_options=self.storage_options)
@@ -237,15 +225,9 @@ class DeltaPathDecisionStore(DecisionStore):
             table.alter.set_table_properties(missing, raise_if_not_exists=False)
         partitioned = LAYOUT_COLUMN in table.metadata().partition_columns
         scope = [(LAYOUT_COLUMN, "=", contract_id)] if partitioned else None
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                metrics = table.optimize.compact(partition_filters=scope, post_commithook_properties=WRITER_HOOKS)
-                break
-            except CommitFailedError:
-                if attempt == MAX_ATTEMPTS:
-                    raise
-                _back_off(attempt)
-                table = DeltaTable(self.uri, storage_options=self.storage_options)
+        metrics = _retrying_lost_commits()(lambda: DeltaTable(self.uri, storage_options=self.storage_options)
+                                           .optimize.compact(partition_filters=scope,
+                                                             post_commithook_properties=WRITER_HOOKS))
         table = DeltaTable(self.uri, storage_options=self.storage_options)
         vacuumed = table.vacuum(dry_run=False, full=True, post_commithook_properties=WRITER_HOOKS)
         table = DeltaTable(self.uri, storage_options=self.storage_options)
@@ -324,9 +306,12 @@ def _restrict_commits(root: str, since: int) -> None:
             os.chmod(path, mode)
 
 
-def _back_off(attempt: int) -> None:
-    """Randomised so that writers that collided do not collide again in step."""
-    time.sleep(random.uniform(0.01, 0.05) * attempt)
+def _retrying_lost_commits() -> Retrying:
+    """Retries of a commit a concurrent writer won (delta-rs' ``CommitFailedError``), each on the
+    table as it is then, up to ``MAX_ATTEMPTS``; the last error is raised. The waits are random
+    (growing, under half a second) so that writers that collided do not collide again in step."""
+    return Retrying(retry=retry_if_exception_type(CommitFailedError), stop=stop_after_attempt(MAX_ATTEMPTS),
+                    wait=wait_random_exponential(multiplier=0.01, max=0.5), reraise=True)
 
 
 def _arrow_row(decision: Decision) -> dict[str, Any]:

@@ -25,9 +25,10 @@ Databricks SQL extends); they have not been run against a real Databricks SQL wa
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from typing import Any
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.decisions.store import (
@@ -160,14 +161,16 @@ class UnityCatalogDecisionStore(DecisionStore):
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         self._ensure_table()
         statement = self.merge_sql(decision, match, replace_when)
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                self.runner.execute(statement)
-                return
-            except Exception as exc:  # noqa: BLE001 - the hook wraps every error in its own type
-                if "CONCURRENT" not in str(exc).upper() or attempt == MAX_ATTEMPTS:
-                    raise
-                time.sleep(0.2 * attempt)
+        self._retrying_concurrent_writes()(self.runner.execute, statement)
+
+    @staticmethod
+    def _retrying_concurrent_writes() -> Retrying:
+        """Retries of a MERGE that lost to a concurrent write (the warehouse names it
+        ``CONCURRENT...`` in the message, whatever exception type the client raises), up to
+        ``MAX_ATTEMPTS``, waiting a little longer each time; the last error is raised."""
+        return Retrying(retry=retry_if_exception(lambda exc: "CONCURRENT" in str(exc).upper()),
+                        stop=stop_after_attempt(MAX_ATTEMPTS), wait=wait_incrementing(start=0.2, increment=0.2),
+                        reraise=True)
 
     def _ensure_table(self) -> None:
         """Create the table when missing, check once that it is the decision table

@@ -14,7 +14,9 @@ fails is returned to the caller, and the decision is never touched.
 
 from __future__ import annotations
 
-import time
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import deliver
@@ -85,12 +87,21 @@ def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, 
     if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
         return {}
     alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url)}
-    failures: dict[str, str] = {}
-    for attempt in range(attempts):
-        if attempt:
-            time.sleep(backoff_seconds * 2 ** (attempt - 1))
+
+    def tell_pending() -> dict[str, str]:
+        """One attempt: the notifiers not told yet; those that fail are the next attempt's."""
+        nonlocal pending
         failures = deliver(pending, alert)
         pending = {key: pending[key] for key in failures}
-        if not pending:
-            break
-    return failures
+        return failures
+
+    retrying = Retrying(retry=retry_if_result(bool), stop=stop_after_attempt(attempts),
+                        wait=wait_exponential(multiplier=backoff_seconds), retry_error_callback=_last_result)
+    return retrying(tell_pending)
+
+
+def _last_result(state: RetryCallState) -> Any:
+    """What the last attempt returned: a failing notifier is a result (its error), not an exception,
+    so after the last attempt it is returned instead of tenacity's ``RetryError``."""
+    assert state.outcome is not None  # tenacity calls this once an attempt has ended
+    return state.outcome.result()
