@@ -49,6 +49,32 @@ def test_a_hostile_column_name_stays_one_scalar(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_sample_outside_the_root_gets_a_landing_inside_it_and_the_draft_lints_clean(tmp_path, monkeypatch):
+    """A sample the gate could not read as a landing (outside the server's root and every landing
+    root) is not written as the landing: the draft would fail its own lint."""
+    from contract_gate.cli.init_cmd import landing_of
+
+    monkeypatch.delenv("AIRFLOW__CONTRACT_GATE__LANDING_ROOTS", raising=False)
+    home, sample = tmp_path / "home", tmp_path / "downloads" / "orders.parquet"
+    sample.parent.mkdir(parents=True)
+    sample.write_bytes(b"")
+    fields, name = landing_of(str(sample), "parquet", home)
+    assert (fields, name) == ({"path": "landing/orders", "sample": str(sample)}, "orders")
+    draft = home / "orders.yaml"
+    home.mkdir()
+    flat = SampleProfile(rows=3, columns=PROFILE.columns[:3])
+    draft.write_text(draft_contract(flat, contract_id="orders", object_name=name, landing=Landing("parquet", **fields),
+                                    source=str(sample)))
+    assert f"# the sample, {sample}, lies outside" in draft.read_text()
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(home))
+    assert main(["lint", str(draft)]) == 0
+
+    landed = home / "lakehouse" / "in" / "orders.parquet"
+    landed.parent.mkdir(parents=True)
+    landed.write_bytes(b"")
+    assert landing_of(str(landed), "parquet", home) == ({"path": "in/orders.parquet"}, "orders")
+
+
 def test_init_on_a_delta_table_lints_clean_and_gating_the_table_publishes_it(cli_env, spark, capsys):
     table = HOME / "lakehouse" / "init_orders"
     rows = pa.table({"order_id": ["O-1", "O-2", "O-3"], "order_total": [10.5, 20.0, 3.25],

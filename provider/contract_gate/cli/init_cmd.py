@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 
+from contract_gate import config
 from contract_gate.cli.options import add_verbose
 from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
@@ -84,18 +85,25 @@ def guess_format(sample: str) -> str:
 
 def landing_of(sample: str, input_format: str, home: Path) -> tuple[dict, str]:
     """(landing address fields, default object name). A path under the gate's lakehouse root is
-    written relative to it (where a contract's landing belongs); any other path as it is. The
-    default object name comes from the sample's name, made an identifier; when the target it
-    would name already exists (the sample is a published table), ``_gated`` is appended."""
+    written relative to it (where a contract's landing belongs), one under a deployment's
+    landing root as it is; a sample anywhere else cannot be a landing (the draft would fail its
+    own lint), so the landing is ``landing/<name>`` in the root and the draft says where the
+    sample was. The default object name comes from the sample's name, made an identifier; when
+    the target it would name already exists (the sample is a published table), ``_gated`` is
+    appended."""
     if input_format == "table":
         return {"table": sample}, _identifier(sample.split(".")[-1])
     path = Path(sample).resolve()
     root = home / DEFAULT_ROOT
     name = _identifier(path.stem if path.is_file() else path.name)
-    landing = {"path": path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)}
     if (root / name).exists():
         name += "_gated"
-    return landing, name
+    if path.is_relative_to(root):
+        return {"path": path.relative_to(root).as_posix()}, name
+    if any(path.is_relative_to(Path(folder).resolve()) for folder in config.get_list("landing_roots")
+           if "://" not in folder):
+        return {"path": str(path)}, name
+    return {"path": f"landing/{name}", "sample": sample}, name
 
 
 def _identifier(text: str) -> str:

@@ -60,6 +60,7 @@ class Landing:
     format: str
     path: str | None = None
     table: str | None = None
+    sample: str | None = None  # the sample's path, when it lies where the gate reads no batch
 
 
 def suggested_key(profile: SampleProfile) -> str | None:
@@ -105,6 +106,8 @@ def draft_contract(profile: SampleProfile, *, contract_id: str, object_name: str
         "customProperties:",
         "  - property: contractGate",
         "    value:",
+        *([f"      # the sample, {_comment_text(landing.sample)}, lies outside the server's root, where the gate",
+           "      # reads no batch: land batches here (copy the sample to gate it)"] if landing.sample else []),
         "      landing:",
         *([f"        path: {_scalar(landing.path)}"] if landing.path is not None else [f"        table: {_scalar(landing.table)}"]),
         f"        format: {_scalar(landing.format)}",
