@@ -21,7 +21,7 @@ BAD = Path(__file__).resolve().parent.parent / "contracts_bad"
 EXPECTED = [
     ('01_yaml_syntax_error.yaml', '', 19, "YAML syntax error: did not find expected ',' or ']'"),
     ('02_unsupported_api_version.yaml', 'apiVersion', 2, "unsupported apiVersion 'v2.2.2'; supported: v3.0.0, v3.0.1, v3.0.2, v3.1.0, v3.2.0"),
-    ('03_unknown_gate_key.yaml', 'customProperties[0].value.retries', 21, "unknown gate setting 'retries'"),
+    ('03_unknown_gate_key.yaml', 'customProperties[0].value.retryCount', 21, "unknown gate setting 'retryCount'"),
     ('04_unknown_physical_type.yaml', 'schema[0].properties[1].physicalType', 17, "physicalType 'decimal(50,2)' has no Spark type in the Spark dialect (no server type): precision 50 is above Spark's 38 digits (the type tables: docs/contracts.md#types)"),
     ('05_minimum_above_maximum.yaml', 'schema[0].properties[1].logicalTypeOptions.minimum', 20, 'minimum 100 and maximum 10 admit no value'),
     ('07_duplicate_property_name.yaml', 'schema[0].properties[2].name', 19, "duplicate property name 'amount'"),
