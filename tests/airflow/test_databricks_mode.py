@@ -296,3 +296,20 @@ def test_the_connection_kinds_the_databricks_provider_reads_become_the_sdks_auth
     assert settings(host=host, extra=json.dumps({"use_azure_managed_identity": True}))["auth_type"] == "azure-msi"
     with pytest.raises(ValueError, match="personal access token"):
         settings(host=host, login="user", password="basic-auth-is-gone")
+
+
+def test_statement_results_come_back_typed_by_their_schema():
+    """The Statement Execution API sends every JSON_ARRAY value as text; the decision log and
+    DESCRIBE HISTORY read them as the column types say."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from databricks.sdk.service.sql import ColumnInfoTypeName as Type
+
+    from contract_gate.hooks.databricks import typed
+
+    assert typed("42", Type.LONG) == 42 and typed("true", Type.BOOLEAN) is True and typed(None, Type.LONG) is None
+    assert typed("2024-03-01T09:00:00.123Z", Type.TIMESTAMP) == dt.datetime(2024, 3, 1, 9, 0, 0, 123000, tzinfo=dt.timezone.utc)
+    assert typed("2024-03-01", Type.DATE) == dt.date(2024, 3, 1) and typed("1.50", Type.DECIMAL) == Decimal("1.50")
+    assert typed('{"numOutputRows":"3"}', Type.MAP) == {"numOutputRows": "3"} and typed('["r1"]', Type.ARRAY) == ["r1"]
+    assert typed("s-1", Type.STRING) == "s-1"
