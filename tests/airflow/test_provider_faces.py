@@ -108,7 +108,7 @@ def test_the_asset_uri_scheme_of_catalog_tables_is_registered_and_checked_by_air
     assert manager.asset_uri_handlers[asset_uris.SCHEME] is asset_uris.sanitize_uri
     assert manager.asset_to_openlineage_converters[asset_uris.SCHEME] is asset_uris.convert_asset_to_openlineage
     # the URI the DAG factory gives a catalog target is of that scheme, and Airflow accepts it
-    plan = compile_plan(Path(contract_gate.__file__).parents[2] / "contracts" / "orders.yaml")
+    plan = compile_plan(Path(__file__).resolve().parents[2] / "contracts" / "orders.yaml")  # the repository's
     tables = replace(plan.require_tables(), target=Address(kind="table", name="main.sales.orders"))
     asset = target_asset(replace(plan, tables=tables))
     assert asset.uri.startswith(f"{asset_uris.SCHEME}://main.sales.orders")
