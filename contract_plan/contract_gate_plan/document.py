@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contract_gate_plan import keys_across_batches
+from contract_gate_plan import keys_across_batches, references
 from contract_gate_plan.limits import check_limits
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA, reserved_problems
 from contract_gate_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
@@ -45,6 +45,7 @@ SCOPE_OF_KIND = {
             "unique_items",
             "custom_sql",
             "dqx",
+            references.KIND,
         )
     },
     "metric": "dataset",
@@ -223,7 +224,26 @@ def _check_rule(index: int, rule: Any) -> str:
         raise PlanError(f"{where}: a reason is given with kind 'unsupported', and only there")
     if rule.get("threshold") is not None:
         _check_threshold(where, rule["threshold"])
+    if (kind == references.KIND) != (rule.get("reference") is not None):
+        raise PlanError(f"{where}: a reference is given with kind {references.KIND!r}, and only there")
+    if kind == references.KIND:
+        _check_reference(where, rule)
     return rule["id"]
+
+
+def _check_reference(where: str, rule: dict[str, Any]) -> None:
+    """A foreign key names a target table of the gate's (an address) and one referenced column
+    per key column; its predicate is the one the compiler writes (it reads the flag column)."""
+    reference = rule["reference"]
+    if not isinstance(reference, dict) or not _text(reference.get("contract")) or not _text(reference.get("object")):
+        raise PlanError(f"{where}.reference must name the referenced contract and object")
+    columns = reference.get("columns")
+    if not isinstance(columns, list) or len(columns) != len(rule["columns"]) or not all(map(_text, columns)):
+        raise PlanError(f"{where}.reference.columns must name one referenced column per key column")
+    if not isinstance(reference.get("table"), dict):
+        raise PlanError(f"{where}.reference.table must be the referenced target's address")
+    if rule.get("predicate") != references.predicate(rule["id"], rule["columns"]) or rule.get("filter"):
+        raise PlanError(f"{where}: a reference's predicate is the compiler's own, without a filter")
 
 
 def _check_reserved(plan: dict[str, Any]) -> None:

@@ -81,6 +81,8 @@ class Rule:
     description: str | None = None
     reason: str | None = None
     """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
+    reference: Reference | None = None
+    """What a foreign key (kind ``references``) looks its keys up in."""
 
     def require_predicate(self) -> str:
         """The predicate of a row or metric rule (the plan's check gives each one)."""
@@ -93,6 +95,17 @@ class Rule:
         if self.query is None:
             raise PlanError(f"rule {self.id!r} has no query")
         return self.query
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A foreign key's referenced object: its contract and name, its key columns (in the order of
+    the rule's columns) and its published target's address."""
+
+    contract: str
+    object: str
+    columns: tuple[str, ...]
+    table: Address
 
 
 @dataclass(frozen=True)
@@ -365,7 +378,15 @@ def _rule(rule: dict[str, Any]) -> Rule:
         source=rule.get("source"),
         description=rule.get("description"),
         reason=rule.get("reason"),
+        reference=_reference(rule.get("reference")),
     )
+
+
+def _reference(reference: dict[str, Any] | None) -> Reference | None:
+    if reference is None:
+        return None
+    return Reference(contract=reference["contract"], object=reference["object"],
+                     columns=tuple(reference["columns"]), table=Address.from_document(reference["table"]))
 
 
 def _tables(tables: dict[str, Any] | None) -> Tables | None:

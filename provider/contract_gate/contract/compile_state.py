@@ -11,7 +11,7 @@ from contract_gate.contract.loader import LoadedContract
 from contract_gate.contract.nested import FieldPath
 from contract_gate.contract.physical_types import Mapped
 from contract_gate.contract.settings import GateSettings
-from contract_gate_plan import keys_across_batches
+from contract_gate_plan import keys_across_batches, references
 from contract_gate_plan.empty_batch import RULE_ID as EMPTY_BATCH_RULE_ID
 from contract_gate_plan.sql_allowlist import has_lambda, is_deterministic
 
@@ -36,8 +36,9 @@ def near_miss(name, known) -> str | None:
 
 def enforceable(rule: dict) -> bool:
     """Whether Delta can hold the rule as a CHECK constraint: an error on every row, deterministic,
-    and without a lambda (Delta's constraint parser cannot read ``->``)."""
-    return (rule["scope"] == "row" and rule["filter"] is None and rule["threshold"] is None
+    without a lambda (Delta's constraint parser cannot read ``->``), and on the row's own columns
+    (a reference reads another table)."""
+    return (rule["scope"] == "row" and rule["filter"] is None and rule["kind"] != references.KIND and rule["threshold"] is None
             and rule["severity"] == "error"
             and (rule["kind"] not in ("custom_sql", "dqx") or is_deterministic(rule["predicate"]))
             and not (rule["predicate"] and has_lambda(rule["predicate"])))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from contract_gate.contract.compile_columns import ColumnCompiler
 from contract_gate.contract.compile_quality import QualityCompiler
+from contract_gate.contract.compile_references import ReferenceCompiler
 from contract_gate.contract.compile_rules import PropertyRuleCompiler
 from contract_gate.contract.compile_settings import SettingsCompiler
 from contract_gate.contract.compile_state import CompileState
@@ -58,10 +59,13 @@ class CompiledContract:
             "--object NAME (object_name= in Python)")])
 
 
-def compile_plans(contract: str | Path | LoadedContract, env: str | None = None) -> CompiledContract:
+def compile_plans(contract: str | Path | LoadedContract, env: str | None = None, *,
+                  references: bool = True) -> CompiledContract:
     """Load (if given a path) and compile every schema object of a contract. Every problem of
-    every object is raised together as one :class:`ContractError`."""
+    every object is raised together as one :class:`ContractError`. ``references=False`` leaves
+    out its foreign keys (what a reference to one of its objects needs is its target only)."""
     loaded = contract if isinstance(contract, LoadedContract) else load_contract(contract)
+    referenced = _ReferencedPlans(env) if references else None
     objects = loaded.model.schema_ or []
     if not objects:
         raise ContractError(loaded.file, [loaded.issue("schema", "the contract has no schema object: nothing to gate")])
@@ -71,7 +75,7 @@ def compile_plans(contract: str | Path | LoadedContract, env: str | None = None)
     warnings: list[ContractIssue] = []
     for index in range(len(objects)):
         name = loaded.object_name(index)
-        compiler = _Compiler(loaded, env, index)
+        compiler = _Compiler(loaded, env, index, referenced)
         if name in plans:
             issues.append(loaded.issue(f"schema[{index}].name", f"duplicate schema object name {name!r}"))
             continue
@@ -93,6 +97,25 @@ def compile_plan(contract: str | Path | LoadedContract, env: str | None = None, 
     return compile_plans(contract, env).plan(object_name)
 
 
+class _ReferencedPlans:
+    """The gated plans of the contracts a compile's references name, each compiled once and
+    without its own references; None for a contract that does not compile (its own lint says why)."""
+
+    def __init__(self, env: str | None) -> None:
+        self.env = env
+        self.compiled: dict[str, dict[str, Plan] | None] = {}
+
+    def __call__(self, source: object) -> dict[str, Plan] | None:
+        key = source.file if isinstance(source, LoadedContract) else str(source)
+        if key not in self.compiled:
+            try:
+                contract = source if isinstance(source, LoadedContract) else Path(str(source))
+                self.compiled[key] = compile_plans(contract, self.env, references=False).gated
+            except ContractError:
+                self.compiled[key] = None
+        return self.compiled[key]
+
+
 def _by_line(issue: ContractIssue) -> tuple:
     return issue.line or 0, issue.path, issue.message
 
@@ -105,8 +128,10 @@ class _Compiler:
     """Compiles schema object ``index`` of a contract into its plan, part by part: columns, gate
     settings, property rules, quality entries, each adding to the one ``state`` they share."""
 
-    def __init__(self, loaded: LoadedContract, env: str | None, index: int) -> None:
+    def __init__(self, loaded: LoadedContract, env: str | None, index: int,
+                 referenced: _ReferencedPlans | None) -> None:
         self.state = state = CompileState(loaded, env, index)
+        self.reference_compiler = ReferenceCompiler(state, referenced) if referenced is not None else None
         self.column_compiler = ColumnCompiler(state)
         self.quality_compiler = QualityCompiler(state)
         self.rule_compiler = PropertyRuleCompiler(state, self.column_compiler, self.quality_compiler)
@@ -125,6 +150,8 @@ class _Compiler:
         # before the rules: queries may use its references
         settings = state.settings = self.settings_compiler.gate_settings(obj)
         self.rule_compiler.compile_property_rules(obj)
+        if self.reference_compiler is not None and state.settings is not None:  # a gated object's batch
+            self.reference_compiler.compile_relationships(obj)
         self.quality_compiler.compile_quality(obj.quality or [], state.base, column=None)
         server = self.settings_compiler.pick_server()
         freshness = self.settings_compiler.freshness(name)

@@ -39,6 +39,7 @@ from contract_gate_spark.steps.commits import (
     is_conflict, own_commit_version, retry_conflicts, tagged_session,
 )
 from contract_gate_spark.validation.diagnostics import split
+from contract_gate_spark.validation.references import pinned_in_report, with_found_flags
 from contract_gate_spark.steps.history import current_version, exists, find_submission, just_committed
 from contract_gate_plan.model import Plan, load_plan
 from contract_gate_spark.steps.target import ensure_target, migrate_target
@@ -136,7 +137,7 @@ def publish(
     migration = migrate_target(spark, plan, target)
     ensure_target(spark, plan, target)
     published = retry_conflicts(
-        lambda attempt: _attempt(spark, plan, submission_id, candidate, version, rows, mode, attempt),
+        lambda attempt: _attempt(spark, plan, submission_id, candidate, version, rows, mode, attempt, report),
         f"publishing {submission_id} to {target.location}",
     )
     return {**published, "migration": migration} if migration else published
@@ -172,12 +173,14 @@ def _attempt(
     rows: str,
     mode: str,
     attempt: int,
+    report: dict[str, Any] | None,
 ) -> dict[str, Any]:
     target = plan.require_tables().require_target()
     session = tagged_session(spark, plan, submission_id)
     df = read_pinned(session, plan, candidate, version)
     if rows == "valid":  # on every column the candidate has: a CSV's unfit-value marker is one
-        df = split(df, plan)[0]
+        # foreign keys read their targets at the versions the report judged
+        df = split(with_found_flags(session, df, pinned_in_report(plan, report)), plan)[0]
     df = df.select(*[F.col(quote_identifier(c.name)) for c in plan.columns])
     # The business date is read beside the commit: a second query of the same snapshot, whose
     # fixed costs overlap the MERGE's instead of following them.

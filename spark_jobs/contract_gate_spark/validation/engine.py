@@ -31,6 +31,7 @@ from contract_gate_spark.validation.diagnostics import any_broken
 from contract_gate_spark.validation.flag_words import FlagWords
 from contract_gate_spark.validation.key_passes import flag_counts, key_set_pass, rules_by_key_set
 from contract_gate_spark.validation.pass_settings import pass_settings
+from contract_gate_spark.validation.references import Pinned, pin, reference_rules, with_found_flags
 from contract_gate_spark.validation.report import Measurement, build_report
 from contract_gate_spark.validation.rule_columns import Triage, evaluated, failing, triage
 from contract_gate_spark.validation.schema_compare import SchemaResult, check_schema
@@ -79,7 +80,12 @@ def run_validation(
         candidate = Candidate(candidate)
     df = candidate.df
     schema = check_schema(plan, df.schema)
+    pinned, unreadable = _pin_references(spark, plan, schema, depth)
+    df = with_found_flags(spark, df, pinned)
     rules = triage(plan, df, schema, depth, submission=submission_id is not None)  # a gate's batch
+    for rule_id, reason in unreadable.items():
+        rules.skipped[rule_id] = (RuleStatus.NOT_EVALUATED, reason)
+        rules.runnable = [rule for rule in rules.runnable if rule.id != rule_id]
     timings = {"schema_seconds": time.perf_counter() - started}
     measurements: dict[str, Measurement] = {}
     row_count = invalid = None

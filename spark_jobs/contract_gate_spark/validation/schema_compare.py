@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from contract_gate_plan import references
 from contract_gate_plan.model import Plan
 from contract_gate_plan.spark_types import type_text
 from contract_gate_spark.validation.unparseable_values import UNFIT
@@ -52,8 +53,10 @@ def check_schema(plan: Plan, schema: StructType) -> SchemaResult:
 
     Names match exactly (case-sensitively), so ``Order_ID`` is not ``order_id``.
     """
-    # the unfit-value marker of a CSV/JSON candidate is the gate's own column, not the producer's
-    actual = {f.name: type_text(f.dataType.jsonValue()) for f in schema.fields if f.name != UNFIT}
+    # the unfit-value marker of a CSV/JSON candidate and the foreign keys' flags are the gate's
+    # own columns, not the producer's
+    actual = {f.name: type_text(f.dataType.jsonValue()) for f in schema.fields
+              if f.name != UNFIT and not f.name.startswith(references.FLAG_PREFIX)}
     expected = {c.name: c.type for c in plan.columns}  # already type text (contract_gate_plan.spark_types)
     return SchemaResult(
         policy=plan.schema_policy,
