@@ -24,7 +24,7 @@ ROOT = Path(tempfile.mkdtemp(prefix="contract-gate-airflow-", dir=os.environ.get
 HOME = ROOT / "home"
 DAGS = ROOT / "dags"
 CONTRACTS = ROOT / "contracts"
-# a contract whose column type does not exist: one import error of its own, naming the file
+# a contract whose column type has no Spark type: one import error of its own, naming the file
 BROKEN = """\
 apiVersion: v3.0.2
 kind: DataContract
@@ -36,7 +36,7 @@ schema:
     properties:
       - name: amount
         logicalType: number
-        physicalType: not_a_type
+        physicalType: decimal(50,2)
 customProperties:
   - property: contractGate
     value:

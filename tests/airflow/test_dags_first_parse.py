@@ -187,6 +187,6 @@ def test_the_ui_lists_one_import_error_for_a_malformed_contract_until_it_is_fixe
     assert "broken.yaml:11" in message and "schema[0].properties[0].physicalType" in message
 
     # the producer fixes the contract: its own file parses again, its error row goes, its gate appears
-    (contracts / "broken.yaml").write_text(BROKEN.replace("not_a_type", "double"))
+    (contracts / "broken.yaml").write_text(BROKEN.replace("decimal(50,2)", "double"))
     assert parse(root, tmp_path, False, PARSE_TO_DB, "again") == {
         "dags": sorted([*EXPECTED, "broken", "broken__retention"]), "errors": {}}
