@@ -38,6 +38,7 @@ def get_provider_info() -> dict:
                     "contract_gate.operators.split",
                     "contract_gate.operators.record",
                     "contract_gate.operators.retention",
+                    "contract_gate.operators.audit",
                     "contract_gate.operators.freshness",
                     "contract_gate.operators.preview",
                 ],

@@ -38,7 +38,7 @@ def test_one_dag_per_contract_file_with_the_contract_in_the_ui(gate):
                                  "record_decision"}
     assert dag.task_dict["record_decision"].trigger_rule == "all_done"
     retention = bag.dags["regional_daily_cases__retention"]
-    assert retention.task_ids == ["apply_retention"] and retention.max_active_runs == 1
+    assert retention.task_ids == ["apply_retention", "audit_decisions"] and retention.max_active_runs == 1
     assert cron(retention.timetable) in ("@daily", "0 0 * * *")
 
 

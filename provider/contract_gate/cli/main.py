@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from contract_gate import __version__
 from contract_gate.cli.errors import VERBOSE_HINT, missing_package, one_line
-from contract_gate.cli.options import configure_logging, report_error
+from contract_gate.cli.options import configured_logging, report_error
 
 SUBCOMMANDS = ("lint", "plan", "validate", "run", "rerun", "status", "dags", "report", "diff", "init", "preview",
                "audit", "airflow")
@@ -73,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     verbose = getattr(args, "verbose", False)
-    configure_logging(verbose)
-    try:
-        return int(args.func(args))
-    except Exception as exc:  # noqa: BLE001 - a failure no command foresaw still ends in one line and exit 2
-        if verbose:
-            raise
-        report_error(args, f"contract-gate {args.command}: {one_line(exc)}; {VERBOSE_HINT}")
-        return 2
+    with configured_logging(verbose):
+        try:
+            return int(args.func(args))
+        except Exception as exc:  # noqa: BLE001 - a failure no command foresaw still ends in one line and exit 2
+            if verbose:
+                raise
+            report_error(args, f"contract-gate {args.command}: {one_line(exc)}; {VERBOSE_HINT}")
+            return 2
 
 
 def version_line() -> str:

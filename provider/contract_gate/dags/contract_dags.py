@@ -27,6 +27,7 @@ from contract_gate.dags.gate_schedule import gate_schedule
 from contract_gate.dags.stub_files import SYNC_COMMAND, stub_contract
 from contract_gate.dags.task_group import contract_gate_task_group
 from contract_gate.notifications.deadline import decision_deadline
+from contract_gate.operators.audit import GateAuditOperator
 from contract_gate.operators.retention import GateRetentionOperator
 from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate_plan.names import safe_name
@@ -158,9 +159,14 @@ def retention_dag(contract: str | Path, env: str | None = None):
         tags=sorted({_tag(t) for t in ("contract-gate", "retention", plan.contract_domain) if t}),
         is_paused_upon_creation=config.get_flag("dags_paused_at_creation"),  # unset: Airflow's [core] setting
     ) as dag:
-        for name, each in gated.items():  # one object: the task id it always had
-            GateRetentionOperator(task_id="apply_retention" if len(gated) == 1 else f"apply_retention__{each.names.group}",
-                                  contract=str(contract), env=env, object_name=name if len(gated) > 1 else None)
+        for name, each in gated.items():  # one object: the task ids it always had
+            suffix = "" if len(gated) == 1 else f"__{each.names.group}"
+            object_name = name if len(gated) > 1 else None
+            GateRetentionOperator(task_id=f"apply_retention{suffix}", contract=str(contract), env=env,
+                                  object_name=object_name)
+            # beside the retention, not after it: a failed cleanup must not hide a disagreement
+            GateAuditOperator(task_id=f"audit_decisions{suffix}", contract=str(contract), env=env,
+                              object_name=object_name)
     return dag
 
 

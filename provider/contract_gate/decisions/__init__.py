@@ -8,6 +8,8 @@ written without Spark.
   commit histories that have no final decision and records them.
 * ``store_for(plan)`` / ``history_for(plan)``: a path-based Delta table (``deltalake``) or a
   Unity Catalog table (Databricks SQL hook), chosen by the plan's ``tables`` addresses.
+* ``audit_decisions(plan)``: every disagreement between the decision log and the gated tables'
+  histories (``contract_gate.decisions.audit``); ``repair=True`` first records what recovery would.
 * ``upkeep_decisions(plan)``: the retention DAG's daily care of the table for the plan's
   contract (compaction, checkpoint, log retention; see ``DecisionStore.upkeep``).
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from contract_gate.decisions import recovery
+from contract_gate.decisions import audit, recovery
 from contract_gate.decisions.record import (
     FINAL_OUTCOMES,
     OUTCOMES,
@@ -42,6 +44,7 @@ __all__ = [
     "DecisionStore",
     "ObjectScope",
     "TableHistory",
+    "audit_decisions",
     "decision_store",
     "failed_count",
     "failed_runs",
@@ -122,6 +125,23 @@ def recover_missing_decisions(
         min_age=recovery.DEFAULT_MIN_AGE if min_age is None else min_age,
     )
     return [decision.as_dict() for decision in recovered]
+
+
+def audit_decisions(
+    plan: Plan,
+    store: DecisionStore | None = None,
+    history: TableHistory | None = None,
+    *,
+    repair: bool = False,
+    settle: timedelta | None = None,
+    unfinished_after: timedelta | None = None,
+) -> audit.AuditResult:
+    """Audit ``plan``'s object (see ``contract_gate.decisions.audit``); with ``repair``, record
+    what recovery would first. ``settle`` defaults to recovery's minimum age."""
+    run = audit.repair if repair else audit.audit
+    return run(plan, store or store_for(plan), history or history_for(plan),
+               settle=recovery.DEFAULT_MIN_AGE if settle is None else settle,
+               unfinished_after=audit.DEFAULT_UNFINISHED_AFTER if unfinished_after is None else unfinished_after)
 
 
 def upkeep_decisions(plan: Plan, store: DecisionStore | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ Importing this package imports neither pyspark nor the Delta readers (each task 
 needs when it runs), so DAG files may import it freely.
 """
 
+from contract_gate.operators.audit import GateAuditOperator
 from contract_gate.operators.base import ContractGateBaseOperator, SparkGateOperator
 from contract_gate.operators.branch import GateBranchOperator
 from contract_gate.operators.freshness import FreshnessCheckOperator
@@ -26,6 +27,7 @@ __all__ = [
     "ContractGateBaseOperator",
     "ContractPreviewOperator",
     "FreshnessCheckOperator",
+    "GateAuditOperator",
     "GateBranchOperator",
     "GatePublishOperator",
     "GateQuarantineOperator",

@@ -1,0 +1,80 @@
+"""``contract-gate audit`` on a lakehouse the gate wrote: clean (exit 0); after a decision record
+is removed, or a foreign commit is added to the target, exit 1 naming it; ``--repair`` records
+what recovery would, once, and the audit is clean again; a write that names no submission is
+reported and never "repaired"; ``--json`` says the same."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+
+import pyarrow as pa
+import pytest
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+
+from contract_gate.cli.main import main
+from gate_walk import GateWorld
+
+
+def audit(world: GateWorld, *args: str) -> subprocess.CompletedProcess:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["audit", str(world.root / "contracts"), "--settle", "0", *args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def split_object(result: subprocess.CompletedProcess) -> dict:
+    return next(o for o in json.loads(result.stdout)["objects"] if o["object"] == "meters_split")
+
+
+@pytest.mark.slow  # two gate runs on the shared Spark session
+def test_audit_finds_a_removed_record_and_a_foreign_commit_and_repair_settles_them(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    world = GateWorld(tmp_path, spark, seed=5)
+    contract = world.contracts["meters_split"]
+    world.steps.append("setup")
+    for kind in ("good", "bad"):
+        rows, invalid = world.rows(kind, contract)
+        world.land(contract, rows)
+        world.expect(contract, world.gate(contract), rows, invalid, kind,
+                     world.plan(contract).require_tables().require_target().location)
+    assert world.disagreements == []
+    clean = audit(world)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "meters_split): 2 final decision(s), 3 tagged commit(s): clean" in clean.stdout
+
+    plan = world.plan(contract)
+    tables = plan.require_tables()
+    split = contract.last_submission
+    DeltaTable(tables.require_decisions().location).delete(f"submission_id = '{split}' AND final")
+    found = audit(world)
+    assert found.returncode == 1
+    for table in ("target", "quarantine"):  # the split's two commits, each named
+        assert re.search(rf"commit_without_decision: {table} version \d+ \(\w+, \d+ rows\) was committed by "
+                         rf"submission {split}, which has no final decision \(--repair records it\)", found.stdout)
+
+    repaired = audit(world, "--repair")
+    assert repaired.returncode == 0, repaired.stdout
+    assert f"recorded split for {split}" in repaired.stdout
+    again = audit(world, "--repair", "--json")
+    assert again.returncode == 0 and split_object(again)["repaired"] == []  # exactly once
+
+    target = tables.require_target().location
+    foreign = pa.table({"meter_id": ["x1", "x2"], "reading": pa.array([1, 2], pa.int64()), "kind": ["a", "a"]})
+    write_deltalake(target, foreign, mode="append",
+                    commit_properties=CommitProperties(custom_metadata={"userMetadata": "f0f0f0f0f0f0f0f0"}))
+    tagged = audit(world, "--json")
+    assert tagged.returncode == 1
+    findings = split_object(tagged)["findings"]
+    assert [(f["kind"], f["submission_id"], f["repairable"]) for f in findings] == [
+        ("commit_without_decision", "f0f0f0f0f0f0f0f0", True)]
+    assert audit(world, "--repair").returncode == 0  # recorded as recovery would: a publish from the history
+    assert audit(world).returncode == 0
+
+    write_deltalake(target, foreign, mode="append")  # names no submission: not the gate's
+    untagged = audit(world, "--repair")
+    assert untagged.returncode == 1
+    assert re.search(r"untagged_commit: target version \d+ \(WRITE\) names no submission", untagged.stdout)
