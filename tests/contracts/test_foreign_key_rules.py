@@ -136,3 +136,21 @@ def test_a_hand_made_reference_rule_is_refused_by_the_plans_check(tmp_path):
     del rule["reference"]
     with pytest.raises(PlanError, match="a reference is given with kind 'references'"):
         check_document(plan)
+
+
+@pytest.mark.parametrize("to", ["customers.customer_id; DROP TABLE customers", "customers.`customer_id`",
+                                "/etc/passwd#/schema/customers", "customers.customer_id' OR '1'='1"])
+def test_injection_in_a_reference_is_refused_before_anything_reads_it(tmp_path, to):
+    found = errors(deployment(tmp_path, child(to=json_string(to)), ("crm_customers", "customers", True)))
+    assert any("relationships[0]" in where for where, _ in found), found
+
+
+def test_a_hostile_column_name_stays_one_quoted_identifier_in_the_predicate(tmp_path):
+    text = child().replace("      - name: customer_id\n", "      - name: customer_id\n        physicalName: \"c`) OR TRUE OR (`x\"\n")
+    [rule] = references(deployment(tmp_path, text, ("crm_customers", "customers", True)))
+    assert rule["columns"] == ["c`) OR TRUE OR (`x"]
+    assert rule["predicate"].startswith("(`c``) OR TRUE OR (``x` IS NULL OR `__contract_gate_found_")
+
+
+def json_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
