@@ -365,6 +365,9 @@ class GateWorld:
             child.wait(timeout=120)
         self.stopped.add((contract.name, submission_id))
         self.record(plan, {"submission_id": submission_id}, None, {}, {"stage_validate": "failed"})
+        if decisions.final_decision(plan, submission_id) is not None:
+            self.disagree(f"{contract.name}: the run stopped with {sig.name} has a final decision")
+        self.check()  # the stopped run changed no table and left the log in agreement with them
         # the next run gates the same batch: the stop left it gateable
         target = plan.require_tables().require_target().location
         decision = self.gate(contract)
