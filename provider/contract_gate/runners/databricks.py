@@ -52,7 +52,7 @@ from databricks.sdk.service import compute, jobs
 import contract_gate
 from contract_gate.hooks.databricks import DEFAULT_CONN_ID, DatabricksWorkspaceHook, run_event
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, build_wheel
+from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, wheel_for
 from contract_gate.triggers.databricks_run import DatabricksRunTrigger
 from contract_gate.unity_catalog.grants import apply_access
 from contract_gate_plan.addresses import Address
@@ -140,7 +140,7 @@ class DatabricksRunner(GateRunner):
 
     def deploy_spark_side(self, hook: DatabricksWorkspaceHook) -> str:
         """The volume path of this provider version's Spark side wheel, uploaded unless it is there."""
-        wheel = build_wheel(contract_gate.__version__)
+        wheel = wheel_for(contract_gate.__version__)
         path = posixpath.join(self.volume, "wheels", wheel.filename)
         if not hook.exists(path):
             hook.upload(path, wheel.data)

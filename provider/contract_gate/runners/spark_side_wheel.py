@@ -10,11 +10,14 @@ The wheel is built in memory, byte for byte the same for the same files: entries
 order with a fixed time stamp. Its version is the provider's with a local label holding a digest
 of its contents (``0.2.0+<digest>``), so a new provider version, or any change of the Spark side,
 is a new file, and pip on a long-lived cluster sees a new version rather than the one it has.
+A process builds it once per provider version (:func:`wheel_for`): the files it holds are the
+installed packages, which do not change under a running worker.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import zipfile
@@ -50,6 +53,12 @@ def package_files() -> list[tuple[str, bytes]]:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 files.append((f"{package}/{path.relative_to(root).as_posix()}", path.read_bytes()))
     return sorted(files)
+
+
+@functools.cache
+def wheel_for(provider_version: str) -> SparkSideWheel:
+    """This process's wheel of the Spark side for ``provider_version``, built on first use."""
+    return build_wheel(provider_version)
 
 
 def build_wheel(provider_version: str) -> SparkSideWheel:
