@@ -78,7 +78,6 @@ def test_preview_counts_what_validating_each_accepted_batch_against_the_new_vers
     assert elsewhere["batches"][0]["source"].startswith("target versions")
     assert all(batch["rows"] == 3 for batch in result["batches"])
     assert result["rules"] == [{"id": currency_rule, "severity": "error", "failed_rows": 2, "batches": 1}]
-    assert result["rejected_batches"] == 1
     assert (version_of(spark, target), version_of(spark, log)) == before  # nothing written
 
     # the command: the same, for the last N, with --json; exit 1 since one would have been rejected
@@ -95,4 +94,86 @@ def test_preview_counts_what_validating_each_accepted_batch_against_the_new_vers
     assert "GBP" not in out.getvalue()  # counts, never values
     with contextlib.redirect_stdout(io.StringIO()) as text:
         assert main(["preview", str(new), "--last", "2"]) == 0  # the last two would have passed
-    assert "would have rejected 0 of 2 batch(es)" in text.getvalue()
+    assert "would reject more than the gate did in 0 of 2 batch(es)" in text.getvalue()
+
+
+def _gate(spark, plan: dict, root, submission_id: str, rows: list[dict]) -> dict:
+    """Stage, validate, branch, publish/split and record one batch, as a gate does."""
+    from contract_gate.operators.branch import decide
+    from contract_gate.operators.validate import summarize
+    from contract_gate_spark.steps.quarantine import quarantine
+
+    staged = stage_candidate(spark, plan, submission_id, str(write_json(root / "landings" / submission_id, rows)))
+    candidate, version = staged["candidate"], staged["version"]
+    report = run_validation(spark, plan, spark.read.format("delta").option("versionAsOf", version)
+                            .load(candidate["path"]))
+    branch, _ = decide(load_plan(plan), summarize(report, root / "report.json", staged))
+    assert branch in ("publish", "split")
+    published = publish(spark, plan, submission_id, candidate, version, "valid" if branch == "split" else "all")
+    quarantined = quarantine(spark, plan, submission_id, candidate, version, report, "invalid") \
+        if branch == "split" else {"rows": 0}
+    return decisions.record_decision(load_plan(plan), {
+        "submission_id": submission_id, "contract_id": plan["contract"]["id"],
+        "contract_version": plan["contract"]["version"], "outcome": "split" if branch == "split" else "published",
+        "candidate": candidate["path"], "candidate_version": version, "rows_landed": len(rows),
+        "rows_published": published["rows"], "rows_quarantined": quarantined["rows"],
+        "target_version_before": published["target_version_before"],
+        "target_version_after": published["target_version_after"]})
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+@pytest.mark.slow  # three batches gated, then previewed and validated four times
+def test_preview_and_validate_target_say_what_the_gate_decides_for_split_batches_and_a_new_optional_column(
+        spark, tmp_path, monkeypatch):
+    """The deployed, unchanged version previews a split batch as the same split (no change, exit
+    0); a version adding an optional column judges the batches and today's table as the gate
+    would after its migration (the column NULL, a pending migration, not a missing column); a
+    version that rejects more is still caught."""
+    v1 = orders_plan(tmp_path)
+    _gate(spark, v1, tmp_path, "clean-1", [order(f"c1-{i}") for i in range(3)])
+    split = _gate(spark, v1, tmp_path, "split-2", [order("s2-0"), order("s2-1"), order("s2-2", total=-5.0)])
+    _gate(spark, v1, tmp_path, "clean-3", [order(f"c3-{i}", currency="GBP" if i == 0 else "EUR") for i in range(3)])
+    assert (split["outcome"], split["rows_published"], split["rows_quarantined"]) == ("split", 2, 1)
+    target, log = v1["tables"]["target"], v1["tables"]["decisions"]
+    before = (version_of(spark, target), version_of(spark, log))
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    unchanged, optional, tightened = tmp_path / "v1.yaml", tmp_path / "v1_1.yaml", tmp_path / "v2.yaml"
+    unchanged.write_text(orders_text("1.0.0"))
+    optional.write_text(orders_text("1.1.0", coupon=True))
+    tightened.write_text(orders_text("2.0.0", no_gbp=True))
+
+    code, out = _cli("preview", str(unchanged), "--last", "5", "--json")
+    same = json.loads(out)
+    assert code == 0 and same["rejected_batches"] == 0
+    by_id = {batch["submission_id"]: batch for batch in same["batches"]}
+    assert (by_id["split-2"]["gate"]["decision"], by_id["split-2"]["gate"]["rows_published"]) == ("split", 2)
+    assert by_id["split-2"]["recorded"] == {"outcome": "split", "rows_published": 2, "rows_quarantined": 1}
+    assert {batch["change"] for batch in same["batches"]} == {"same"}
+    code, out = _cli("preview", str(unchanged), "--last", "5")
+    assert code == 0 and "recorded split 2 of 3, would be split 2 of 3 -> SAME" in out
+    assert "would reject more than the gate did in 0 of 3 batch(es)" in out
+    shutil.rmtree(split["candidate"])  # read from the target now: only its 2 published rows, the same
+    code, out = _cli("preview", str(unchanged), "--last", "5", "--json")
+    assert code == 0 and {b["submission_id"]: b["change"] for b in json.loads(out)["batches"]}["split-2"] == "same"
+
+    code, out = _cli("preview", str(optional), "--last", "5", "--json")
+    added = json.loads(out)
+    assert code == 0 and added["rejected_batches"] == 0
+    assert all(b["added_columns"] == ["coupon"] and b["schema"]["ok"] for b in added["batches"])
+    code, out = _cli("validate", str(optional), "--target")
+    assert code == 0 and "pending migration: the gate's next publish adds column(s) coupon" in out
+    assert "missing column" not in out and "schema (strict): FAILED" not in out
+    code, out = _cli("validate", str(optional), "--target", "--json")
+    assert json.loads(out)["pending_migration"] == {"adds_columns": ["coupon"]}
+
+    code, out = _cli("preview", str(tightened), "--last", "5", "--json")
+    tighter = {b["submission_id"]: b for b in json.loads(out)["batches"]}
+    assert code == 1 and tighter["clean-3"]["change"] == "rejects more"
+    assert tighter["clean-3"]["gate"]["decision"] == "split" and tighter["clean-3"]["gate"]["rows_published"] == 2
+    assert (version_of(spark, target), version_of(spark, log)) == before  # nothing written

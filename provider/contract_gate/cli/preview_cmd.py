@@ -5,10 +5,12 @@ The accepted batches are the newest ``published`` and ``split`` decisions of NEW
 object in the decision log (read without Spark); each is re-validated against NEW on Spark,
 read from its retained candidate or by time travel on the target (``contract_gate_spark.steps.preview``).
 Nothing is written to any table. ``--deployed`` names the deployed contract file when its tables
-are not NEW's (NEW publishes to a new versioned target). Prints per batch NEW's verdict and
+are not NEW's (NEW publishes to a new versioned target). Prints per batch what the gate
+recorded and what it would decide under NEW (published, split N of M, quarantined) and NEW's
 failing rules, and per rule the rows and batches it would have rejected (counts, no values);
-``--json`` the same as one document. Exit 0 when NEW would have rejected none, 1 when it would
-have rejected any, 2 when it could not preview.
+``--json`` the same as one document. Exit 0 when NEW decides every batch as recorded or
+publishes more of it, 1 when it would publish fewer rows of any (``contract_gate.evolution.preview``),
+2 when it could not preview.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from contract_gate.cli.progress import progress
 from contract_gate.cli.quiet import log_path, logged
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.contract.errors import ContractError
-from contract_gate.evolution.preview import accepted_batches, empty_result, render
+from contract_gate.evolution.preview import accepted_batches, empty_result, judge, render
 
 if TYPE_CHECKING:
     from contract_gate_plan.addresses import Address
@@ -86,10 +88,12 @@ def _preview(plan: Plan, batches: list[dict], target: Address, args: argparse.Na
     from contract_gate.dataframe import spark_session
     from contract_gate_spark.steps.preview import preview
 
+    from contract_gate.operators.branch import decide  # Airflow (the branch task's module): only when preview runs
+
     spark = spark_session(args.remote)
     shown.step("validating")
     try:
-        return preview(spark, plan, batches, target)
+        return judge(plan, preview(spark, plan, batches, target), batches, decide)
     finally:
         if is_connect(spark):
             spark.stop()

@@ -9,7 +9,10 @@ Spark is imported only when the command runs, so ``lint``/``plan`` never pay for
 (a backfill check: does today's table meet this contract version?): each gated object's
 target, or the one ``--object`` names, read at its latest Delta version pinned once (the report
 names it), all in one Spark session, writing nothing. ``--json`` then prints one report per
-object (a JSON array when there are several); the exit code is the worst object's.
+object (a JSON array when there are several); the exit code is the worst object's. The table
+is judged as the gate would after its non-breaking migration: a column this version adds
+(nullable, not in the table yet) is read as NULL, as ``ADD COLUMNS`` leaves it, and reported
+as a pending migration (``pending_migration``), not as a missing column.
 
 ``--remote sc://host:port`` (else ``SPARK_REMOTE``) makes the command a thin Spark Connect
 client: the server reads the data and validates it, no JVM starts here. Without one, local
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +141,7 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
     # pyspark as above; imported after the start-up aids are in place
     from contract_gate.dataframe import spark_session
     from contract_gate_spark.steps.history import exists
+    from contract_gate_spark.steps.target import as_migrated
     from contract_gate_spark.validation.candidate import read_candidate
     from contract_gate_spark.validation.engine import run_validation
     from contract_gate_spark.validation.report import log_summary
@@ -151,10 +156,13 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
                 if not exists(spark, target):
                     raise ValueError(f"the target of {plan.object}, {target.location}, holds no Delta table yet")
                 candidate = read_candidate(spark, target.location, version=args.version)
-            else:
-                candidate = read_candidate(
-                    spark, args.data, format=args.input_format, version=args.version, columns=plan.columns
-                )
+                migrated, added = as_migrated(plan, candidate.df)
+                report = run_validation(spark, plan, replace(candidate, df=migrated), sample_size=args.sample)
+                reports.append({**report, "pending_migration": {"adds_columns": added}} if added else report)
+                continue
+            candidate = read_candidate(
+                spark, args.data, format=args.input_format, version=args.version, columns=plan.columns
+            )
             reports.append(run_validation(spark, plan, candidate, sample_size=args.sample))
     finally:
         if is_connect(spark):  # the server keeps a session until it is released
@@ -172,6 +180,10 @@ def render(report: dict[str, Any]) -> str:
         f"contract {report['contract']['id']} {report['contract']['version']} — "
         f"{candidate['table']}{version}: {candidate['row_count']} rows",
     ]
+    pending = (report.get("pending_migration") or {}).get("adds_columns")
+    if pending:
+        lines.append(f"pending migration: the gate's next publish adds column(s) {', '.join(pending)} "
+                     "(read as NULL here, as the migration leaves them; `contract-gate plan --migrate` prints it)")
     schema = report["schema"]
     if schema["missing"] or schema["unexpected"] or schema["type_mismatches"]:
         lines.append(f"schema ({schema['policy']}): {'ok' if schema['ok'] else 'FAILED'}")

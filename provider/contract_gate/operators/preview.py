@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from contract_gate.airflow_compat import AirflowFailException
-from contract_gate.evolution.preview import accepted_batches, empty_result, render
+from contract_gate.evolution.preview import accepted_batches, empty_result, judge, render
 from contract_gate.operators.base import ContractGateBaseOperator, compile_gate_plan
+from contract_gate.operators.branch import decide
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
 
 class ContractPreviewOperator(ContractGateBaseOperator):
     """Re-validate the batches the gate accepted last against a new contract version, writing
-    nothing; fail when the new version would have rejected any of them. Returns the preview
-    (per batch the verdict, per rule the batches and rows it would have failed; counts only).
+    nothing; fail when the new version would publish fewer rows of any of them than the gate
+    did (a batch it splits as it was split is no change). Returns the preview (per batch what
+    the gate recorded and would decide now, per rule the batches and rows it would have failed;
+    counts only).
 
     The batches come from the decision log and are read from their retained candidates or by
     Delta time travel on the target (``contract_gate_spark.steps.preview``). Spark runs in the task's
@@ -51,14 +54,14 @@ class ContractPreviewOperator(ContractGateBaseOperator):
         if not batches:
             self.log.info("no accepted batch of %s to preview %s against", deployed.contract_id, plan.contract_version)
             return empty_result(plan)
-        result = self._preview(plan, batches, deployed)
+        result = judge(plan, self._preview(plan, batches, deployed), batches, decide)
         self.log.info("%s", render(result))
         if result["rejected_batches"]:
             rules = ", ".join(f"{rule['id']} ({rule['batches']} batch(es), {rule['failed_rows']} rows)"
                               for rule in result["rules"])
             raise AirflowFailException(
-                f"contract {plan.contract_id} {plan.contract_version} would have rejected "
-                f"{result['rejected_batches']} of the last {len(batches)} accepted batch(es): {rules or 'schema'}")
+                f"contract {plan.contract_id} {plan.contract_version} would publish fewer rows than the gate did "
+                f"in {result['rejected_batches']} of the last {len(batches)} accepted batch(es): {rules or 'schema'}")
         return result
 
     def _preview(self, plan, batches: list[dict[str, Any]], deployed) -> dict[str, Any]:

@@ -5,8 +5,12 @@ A batch is read from its retained candidate at the validated version when the ca
 still there (the whole batch, exactly as it was judged), else by Delta time travel on the
 target: the rows the batch's commit added, ``target@after EXCEPT ALL target@before`` (for an
 append, exactly its published rows; a ``replace_keys`` row equal to the one it replaced was
-already there and is not counted again). Each is validated with the same engine as a gate
-(``contract_gate_spark.validation.engine``); the result holds rule ids and counts, never a value.
+already there and is not counted again). A batch read from before the plan's version added a
+column (the target, when the batch was published, lacked it) is judged as the migrated target
+holds it: the column NULL (``steps.target.as_migrated``), named under ``added_columns``. Each is
+validated with the same engine as a gate (``contract_gate_spark.validation.engine``); the result
+holds, per batch, what the gate's branch needs to decide (outcome, schema, row counts, the
+failing rules with their scope and status: rule ids and counts, never a value).
 """
 
 from __future__ import annotations
@@ -18,18 +22,19 @@ from pyspark.sql import DataFrame, SparkSession
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.model import Plan, load_plan
 from contract_gate_spark.steps.history import exists
+from contract_gate_spark.steps.target import as_migrated
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_spark.validation.engine import run_validation
 
 
 def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict[str, Any]],
             target: Address | dict[str, Any]) -> dict[str, Any]:
-    """What ``plan`` would have decided about each of ``batches`` (decision records: their
-    ``submission_id``, ``contract_version``, ``candidate``, ``candidate_version``,
-    ``target_version_before`` and ``target_version_after``), the target they were published to
-    being ``target``. Returns ``{"batches": [...], "rules": [...], "rejected_batches": n}``:
-    per batch NEW's outcome and failing rules, per rule the rows and batches it would have
-    failed."""
+    """What validating each of ``batches`` (decision records: their ``submission_id``,
+    ``contract_version``, ``candidate``, ``candidate_version``, ``target_version_before`` and
+    ``target_version_after``) against ``plan`` finds, the target they were published to being
+    ``target``. Returns ``{"contract", "batches": [...], "rules": [...]}``: per batch the
+    validation's outcome, schema, row counts and failing rules, per rule the rows and batches it
+    would have failed. What the gate would decide is the provider's (``contract_gate.evolution.preview``)."""
     plan, target = load_plan(plan), Address.of(target)
     results = [_preview_batch(spark, plan, batch, target) for batch in batches]
     totals: dict[str, dict[str, Any]] = {}
@@ -40,8 +45,7 @@ def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict
             total["batches"] += 1
             total["failed_rows"] += rule["failed_rows"] or 0
     return {"contract": {"id": plan.contract_id, "version": plan.contract_version},
-            "batches": results, "rules": sorted(totals.values(), key=lambda r: (-r["batches"], r["id"])),
-            "rejected_batches": sum(result["outcome"] == "fail" for result in results)}
+            "batches": results, "rules": sorted(totals.values(), key=lambda r: (-r["batches"], r["id"]))}
 
 
 def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> tuple[DataFrame, str]:
@@ -66,6 +70,10 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
 
 def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> dict[str, Any]:
     rows, source = batch_rows(spark, plan, batch, target)
+    after = batch.get("target_version_after")
+    added: list[str] = []
+    if after is not None:  # the target as the batch's publication left it says which columns came later
+        rows, added = as_migrated(plan, rows, _at(spark, target, after).schema)
     report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
     schema = report["schema"]
     return {
@@ -74,12 +82,17 @@ def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], targe
         "source": source,
         "rows": report["candidate"]["row_count"],
         "outcome": report["outcome"],
+        "rows_valid": report["rows"]["valid"],
         "rows_invalid": report["rows"]["invalid"],
+        "added_columns": added,
         "schema": {"ok": schema["ok"], "missing": schema["missing"], "unexpected": schema["unexpected"],
                    "type_mismatches": [m["column"] for m in schema["type_mismatches"]]},
-        # counts only: a rule's measured value may be a data value
-        "failing_rules": [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"]}
-                          for r in report["rules"] if r["passed"] is False],
+        # counts only: a rule's measured value may be a data value. The rules the gate's branch
+        # weighs: failed, or not evaluated for a reason other than not being the validation's own
+        "failing_rules": [{"id": r["id"], "severity": r["severity"], "scope": r["scope"], "status": r["status"],
+                           "failed_rows": r["failed_rows"]}
+                          for r in report["rules"]
+                          if r["passed"] is False or r["status"] not in ("evaluated", "not_executed")],
     }
 
 

@@ -24,10 +24,12 @@ import time
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from contract_gate_plan.addresses import Address
-from contract_gate_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, governed_migration
+from contract_gate_plan.migration import SCHEMA_VERSION_PROPERTY, Migration, governed_migration, plan_migration
 from contract_gate_spark.runtime.errors import NON_EMPTY_LOCATION, NOT_A_DELTA_TABLE, TABLE_EXISTS, has_condition
 from contract_gate_spark.steps.commits import retry_conflicts
 from contract_gate_spark.steps.history import current_version, exists
@@ -128,6 +130,23 @@ def migrate_target(
                 raise
     return {**migration.as_json(), "consumers": list(evolution.get("consumers") or []) if allowed else [],
             "target_version_before": before, "target_version_after": current_version(spark, address)}
+
+
+def migration_columns(plan: Plan, schema: StructType) -> list[str]:
+    """The plan's columns that its migration would add to a table of ``schema``: its new
+    nullable columns (``contract_gate_plan.migration``), in the plan's order."""
+    fields = [(f.name, type_text(f.dataType.jsonValue()), f.nullable) for f in schema.fields]
+    return [step.name for step in plan_migration(plan, fields, {}).steps if step.action == "add_column"]
+
+
+def as_migrated(plan: Plan, df: DataFrame, table: StructType | None = None) -> tuple[DataFrame, list[str]]:
+    """``df`` as the plan's migration would leave the rows of a table of schema ``table``
+    (default ``df``'s own): the columns it adds, as NULLs of the plan's types, and their names.
+    A batch read from before a contract version added a column is judged as the migrated
+    target holds it, not as missing the column."""
+    types = {column.name: column.type for column in plan.columns}
+    added = [name for name in migration_columns(plan, table or df.schema) if name not in df.columns]
+    return df.withColumns({name: F.lit(None).cast(types[name]) for name in added}), added
 
 
 BREAKING_HINT = ("to publish a breaking change: give the contract a new major version and set the gate's "
