@@ -4,7 +4,8 @@ storage, temporary credentials) come from Unity Catalog's tables API through the
 ``DatabricksWorkspaceHook`` (``databricks-sdk``).
 
 The catalog is a local emulation of the two Unity Catalog endpoints on 127.0.0.1, at the paths the
-installed SDK calls, over real Delta tables: one in a local folder, one in a bucket of the moto S3
+installed SDK calls, reading each request with the SDK's own models (``_jobs_api_emulator.sdk_request``),
+over real Delta tables: one in a local folder, one in a bucket of the moto S3
 server whose temporary credentials are the server's keys.
 """
 
@@ -13,11 +14,13 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pyarrow as pa
 import pytest
+from _jobs_api_emulator import sdk_request
 from _s3_server import KEY, REGION, SECRET
+from databricks.sdk.service.catalog import TablesAPI, TemporaryTableCredentialsAPI
 from deltalake import write_deltalake
 
 from contract_gate.landing_batches import Watch, landed_batch
@@ -81,6 +84,8 @@ class UnityCatalogEmulator:
                 emulator.requests.append(f"GET {path}")
                 prefix = "/api/2.1/unity-catalog/tables/"
                 name = unquote(path.removeprefix(prefix))
+                query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
+                sdk_request(TablesAPI.get, {"full_name": name, **query})
                 if not path.startswith(prefix):
                     self._reply(404, {"error_code": "ENDPOINT_NOT_FOUND", "message": path})
                 elif name in emulator.tables:
@@ -92,6 +97,7 @@ class UnityCatalogEmulator:
                 path = urlsplit(self.path).path
                 emulator.requests.append(f"POST {path}")
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                sdk_request(TemporaryTableCredentialsAPI.generate_temporary_table_credentials, body)
                 granted = emulator.credentials.get(body.get("table_id"))
                 if path == "/api/2.0/unity-catalog/temporary-table-credentials" and body.get("operation") == "READ" and granted:
                     self._reply(200, granted)
