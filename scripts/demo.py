@@ -30,6 +30,8 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
+from contract_gate.cli.quiet import engine_output_to, log_path
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -96,19 +98,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     home = Path(os.environ.setdefault("CONTRACT_GATE_HOME", str(REPO))).resolve()
     contracts = [c.resolve() for c in args.contract or sorted((REPO / "contracts").glob("*.yaml"))]
+    # the table, not the tasks' log lines (set before Airflow is imported: it reads its configuration once)
+    os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
 
-    with warm_spark(args.mode) as ready:
+    log = log_path("demo")
+    with engine_output_to(log) as terminal, warm_spark(args.mode, terminal) as ready:
         from contract_gate.cli.run_cmd import prepare_environment, run_dag
         from contract_gate.contract.compiler import compile_plan
 
         salt = int(time.time()) % 1_000_000
         table = []
         for contract in contracts:
-            prepare_environment(contract, None, verbose=False)
+            prepare_environment(contract, None)
             plan = compile_plan(contract)
             sample = SAMPLES.get(plan.contract_id)
             if sample is None:
-                print(f"demo: no sample batches for {contract.name}; skipped", file=sys.stderr)
+                print(f"demo: no sample batches for {contract.name}; skipped", file=terminal)
                 continue
             landing = plan.require_tables().landing  # resolved against CONTRACT_GATE_HOME
             for batch in ("good", "bad"):
@@ -119,11 +124,12 @@ def main(argv: list[str] | None = None) -> int:
                 [decision] = run_dag(contract, {})  # each example contract gates one object
                 table.append((plan.contract_id, batch, decision, time.perf_counter() - started))
     print_table(table, home)
+    print(f"Airflow's and Spark's output: {log}")
     return 0 if all(d.get("outcome") in ("published", "split", "quarantined") for _, _, d, _ in table) else 1
 
 
 @contextlib.contextmanager
-def warm_spark(mode: str):
+def warm_spark(mode: str, terminal):
     """In ``spark_connect`` mode: launch one local Spark Connect server, point every gate at it
     (``CONTRACT_GATE_EXECUTION_MODE`` and the ``spark_connect_default`` connection) and stop it
     at the end. Yields a function that waits until the server listens (the demo imports Airflow
@@ -144,7 +150,7 @@ def warm_spark(mode: str):
                 server.wait()
                 waited.append(time.perf_counter() - launched)
                 print(f"demo: a local Spark Connect server is up on {server.url} after {waited[0]:.0f} s; "
-                      "every gate runs through it", file=sys.stderr)
+                      "every gate runs through it", file=terminal)
 
         os.environ.update(CONTRACT_GATE_EXECUTION_MODE="spark_connect",
                           AIRFLOW_CONN_SPARK_CONNECT_DEFAULT=server.connection())

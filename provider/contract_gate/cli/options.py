@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 
 class _DeprecatedAlias(argparse.Action):
@@ -55,12 +57,28 @@ def report_error(args: argparse.Namespace, message: str) -> None:
         print(message, file=sys.stderr)
 
 
-def configure_logging(verbose: bool) -> None:
+@contextmanager
+def configured_logging(verbose: bool) -> Iterator[None]:
     """Log records reach the terminal only with ``--verbose``. Without a handler, Python would
-    print warnings raw on stderr (its last resort); a null handler on the root keeps them out."""
+    print warnings raw on stderr (its last resort); a null handler on the root keeps them out.
+    Airflow, when the command imports it, installs a handler of its own: below WARNING it logs
+    nothing (set before its first import, which reads its configuration once; put back after,
+    for a process that runs more than one command)."""
     root = logging.getLogger()
     if verbose:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    elif not root.handlers:
+        yield
+        return
+    if not root.handlers:
         root.addHandler(logging.NullHandler())
+    saved = os.environ.get(_AIRFLOW_LEVEL)
+    os.environ.setdefault(_AIRFLOW_LEVEL, "WARNING")
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(_AIRFLOW_LEVEL, None)
+
+
+_AIRFLOW_LEVEL = "AIRFLOW__LOGGING__LOGGING_LEVEL"

@@ -81,16 +81,18 @@ def gate(args, conf: dict, check=None) -> int:
     if missing:
         report_error(args, f"contract-gate {args.command}: {missing}")
         return 2
-    prepare_environment(contract, args.env, args.verbose)
+    prepare_environment(contract, args.env)
     log = log_path(args.command)
     try:
-        refused = check(args) if check else None
+        # Airflow logs the DAG run on stdout, which carries only the command's result; the check
+        # imports Airflow, whose first import writes too
+        with progress("running the gate DAG", args.verbose, log=log), contextlib.redirect_stdout(sys.stderr):
+            refused = check(args) if check else None
+            decisions = [] if refused else run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")},
+                                                   args.object_name)
         if refused:
             report_error(args, f"contract-gate: refused: {refused}")
             return 2
-        # Airflow logs the DAG run on stdout, which carries only the command's result
-        with progress("running the gate DAG", args.verbose, log=log), contextlib.redirect_stdout(sys.stderr):
-            decisions = run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")}, args.object_name)
     except Exception as exc:  # noqa: BLE001 - the CLI's job is to turn any failure into exit 2
         if args.verbose:
             raise
@@ -132,7 +134,7 @@ def missing_landing(landing: str | None, plans: list[Plan]) -> str | None:
     return None
 
 
-def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
+def prepare_environment(contract: Path, env: str | None) -> Path:
     """Point Airflow at a private DAG folder holding only this contract's DAG (set before
     Airflow is imported: it reads its configuration once)."""
     home = Path(os.environ.setdefault("CONTRACT_GATE_HOME", os.getcwd())).resolve()
@@ -141,8 +143,6 @@ def prepare_environment(contract: Path, env: str | None, verbose: bool) -> Path:
     dags.mkdir(parents=True, exist_ok=True)
     os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(dags)
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
-    if not verbose:
-        os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
     if env:
         os.environ[config.environment_variable("env")] = env
     os.environ[config.environment_variable("contracts_dir")] = str(contract.parent)
