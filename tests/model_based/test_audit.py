@@ -13,10 +13,11 @@ import subprocess
 
 import pyarrow as pa
 import pytest
+import yaml
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from contract_gate.cli.main import main
-from gate_walk import GateWorld
+from gate_walk import GateWorld, contract_text
 
 
 def audit(world: GateWorld, *args: str) -> subprocess.CompletedProcess:
@@ -78,3 +79,33 @@ def test_audit_finds_a_removed_record_and_a_foreign_commit_and_repair_settles_th
     untagged = audit(world, "--repair")
     assert untagged.returncode == 1
     assert re.search(r"untagged_commit: target version \d+ \(WRITE\) names no submission", untagged.stdout)
+
+
+def test_a_contract_naming_another_contracts_target_is_not_audited_and_repair_claims_nothing(tmp_path, monkeypatch):
+    """Hostile: a contract whose target is another contract's table (with a tagged commit no decision
+    of it matches) gets a ``foreign_table`` finding, and ``--repair`` records no decision for it."""
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    theirs = tmp_path / "lakehouse" / "readings"
+    rows = pa.table({"meter_id": ["m1"], "reading": pa.array([1], pa.int64()), "kind": ["a"]})
+    write_deltalake(str(theirs), rows.slice(0, 0))
+    DeltaTable(str(theirs)).alter.set_table_properties(
+        {"contract_gate.contract": "urn:walk:readings", "contract_gate.role": "target"}, raise_if_not_exists=False)
+    write_deltalake(str(theirs), rows, mode="append",
+                    commit_properties=CommitProperties(custom_metadata={"userMetadata": "abcdefabcdefabcd"}))
+    folder = tmp_path / "contracts"
+    folder.mkdir()
+    hostile = yaml.safe_load(contract_text("thief", "1.0.0", "append", "reject_batch"))
+    next(p for p in hostile["customProperties"] if p["property"] == "contractGate")["value"]["target"] = {
+        "path": "readings"}
+    (folder / "thief.yaml").write_text(yaml.safe_dump(hostile), encoding="utf-8")
+
+    for extra in ((), ("--repair",)):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["audit", str(folder), "--settle", "0", "--json", *extra])
+        assert code == 1, err.getvalue()
+        (audited,) = json.loads(out.getvalue())["objects"]
+        assert [f["kind"] for f in audited["findings"]] == ["foreign_table"]
+        assert "belongs to contract 'urn:walk:readings'" in audited["findings"][0]["message"]
+        assert audited["repaired"] == []
+    assert not (tmp_path / "lakehouse" / "contract_gate_decisions").exists()  # nothing recorded

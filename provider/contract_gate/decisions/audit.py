@@ -17,7 +17,10 @@ both, without Spark, and names every disagreement:
 * ``migration_without_record`` / ``record_without_migration``: a migration of the target its
   history shows finished without a ``migrated`` record, or the reverse;
 * ``untagged_commit``: a data-writing commit of the target that names no submission: a write
-  the gate did not make.
+  the gate did not make;
+* ``foreign_table``: the contract names as its target or quarantine a table whose ownership
+  properties say it is another contract's (or no gate's): nothing of it is reconciled, and
+  ``repair`` records nothing, so a hostile contract cannot claim another's commits.
 
 Commits younger than ``settle`` are left out, as recovery leaves them: their run is most likely
 about to record them. A contract whose new major version publishes to a table of its own
@@ -41,6 +44,7 @@ from contract_gate.decisions.store import DecisionStore, TableHistory
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.migration import finished_migrations, versioned_suffix
 from contract_gate_plan.model import Plan
+from contract_gate_plan.ownership import ownership_problem
 from contract_gate_plan.tagged_commit import TaggedCommit
 
 DEFAULT_UNFINISHED_AFTER = timedelta(days=1)
@@ -118,6 +122,10 @@ def audit(
             finding("decided_twice", target, submission_id, None,
                     f"submission {submission_id} has {len(decided)} final decisions "
                     f"({', '.join(d.outcome for d in decided)})")
+    foreign = {role for table, role in ((target, "target"), (quarantine, "quarantine"))
+               if _not_ours(plan, history, table, role, finding)}
+    if foreign:
+        return AuditResult(plan.contract_id, plan.object, 0, 0, tuple(found))
     tagged = 0
     target_commits = history.commits(target)
     for table, role, field in ((target, "target", "rows_published"), (quarantine, "quarantine", "rows_quarantined")):
@@ -166,12 +174,29 @@ def audit(
 
 def repair(plan: Plan, store: DecisionStore, history: TableHistory, *, settle: timedelta = recovery.DEFAULT_MIN_AGE,
            unfinished_after: timedelta = DEFAULT_UNFINISHED_AFTER, now: datetime | None = None) -> AuditResult:
-    """Record what recovery would (nothing when there is nothing to recover), then audit again."""
+    """Record what recovery would (nothing when there is nothing to recover), then audit again.
+    Nothing is recorded for a contract whose tables are not its own."""
     now = now or datetime.now(timezone.utc)
+    first = audit(plan, store, history, settle=settle, unfinished_after=unfinished_after, now=now)
+    if any(finding.kind == "foreign_table" for finding in first.findings):
+        return first
     repaired = recovery.recover_missing_decisions(plan, store, history, min_age=settle, now=now)
     result = audit(plan, store, history, settle=settle, unfinished_after=unfinished_after, now=now)
     return AuditResult(result.contract_id, result.object, result.decisions, result.commits, result.findings,
                        tuple(repaired))
+
+
+def _not_ours(plan: Plan, history: TableHistory, table: Address, role: str, finding) -> bool:
+    """Whether ``table`` exists and its ownership properties say it is not ``plan``'s ``role``
+    (a finding is added then)."""
+    properties = history.properties(table)
+    if not properties:  # no table yet, or a reader that does not say
+        return False
+    problem = ownership_problem(properties, table.location, table.sql_name, plan.contract_id, role)
+    if problem is None:
+        return False
+    finding("foreign_table", table, None, None, f"not audited: {problem.splitlines()[0]}")
+    return True
 
 
 def _writes_these_tables(plan: Plan, decision: Decision) -> bool:

@@ -366,6 +366,12 @@ class DeltaPathHistory(TableHistory):
         values = [v for v in files[name].to_pylist() if v is not None]
         return _iso(max(values)) if values else None
 
+    def properties(self, address: Address | dict) -> dict[str, str] | None:
+        """From the table's metadata ({} without a table)."""
+        address = Address.of(address)
+        table = delta_tables.open_table(address.deltalake_uri, storage_options=self.storage_options(address))
+        return {} if table is None else dict(table.metadata().configuration)
+
     def row_count(self, address: Address | dict, version: int) -> int | None:
         """From the per-file ``numRecords`` statistics: no data file is read."""
         address = Address.of(address)

@@ -132,3 +132,8 @@ class TableHistory(ABC):
     @abstractmethod
     def row_count(self, address: Address, version: int) -> int | None:
         """Rows of the table at ``version``, or None when the table or version is gone."""
+
+    def properties(self, address: Address) -> dict[str, str] | None:
+        """The table's properties (its ownership among them), or None when not read here (the
+        catalog reader: the audit then leaves ownership to the steps that write)."""
+        return None
