@@ -31,6 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from contract_gate.cli.quiet import engine_output_to, log_path
+from contract_gate.cli.tables import render_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -102,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
 
     log = log_path("demo")
-    with engine_output_to(log) as terminal, warm_spark(args.mode, terminal) as ready:
+    # Airflow logs on stdout too: both go to the log, the table comes after
+    with engine_output_to(log) as terminal, contextlib.redirect_stdout(sys.stderr), \
+            warm_spark(args.mode, terminal) as ready:
         from contract_gate.cli.run_cmd import prepare_environment, run_dag
         from contract_gate.contract.compiler import compile_plan
 
@@ -168,10 +171,8 @@ def print_table(table: list, home: Path) -> None:
              ", ".join(f"{rule}={d.get('rule_failures', {}).get(rule, '-')}" for rule in d.get("failed_rules") or [])
              or "-")
             for c, b, d, s in table]
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
     print()
-    for row in (header, *rows):
-        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip())
+    print("\n".join(render_table(header, rows)))
     print(f"\ntables under {home / 'lakehouse'}; decisions in {home / 'lakehouse' / 'contract_gate_decisions'}")
 
 

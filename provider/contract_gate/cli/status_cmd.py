@@ -31,6 +31,7 @@ from contract_gate_plan.model import Plan
 from contract_gate.freshness.status import STALE, StatusStore, evaluate
 from contract_gate.pages.build import contracts_page
 from contract_gate.pages.data import ContractEntry
+from contract_gate.cli.tables import render_table
 
 
 def register(subparsers) -> None:
@@ -205,8 +206,6 @@ def _render_decisions(entry: dict) -> list[str]:
         return [f"  decisions  in catalog table {entry['decisions_table']} (query it where the catalog is)"]
     if not decisions:
         return ["  decisions  none yet"]
-    widths = {column: max(len(column), *(len(str(row[column] or "-")) for row in decisions)) for column in STATUS_COLUMNS
-              if column not in ("contract_id", "object")}
-    header = "  ".join(column.ljust(width) for column, width in widths.items())
-    rows = ["  ".join(str(row[column] or "-").ljust(width) for column, width in widths.items()) for row in decisions]
-    return ["  decisions  (newest first)", *(f"    {line.rstrip()}" for line in [header, *rows])]
+    columns = [column for column in STATUS_COLUMNS if column not in ("contract_id", "object")]
+    rows = [[row[column] or "-" for column in columns] for row in decisions]
+    return ["  decisions  (newest first)", *render_table(columns, rows, indent="    ")]

@@ -32,6 +32,7 @@ from contract_gate.cli.options import add_input_format, add_json, add_verbose, p
 from contract_gate.cli.errors import one_line
 from contract_gate.cli.progress import progress
 from contract_gate.cli.quiet import log_path, logged
+from contract_gate.cli.tables import render_table
 from contract_gate.contract.compiler import compile_plan, compile_plans
 from contract_gate.contract.errors import ContractError
 from contract_gate_plan.addresses import looks_like_path
@@ -193,7 +194,7 @@ def render(report: dict[str, Any]) -> str:
             f"  wrong type         {m['column']}: {m['actual']}, expected {m['expected']}"
             for m in schema["type_mismatches"]
         ]
-    rows = [("RULE", "SEVERITY", "FAILED ROWS", "THRESHOLD", "RESULT")]
+    rows = []
     for rule in report["rules"]:
         rows.append(
             (
@@ -206,8 +207,7 @@ def render(report: dict[str, Any]) -> str:
         )
         for column, values in rule.get("sample", {}).items():
             rows.append((f"  sample {column}", "", "", "", ", ".join(map(repr, values))))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines += render_table(("RULE", "SEVERITY", "FAILED ROWS", "THRESHOLD", "RESULT"), rows)
     lines.append(
         f"rows: {report['rows']['valid']} valid, {report['rows']['invalid']} invalid — "
         f"outcome: {report['outcome'].upper()}"
