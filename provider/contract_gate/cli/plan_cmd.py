@@ -8,6 +8,7 @@ from pathlib import Path
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate_plan.document import render_plan
+from contract_gate.cli.errors import one_line
 from contract_gate.contract.errors import ContractError
 from contract_gate_plan.table_ddl import render_ddl
 from contract_gate_plan.migration import governed_migration
@@ -37,7 +38,7 @@ def run(args) -> int:
         if args.json:
             print(json.dumps({"file": exc.file, "errors": [i.as_dict() for i in exc.issues]}, indent=2))
         else:
-            print(exc, file=sys.stderr)
+            print(f"contract-gate plan: {one_line(exc)}", file=sys.stderr)
         return 1
     if args.migrate:
         return print_migration(plan)
