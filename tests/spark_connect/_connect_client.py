@@ -8,10 +8,13 @@ client work runs here, in a child, and prints what it did as JSON on its last li
     python _connect_client.py concurrent <sc://url> <folder>
     python _connect_client.py prepare|publish <sc://url> <folder>
     python _connect_client.py cleanup <sc://url> <folder>
+    python _connect_client.py slow <sc://url> <folder>
 """
 
 from __future__ import annotations
 
+import copy
+import csv
 import json
 import sys
 import threading
@@ -21,6 +24,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS), str(TESTS / "gate_steps")]  # _gate_plans, _gate_once, waiting
 
 from _gate_plans import case, plan_for, write_csv  # noqa: E402
+from budget_contracts import many_rows, slow_contract  # noqa: E402
 
 from contract_gate.runners.base import GateJob  # noqa: E402
 from contract_gate_spark.steps.commits import LAST_COMMIT  # noqa: E402
@@ -178,8 +182,35 @@ def cleanup(url: str, folder: Path) -> dict:
             "left": sorted(path.name for path in candidates.iterdir())}
 
 
+def slow(url: str, folder: Path) -> dict:
+    """Stage and validate, as submission ``slow-killed``, a batch on which the contract's query
+    would run for hours (``tests/budget_contracts.py``): the process the SIGKILL test kills."""
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.contract.loader import load_contract_text
+    from contract_gate_plan.document import read_document
+
+    document = copy.deepcopy(compile_plan(load_contract_text(
+        slow_contract("slow_killed", "spark_connect", query_seconds=600), str(folder / "slow.yaml"))).document)
+    document.pop("fingerprint")
+    for address in document["tables"].values():
+        if address["kind"] == "path":
+            address["path"] = f"{folder}/{address['path']}"
+    plan = read_document(document)
+    plan_file = folder / "slow.plan.json"
+    plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    landing = Path(plan["tables"]["landing"]["path"])
+    landing.mkdir(parents=True)
+    rows = many_rows()
+    with (landing / "part-0.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return _job(url, folder, "stage+validate", plan_file, "slow-killed",
+                report=folder / "work" / "slow-killed" / "report.json")
+
+
 if __name__ == "__main__":
     command, url, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     commands = {"steps": steps, "concurrent": concurrent, "prepare": prepare, "publish": publish_and_record,
-                "cleanup": cleanup}
+                "cleanup": cleanup, "slow": slow}
     print(json.dumps(commands[command](url, folder), default=str))

@@ -1,8 +1,11 @@
 """Time budgets and killed tasks over Spark Connect, checked through the server's own view (the
 Spark UI's REST API of the Connect server), not the client's: a contract query that would run
 for hours (``tests/budget_contracts.py``) is stopped by ``limits.querySeconds: 5`` within its
-budget plus 10 s, and by Airflow's ``execution_timeout`` killing the validate task; either way
-the decision is ``failed``, nothing is published, and the server runs no job 10 s later.
+budget plus 10 s, by Airflow's ``execution_timeout`` killing the validate task, and by a SIGTERM
+of the task (Airflow's stop); either way the decision is ``failed``, not final, nothing is
+published or quarantined, and the server runs no job 10 s later. A client killed with SIGKILL
+in the middle of the query (a worker lost to the OOM killer) leaves no job of its submission
+running on the server 15 s later.
 
 The gates run in an Airflow process of their own (``_budget_dag_run.py``), against a server of
 this module's own with its UI on (the suite's shared server keeps it off).
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -19,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from _client_process import CLIENT
 from budget_contracts import RULE_ID
 from connect_server import ConnectServer
 from waiting import wait_until
@@ -71,6 +76,7 @@ def runs(server_with_ui, tmp_path_factory):
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     env.update({"AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": server_with_ui.connection(),
+                "CONTRACT_GATE_TEST_SERVER_UI": server_with_ui.ui,
                 "CONTRACT_GATE_TEST_WORLD_DIR": str(tmp_path_factory.mktemp("budget-world")),
                 "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING"})
     done = subprocess.run([sys.executable, str(RUN)], env=env, capture_output=True, text=True, timeout=1500)
@@ -111,3 +117,49 @@ def test_a_killed_validate_task_leaves_no_job_on_the_server(server_with_ui, runs
     wait_until(lambda: no_running_job(server_with_ui), timeout=10, interval=0.5, message="no job running on the server")
     tagged = submission_jobs(server_with_ui, run["submission_id"])
     assert tagged and all(job["status"] != "RUNNING" for job in tagged)
+
+
+@pytest.mark.slow
+def test_a_task_stopped_with_sigterm_at_a_sql_rule_fails_without_a_verdict(server_with_ui, runs):
+    run = runs["terminated"]
+    assert run["states"]["stage_validate"] == "failed"
+    assert run["states"]["publish"] != "success" and run["states"]["quarantine"] != "success"
+    stopped = run["stopped"]
+    assert stopped["reason"] == "stopped by a kill or cancel" and stopped["running"] == f"rule {RULE_ID!r}"
+    (decision,) = run["decisions"]
+    assert decision["outcome"] == "failed" and decision["reason"].startswith(f"stopped by a kill or cancel: rule {RULE_ID!r}")
+    assert run["quarantined"] == 0  # never judged, so never quarantined
+    assert run["version_after"] == run["version_before"] and run["rows_after"] == 3
+    wait_until(lambda: no_running_job(server_with_ui), timeout=10, interval=0.5, message="no job running on the server")
+
+
+def running_query_of(server, submission_id: str) -> bool:
+    """The server runs the submission's contract query: a job under the validation's budget and the query's own."""
+    return any(sum("contract-gate-budget-" in tag for tag in job.get("jobTags", [])) >= 2
+               for job in submission_jobs(server, submission_id) if job["status"] == "RUNNING")
+
+
+@pytest.mark.slow
+def test_a_client_killed_with_sigkill_leaves_no_job_on_the_server(server_with_ui, runs, tmp_path):
+    """After the DAG runs (the module's server is then idle): a client process runs the slow
+    validation through the ``spark_connect`` runner and is killed with SIGKILL while its query
+    runs; the server's own status shows no running job of the submission 15 s later."""
+    with (tmp_path / "client.log").open("w") as log:
+        client = subprocess.Popen([sys.executable, str(CLIENT), "slow", server_with_ui.url, str(tmp_path)],
+                                  cwd=tmp_path, stdout=log, stderr=log)
+        try:
+            def query_running() -> bool:
+                if client.poll() is not None:
+                    raise AssertionError(f"the client ended first: {(tmp_path / 'client.log').read_text()[-3000:]}")
+                try:
+                    return running_query_of(server_with_ui, "slow-killed")
+                except OSError:  # a UI too busy to answer (staging on two cores) has not said so yet
+                    return False
+
+            wait_until(query_running, timeout=600, interval=0.5, message="the client's query running on the server")
+        finally:
+            client.send_signal(signal.SIGKILL)
+            client.wait()
+    wait_until(lambda: not [job for job in submission_jobs(server_with_ui, "slow-killed") if job["status"] == "RUNNING"],
+               timeout=15, interval=0.5, message="no job of the killed client's submission running on the server")
+    assert jobs(server_with_ui, "?status=running") == []
