@@ -99,3 +99,14 @@ def test_orphan_keys_are_split_off_and_the_batch_is_accepted_once_the_parent_pub
     assert rerun.decision["outcome"] == "published" and rerun.decision["rule_failures"] == {}
     assert reference_entry(rerun)["reference"]["version"] == parent_version + 1
     assert sorted(r["customer_id"] for r in gate.rows("lakehouse/fk_orders")) == list(range(1, 11))
+
+
+def test_a_verdicts_decision_names_the_referenced_versions_a_failed_run_keeps_its_reason():
+    from contract_gate.operators.record import verdict
+
+    summary = {"outcome": "fail", "candidate": {}, "failing_rules": [], "references": {
+        "customer_id.references": {"contract": "crm", "object": "customers", "table": "/l/customers", "version": 4}}}
+    published = verdict({"submission_id": "s"}, summary, {"publish": {"publish": {"status": "published", "rows": 1}}}, {})
+    assert published["reason"] == "foreign keys: customer_id.references read /l/customers (contract crm) at version 4"
+    failed = verdict({"submission_id": "s"}, summary, {}, {"publish": "failed"})
+    assert failed["reason"].startswith("task(s) publish failed")

@@ -65,6 +65,8 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
         outcome = "failed"
         reason = Stop(**stopped).describe() if stopped else \
             f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
+    if outcome != "failed":  # a verdict judged foreign keys against these versions of their targets
+        reason = references_read((summary or {}).get("references") or {}) or reason
     rules = [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"], "measured": r["measured"]}
              for r in (summary or {}).get("failing_rules", [])]
     candidate = (summary or {}).get("candidate") or {}
@@ -86,6 +88,15 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
         "correction": bool(submission.get("correction")),
         "report_path": (summary or {}).get("report_path"),
     }
+
+
+def references_read(references: dict[str, dict]) -> str | None:
+    """The decision's words for the referenced targets a validation read: rule, table, version."""
+    if not references:
+        return None
+    read = [f"{rule_id} read {ref['table']} (contract {ref['contract']}) at version {ref['version']}"
+            for rule_id, ref in sorted(references.items())]
+    return "foreign keys: " + "; ".join(read)
 
 
 def migration_record(results: dict[str, dict | None], submission_id: str) -> dict[str, Any] | None:

@@ -54,6 +54,8 @@ def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any
         "candidate": candidate,
         "rows": report["rows"],
         "schema_ok": report["schema"]["ok"],
+        # each foreign key's referenced target and the version read, for the decision record
+        "references": {rule["id"]: rule["reference"] for rule in report["rules"] if rule.get("reference")},
         "failing_rules": [
             {"id": rule["id"], "scope": rule["scope"], "severity": rule["severity"],
              "status": rule["status"], "failed_rows": rule["failed_rows"], "measured": rule["measured"]}
