@@ -90,3 +90,10 @@ def test_a_stopped_scheduler_group_leaves_no_batch_without_its_final_decision(de
     assert sum(1 for record in records if record.final) == 1
     assert deployed.tagged_commits(WATCHED, submission_id) == 1  # published once
     assert all(run_type != "manual" for run_type, _ in dag_runs(postgres, WATCHED))  # nobody triggered it
+
+
+def test_scheduled_runs_that_find_their_batch_gated_succeed_and_log_no_error(deployed, postgres):
+    ended = [state for _, state in dag_runs(postgres, CRON) if state in ("success", "failed")]
+    assert len(ended) > 1 and ended[-1] == "success"  # every minute: the later runs found the batch gated already
+    logs = "".join(log.read_text(errors="replace") for log in (deployed.home / "logs").glob(f"dag_id={CRON}/**/*.log"))
+    assert "XCom not found" not in logs
