@@ -61,13 +61,16 @@ POLICIES = {  # contract name -> (publication mode, violation policy)
     "meters_split": ("append", "split_rows"),
     "meters_keys": ("replace_keys", "reject_batch"),
 }
+PAIR = ("meters_pair", ("north", "south"))  # a contract of two gated objects (not evolved by the walk)
 MAX_ROWS = 40  # the contracts' rowCount limit: an oversized batch has more
 KINDS = ("good", "bad", "malformed", "empty", "oversized")
 
 
 def contract_text(name: str, version: str, mode: str, policy: str, *, optional_column: bool = False,
-                  kinds: tuple[str, ...] = ("a", "b"), reading_type: str = "bigint") -> str:
-    """The contract, its tables and landing relative to ``CONTRACT_GATE_HOME`` (the world's root)."""
+                  kinds: tuple[str, ...] = ("a", "b"), reading_type: str = "bigint",
+                  objects: tuple[str, ...] = ()) -> str:
+    """The contract, its tables and landing relative to ``CONTRACT_GATE_HOME`` (the world's root);
+    its one schema object is named like it, unless ``objects`` names several."""
     properties = [
         {"name": "meter_id", "physicalType": "string", "logicalType": "string", "primaryKey": True,
          "required": True},
@@ -79,7 +82,7 @@ def contract_text(name: str, version: str, mode: str, policy: str, *, optional_c
     ]
     if optional_column:
         properties.append({"name": "note", "physicalType": "string", "logicalType": "string"})
-    gate: dict[str, Any] = {"landing": {"path": f"landing/{name}", "format": "json"},
+    gate: dict[str, Any] = {"landing": {"path": "landing/{object}" if objects else f"landing/{name}", "format": "json"},
                             "publication": {"mode": mode}, "violations": {"policy": policy},
                             "evolution": {"breaking": "newTarget"}}
     if policy == "split_rows":
@@ -89,8 +92,9 @@ def contract_text(name: str, version: str, mode: str, policy: str, *, optional_c
         "status": "active",
         "servers": [{"server": "local", "type": "local", "environment": "dev", "path": "lakehouse",
                      "format": "delta"}],
-        "schema": [{"name": name, "physicalType": "table", "properties": properties,
-                    "quality": [{"type": "library", "metric": "rowCount", "mustBeLessOrEqualTo": MAX_ROWS}]}],
+        "schema": [{"name": each, "physicalType": "table", "properties": properties,
+                    "quality": [{"type": "library", "metric": "rowCount", "mustBeLessOrEqualTo": MAX_ROWS}]}
+                   for each in objects or (name,)],
         "customProperties": [{"property": "contractGate", "value": gate}],
     }
     return yaml.safe_dump(document, sort_keys=False)
@@ -98,11 +102,15 @@ def contract_text(name: str, version: str, mode: str, policy: str, *, optional_c
 
 @dataclass
 class Contract:
-    """One contract of the world and what the model expects of its current target."""
+    """One gated object of the world (a contract of several has one per object, sharing its file)
+    and what the model expects of its current target."""
 
     name: str
     mode: str
     policy: str
+    file_stem: str = ""  # the contract file's name; default ``name``
+    object: str | None = None  # the schema object, in a contract of several
+    objects: tuple[str, ...] = ()  # every object of that contract
     major: int = 1
     minor: int = 0
     optional_column: bool = False
@@ -137,6 +145,9 @@ class GateWorld:
         self.skip = set(skip or ())
         (root / "contracts").mkdir(parents=True, exist_ok=True)
         self.contracts = {name: Contract(name, *policy) for name, policy in POLICIES.items()}
+        stem, objects = PAIR
+        for each in objects:
+            self.contracts[f"{stem}.{each}"] = Contract(f"{stem}.{each}", "append", "split_rows", stem, each, objects)
         for contract in self.contracts.values():
             self.write_contract(contract)
         self.next_id = 0
@@ -146,15 +157,15 @@ class GateWorld:
 
     # ---- the world ------------------------------------------------------------------------
     def file(self, contract: Contract) -> Path:
-        return self.root / "contracts" / f"{contract.name}.yaml"
+        return self.root / "contracts" / f"{contract.file_stem or contract.name}.yaml"
 
     def write_contract(self, contract: Contract) -> None:
         self.file(contract).write_text(contract_text(
-            contract.name, contract.version, contract.mode, contract.policy,
-            optional_column=contract.optional_column, kinds=contract.kinds), encoding="utf-8")
+            contract.file_stem or contract.name, contract.version, contract.mode, contract.policy,
+            optional_column=contract.optional_column, kinds=contract.kinds, objects=contract.objects), encoding="utf-8")
 
     def plan(self, contract: Contract) -> Plan:
-        return compile_plan(self.file(contract))
+        return compile_plan(self.file(contract), object_name=contract.object)
 
     def rows(self, kind: str, contract: Contract) -> tuple[list[dict], list[str]]:
         """(rows, the ids the contract must refuse) of a batch of ``kind``."""
@@ -274,7 +285,7 @@ class GateWorld:
         contract.last_submission = decision["submission_id"]
 
     def step_evolve(self, how: str) -> None:
-        contract = self.rng.choice(list(self.contracts.values()))
+        contract = self.rng.choice([c for c in self.contracts.values() if c.object is None])
         if how == "optional_column":
             if contract.optional_column:
                 return
@@ -326,13 +337,14 @@ class GateWorld:
         target = self.plan(contract).require_tables().require_target()
         if not target.is_path or not (Path(target.location) / "_delta_log").is_dir():
             return
-        code, out = self.cli("validate", self.file(contract), "--target", "--json")
+        code, out = self.cli("validate", self.file(contract), "--target", "--json",
+                             *(("--object", contract.object) if contract.object else ()))
         if code != 0:
             self.disagree(f"{contract.name}: validate --target of the published target exits {code}: {out[:300]}")
 
     def step_preview(self) -> None:
         """``preview`` of the deployed, unchanged contract decides as the gate did: exit 0."""
-        contract = self.rng.choice(list(self.contracts.values()))
+        contract = self.rng.choice([c for c in self.contracts.values() if c.object is None])
         if not contract.target_ids:
             return
         code, out = self.cli("preview", self.file(contract), "--last", "3", "--json")
