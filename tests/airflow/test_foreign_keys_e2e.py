@@ -1,6 +1,7 @@
 """A foreign key across two contracts of one deployment, end to end with ``dag.test()``: a batch
-with 3 orphan keys is split (3 quarantined) and its report names the parent's target and the
-version read; after the parent publishes the missing keys, the same batch re-run is accepted."""
+with 3 orphan keys is split (3 quarantined), and its report and its decision name the parent's
+target and the version read; after the parent publishes the missing keys, the same batch re-run
+is accepted."""
 
 from __future__ import annotations
 
@@ -89,6 +90,8 @@ def test_orphan_keys_are_split_off_and_the_batch_is_accepted_once_the_parent_pub
     entry = reference_entry(split)
     assert entry["reference"]["version"] == parent_version
     assert entry["reference"]["table"].endswith("lakehouse/fk_customers")
+    assert split.decision["reason"] == (f"foreign keys: customer_id.references read {entry['reference']['table']} "
+                                        f"(contract fk_customers) at version {parent_version}")
     assert sorted(r["customer_id"] for r in gate.rows("lakehouse/fk_orders_quarantine")) == [8, 9, 10]
 
     gate.land("fk_customers", [{"customer_id": i} for i in range(8, 11)], "json")
@@ -98,6 +101,7 @@ def test_orphan_keys_are_split_off_and_the_batch_is_accepted_once_the_parent_pub
 
     assert rerun.decision["outcome"] == "published" and rerun.decision["rule_failures"] == {}
     assert reference_entry(rerun)["reference"]["version"] == parent_version + 1
+    assert rerun.decision["reason"].endswith(f"at version {parent_version + 1}")
     assert sorted(r["customer_id"] for r in gate.rows("lakehouse/fk_orders")) == list(range(1, 11))
 
 
