@@ -52,7 +52,7 @@ def test_every_option_is_registered_in_provider_info_with_a_description():
     assert set(section["options"]) == set(config.OPTIONS)
     for name, option in section["options"].items():
         assert option["description"] and option["example"], name
-        assert option["type"] in ("string", "integer") and "default" in option
+        assert option["type"] in ("string", "integer", "boolean") and "default" in option
 
 
 def test_without_airflow_the_airflow_variable_wins_and_old_names_still_work_with_a_warning():

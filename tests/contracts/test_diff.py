@@ -224,7 +224,7 @@ def test_exit_codes(versions, tmp_path):
     assert cli("diff", old, same_version).returncode == 1  # a change without a new version
     assert cli("diff", old, tmp_path / "missing.yaml").returncode == 2
     unparsable = tmp_path / "bad.yaml"
-    unparsable.write_text(edited(BASE, ("physicalType: int\n", "physicalType: integr\n")))
+    unparsable.write_text(edited(BASE, ("physicalType: int\n", "physicalType: decimal(50,2)\n")))
     result = cli("diff", old, unparsable)
     assert (result.returncode, "does not compile" in result.stderr) == (2, True)
     assert cli("diff", old).returncode == 2

@@ -33,7 +33,7 @@ from contract_gate_plan.addresses import HOME_ENV
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 CONNECT = "spark-connect"
-CONNECT_PORT = "CONTRACT_GATE_CONNECT_PORT"  # set when the deployment runs its own Spark Connect server
+CONNECT_CONNECTION = "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"  # set when the deployment runs its own Spark Connect server
 SETTINGS_FILE = "contract-gate.env"
 RUN_FOLDER = "contract-gate-run"
 GUARD_FILE = "contract_gates.py"
@@ -91,11 +91,15 @@ def first_settings(options: Options) -> dict[str, str]:
     }
     if options.spark_connect:
         settings[config.environment_variable("execution_mode")] = "spark_connect"
-        settings[CONNECT_PORT] = str(free_port())
-        settings["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"] = json.dumps(
-            {"conn_type": "spark_connect", "host": "127.0.0.1", "port": int(settings[CONNECT_PORT])},
-            separators=(",", ":"))
+        settings[CONNECT_CONNECTION] = json.dumps(
+            {"conn_type": "spark_connect", "host": "127.0.0.1", "port": free_port()}, separators=(",", ":"))
     return settings
+
+
+def connect_port(settings: dict[str, str]) -> int | None:
+    """The port of the deployment's own Spark Connect server, or None when it runs none."""
+    connection = settings.get(CONNECT_CONNECTION)
+    return int(json.loads(connection)["port"]) if connection else None
 
 
 class Deployment:
@@ -168,7 +172,7 @@ class Deployment:
         return True
 
     def status(self) -> dict[str, int | None]:
-        names = (*COMPONENTS, CONNECT) if CONNECT_PORT in self.settings() else COMPONENTS
+        names = (*COMPONENTS, CONNECT) if connect_port(self.settings()) else COMPONENTS
         return {name: self.pid(name) for name in names}
 
     def health(self) -> dict | None:
@@ -201,8 +205,9 @@ def up(options: Options, timeout: float = 300, say=print) -> Deployment:
                                  text=True)
         if migrate.returncode != 0:
             raise RuntimeError(f"airflow db migrate failed:\n{migrate.stderr[-3000:]}")
-    if CONNECT_PORT in settings and deployment.pid(CONNECT) is None:
-        server = LocalConnectServer(deployment.run / CONNECT, port=int(settings[CONNECT_PORT]))
+    port = connect_port(settings)
+    if port and deployment.pid(CONNECT) is None:
+        server = LocalConnectServer(deployment.run / CONNECT, port=port)
         server.launch()
         assert server.process is not None  # launch() started it
         (deployment.run / f"{CONNECT}.pid").write_text(f"{server.process.pid}\n")
@@ -226,7 +231,8 @@ def wait_healthy(deployment: Deployment, timeout: float) -> None:
             raise RuntimeError(f"{', '.join(stopped)} exited; see {logs}:\n"
                                f"{logs.read_text(errors='replace')[-3000:] if logs.is_file() else ''}")
         health = deployment.health()
-        connect_ready = CONNECT_PORT not in settings or listening(int(settings[CONNECT_PORT]))
+        port = connect_port(settings)
+        connect_ready = port is None or listening(port)
         if health is not None and connect_ready and all(
                 (health.get(part) or {}).get("status") == "healthy"
                 for part in ("metadatabase", "scheduler", "triggerer", "dag_processor")):
