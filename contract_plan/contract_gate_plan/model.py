@@ -221,8 +221,9 @@ class Plan:
         return self.gate.get("alerts") or {}
 
     @property
-    def schedule(self) -> Mapping[str, Any] | None:
-        """The gate's ``schedule`` settings, None when the gate runs when triggered."""
+    def schedule(self) -> Mapping[str, Any] | str | None:
+        """The gate's ``schedule``: a cron or preset string, ``{onLanding: ...}``, or None when the
+        gate runs when triggered."""
         return self.gate.get("schedule")
 
     @property

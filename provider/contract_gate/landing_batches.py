@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,8 @@ class Watch:
         The addresses travel as the plan writes them (trigger arguments are JSON)."""
         if not plan.gated:
             raise ValueError(f"contract {plan.contract_id!r} has no contractGate settings: no landing to watch")
-        configured = (plan.schedule or {}).get("onLanding") or {}
+        # a cron gate's sensor watches too: its schedule names no landing settings
+        configured = (plan.schedule.get("onLanding") or {}) if isinstance(plan.schedule, Mapping) else {}
         written = plan.document["tables"]
         return cls(
             contract_id=plan.contract_id,

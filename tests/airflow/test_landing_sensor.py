@@ -17,6 +17,7 @@ from _airflow_gate import HOME, gate_home
 from _landing_contracts import LAKEHOUSE, case_rows, land_csv, write_contract
 from deltalake import write_deltalake
 
+from contract_gate.contract.settings import DEFAULT_SETTLE_SECONDS
 from contract_gate.decisions import final_decision, record_decision
 from contract_gate.landing_batches import Watch, landed_batch
 from contract_gate.submission import derive_submission_id
@@ -26,6 +27,7 @@ from contract_gate_plan.model import Plan
 FILES = "cases_landing_files"
 DELTA = "cases_landing_delta"
 SETTLE = "cases_landing_settle"
+CRON = "cases_landing_cron"
 CONTRACTS = HOME / "landing_sensor_contracts"
 DAG_FILE = "landing_sensor_dags.py"
 DAGS = f'''"""Sensor DAGs of tests/airflow/test_landing_sensor.py (written by the test, removed after it)."""
@@ -51,6 +53,7 @@ def sensors(gate):
     write_contract(CONTRACTS, FILES, schedule={"onLanding": {"marker": "_SUCCESS"}})
     write_contract(CONTRACTS, DELTA, landing_format="delta")
     write_contract(CONTRACTS, SETTLE, schedule={"onLanding": {"settleSeconds": 600}})
+    write_contract(CONTRACTS, CRON, schedule="@hourly")
     (gate.dags / DAG_FILE).write_text(DAGS)
     gate.reset_bag()
     try:
@@ -165,6 +168,13 @@ def test_the_trigger_survives_serialisation_and_runs_to_its_event(sensors):
         event = first_event(trigger)
     assert event.payload["status"] == "landed"
     assert event.payload["submission_id"] == submission_of(FILES)
+
+
+def test_a_cron_gate_is_watched_with_the_default_settle_time(sensors):
+    """A sensor on a gate that runs on a cron reads no onLanding settings from its string schedule."""
+    with gate_home():
+        watch = Watch.from_plan(plan(CRON))
+    assert (watch.marker, watch.settle_seconds) == (None, DEFAULT_SETTLE_SECONDS)
 
 
 def test_without_a_marker_a_file_batch_lands_when_nothing_changed_for_the_settle_time(sensors):
