@@ -121,6 +121,21 @@ def test_an_oversized_record_is_unparseable_only_and_sparks_own_column_never_sho
     assert (report["rows"]["valid"], report["rows"]["invalid"]) == (1, 1)
 
 
+def test_a_json_key_no_record_names_is_null_for_an_optional_column_and_missing_for_a_required_one(spark, tmp_path):
+    """JSON records have no header: an optional column (``status``) that no record names reads as
+    NULL, so a batch written before the column was added passes; a required one is still missing."""
+    (tmp_path / "old.json").write_text(
+        '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 3}\n')
+    old = read_candidate(spark, str(tmp_path / "old.json"), format="json", columns=load_plan(cases_plan()).columns)
+    report = run_validation(spark, cases_plan(), old)
+    assert (report["schema"]["ok"], report["outcome"]) == (True, "pass")
+    assert old.df.select("status").first()[0] is None
+    (tmp_path / "keyless.json").write_text(
+        '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "status": "confirmed"}\n')
+    keyless = read_candidate(spark, str(tmp_path / "keyless.json"), format="json", columns=load_plan(cases_plan()).columns)
+    assert run_validation(spark, cases_plan(), keyless)["schema"]["missing"] == ["case_count"]
+
+
 def test_json_and_parquet(spark, tmp_path):
     (tmp_path / "cases.json").write_text(
         '{"region_code": "NL", "report_date": "2024-03-01", "reporting_org": "GGD", "case_count": 3, "status": "confirmed"}\n'

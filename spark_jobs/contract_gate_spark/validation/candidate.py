@@ -104,6 +104,11 @@ def _read_text(
         # An empty file (or folder) says nothing about its columns: read it as the plan's, so
         # the batch is judged as empty (``submission.not_empty``), not as one missing them all.
         found = [StructField(name, data_type) for name, data_type in expected.items()]
+    elif format == "json":
+        # JSON records have no header: a key that no record names is a NULL in every record, which
+        # an optional column allows (a required one is still missing from the batch's schema)
+        named = {f.name for f in found}
+        found += [StructField(c.name, expected[c.name]) for c in columns if c.nullable and c.name not in named]
     schema = StructType([StructField(f.name, expected.get(f.name, f.dataType), True) for f in found])
     allowed = frozenset(c.name for c in columns if c.allow_non_finite)
     json_text = frozenset(c.name for c in columns if c.json_text)
