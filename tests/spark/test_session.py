@@ -61,3 +61,22 @@ def test_a_local_session_records_no_python_call_sites(spark):
     assert local_defaults(2)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert is_debugging_enabled() is False
+
+
+def test_a_running_session_that_tags_its_commits_gives_the_gate_untagged_ddl(spark, tmp_path):
+    """A cluster default, a notebook's setting, or a submission's child session left active on this
+    thread can carry Delta's commit tags. The gate's own DDL (a table's creation) must not carry
+    them: recovery and ``contract-gate audit`` read a tagged commit as that submission's publish."""
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", "s1")
+    spark.conf.set("spark.databricks.delta.write.txnAppId", "someone-else")
+    spark.conf.set("spark.databricks.delta.write.txnVersion", "7")
+
+    session = get_session()
+
+    assert session is spark
+    table = tmp_path / "created"
+    session.sql(f"CREATE TABLE delta.`{table}` (k STRING) USING DELTA")
+    session.createDataFrame([("a",)], "k string").write.format("delta").mode("append").save(str(table))
+    history = session.sql(f"DESCRIBE HISTORY delta.`{table}`").orderBy("version").collect()
+    assert [(h["version"], h["operation"], h["userMetadata"]) for h in history] == [
+        (0, "CREATE TABLE", None), (1, "WRITE", None)]

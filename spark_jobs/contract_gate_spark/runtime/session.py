@@ -39,6 +39,16 @@ JARS_DIR_ENV = "CONTRACT_GATE_JARS"
 # Spark replaces ${...} in SQL text (${env:NAME}, ${system:...}) before parsing it; the gate's
 # SQL carries names, paths and literals from contracts: nothing is substituted, in any mode.
 NO_SUBSTITUTION = {"spark.sql.variable.substitute": "false"}
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+COMMIT_TAGS = (USER_METADATA, TXN_APP_ID, TXN_VERSION_CONF)
+"""The session conf Delta copies into every commit the session makes. A submission's commits carry
+them from a child session (``contract_gate_spark.steps.commits.tagged_session``); the session the
+gate is given must carry none, or its untagged DDL (a table's creation, a migration) would read as
+that tag's publish to recovery and ``contract-gate audit`` (a cluster default, a notebook's
+setting, or an earlier caller's tagged child left active in this thread)."""
+
 DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -248,7 +258,7 @@ def get_session(
     if session is not None:  # a cluster's, Databricks' or a Connect server's session
         for key, value in NO_SUBSTITUTION.items():
             session.conf.set(key, value)
-        return session
+        return _untagged(session)
     builder = SparkSession.builder.appName(app_name)
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
         submitted = SparkConf()
@@ -259,7 +269,7 @@ def get_session(
             builder = builder.config(key, value)
         for key, value in read_private_settings().items():  # kept off the driver's command line
             builder = builder.config(key, value)
-        return builder.getOrCreate()
+        return _untagged(builder.getOrCreate())
     for key, value in {**local_defaults(), **(conf or {})}.items():
         builder = builder.config(key, value)
     if JAR_SETTINGS.isdisjoint(conf or {}):  # else the caller brings Delta's jars itself
@@ -270,4 +280,10 @@ def get_session(
             builder = configure_spark_with_delta_pip(builder)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("CONTRACT_GATE_SPARK_LOG_LEVEL", "WARN"))
+    return _untagged(session)
+
+
+def _untagged(session: SparkSession) -> SparkSession:
+    for key in COMMIT_TAGS:
+        session.conf.unset(key)
     return session

@@ -33,7 +33,7 @@ from pyspark.sql import SparkSession
 
 from contract_gate_plan.model import Plan
 from contract_gate_spark.runtime.errors import has_condition
-from contract_gate_spark.runtime.session import child_session
+from contract_gate_spark.runtime.session import TXN_APP_ID, TXN_VERSION_CONF, USER_METADATA, child_session
 
 TXN_VERSION = 1
 LAST_COMMIT = "spark.databricks.delta.lastCommitVersionInSession"
@@ -75,10 +75,10 @@ def tagged_session(
     ``errorifexists`` write silently instead of saying the candidate exists.)"""
     session = child_session(spark)
     session.conf.unset(LAST_COMMIT)  # a Connect clone copies its parent's: only its own commit sets it
-    session.conf.set("spark.databricks.delta.commitInfo.userMetadata", submission_id)
+    session.conf.set(USER_METADATA, submission_id)
     if idempotent:
-        session.conf.set("spark.databricks.delta.write.txnAppId", app_id(plan, submission_id))
-        session.conf.set("spark.databricks.delta.write.txnVersion", str(TXN_VERSION))
+        session.conf.set(TXN_APP_ID, app_id(plan, submission_id))
+        session.conf.set(TXN_VERSION_CONF, str(TXN_VERSION))
     return session
 
 
