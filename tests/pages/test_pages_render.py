@@ -5,6 +5,7 @@ and report files as the gate writes them, rendered by ``contract_gate.pages`` an
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 import shutil
@@ -266,3 +267,45 @@ def test_a_catalog_target_shows_the_freshness_dags_last_record_and_queries_no_wa
     html = build.contracts_page([regional])
     assert 'class="badge stale"' in html and "<strong>3d</strong> old" in html and "check at 2025-03-04T00:00:00Z" in html
     assert "decisions in catalog table" in html  # read where the catalog is, not from the page
+
+
+def audit_line(home: Path, contract_id: str) -> tuple[str, str]:
+    """(state, text) of the contract's audit line on the contracts page."""
+    html = build.contracts_page(data.load_contracts(home / "contracts"))
+    card = html.split(f'data-contract="{contract_id}"')[1].split("</section>")[0]
+    state, text = re.search(r'<p class="audit" data-audit="([^"]+)">(.*?)</p>', card, re.S).groups()
+    return state, " ".join(html_module.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+def test_the_contracts_page_shows_the_retention_dags_last_audit(home):
+    """The page's audit line is what the retention DAG's ``audit_decisions`` task recorded: none
+    before it ran, clean after a clean audit, the number and kinds of disagreements (never their
+    messages) after one that failed, each with its time."""
+    from contract_gate.airflow_compat import AirflowFailException
+    from contract_gate.operators.audit import GateAuditOperator
+
+    class TaskInstance:
+        def __init__(self) -> None:
+            self.pushed: dict = {}
+
+        def xcom_push(self, key: str, value) -> None:
+            self.pushed[key] = value
+
+    assert audit_line(home, "orders") == (
+        "not audited yet", "audit of the decision log not audited yet the retention DAG's daily audit_decisions task has not run")
+    task = GateAuditOperator(task_id="audit_decisions", contract=str(home / "contracts" / "orders.yaml"))
+    assert task.execute({"ti": TaskInstance()})["findings"] == []
+    state, text = audit_line(home, "orders")
+    assert state == "clean" and re.fullmatch(
+        r"audit of the decision log clean 0 final decision\(s\) and 0 tagged commit\(s\) agree with the tables "
+        r"\(the retention DAG's audit at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\)", text), text
+    assert audit_line(home, "regional_daily_cases")[0] == "not audited yet"  # its own record, not orders'
+
+    decide(entry_of(home, "orders").plan, "o-gone", "published", {})  # 10 rows published, no commit holds them
+    ti = TaskInstance()
+    with pytest.raises(AirflowFailException, match="decision_without_commit"):
+        task.execute({"ti": ti})
+    state, text = audit_line(home, "orders")
+    assert state == "disagreement" and "1 disagreement(s): decision_without_commit × 1" in text, text
+    assert "o-gone" not in text  # the page names kinds; the task's log and XCom name the submission
+    assert ti.pushed["return_value"]["findings"][0]["submission_id"] == "o-gone"

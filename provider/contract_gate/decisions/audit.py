@@ -34,7 +34,7 @@ than the oldest commit a table's log still holds cannot be checked there and are
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -48,6 +48,7 @@ from contract_gate_plan.ownership import ownership_problem
 from contract_gate_plan.tagged_commit import TaggedCommit
 
 DEFAULT_UNFINISHED_AFTER = timedelta(days=1)
+AUDIT_STATUS_VERSION = 1
 # Operations that add or change rows. The gate makes them only tagged; creating, migrating,
 # constraining and compacting a table writes no row, and retention's DELETE runs on the
 # quarantine table only.
@@ -91,6 +92,15 @@ class AuditResult:
         return {"contract_id": self.contract_id, "object": self.object, "decisions": self.decisions,
                 "commits": self.commits, "findings": [f.as_dict() for f in self.findings],
                 "repaired": [{"submission_id": d.submission_id, "outcome": d.outcome} for d in self.repaired]}
+
+    def status(self, gate: str, checked_at: datetime) -> dict:
+        """What the retention DAG's audit task keeps of this audit for the status page: clean or
+        how many disagreements of which kinds, and when. The messages stay in the task's log."""
+        return {"status_version": AUDIT_STATUS_VERSION, "gate": gate, "contract_id": self.contract_id,
+                "object": self.object, "checked_at": checked_at.isoformat(timespec="seconds"),
+                "clean": not self.findings, "findings": len(self.findings),
+                "kinds": dict(sorted(Counter(f.kind for f in self.findings).items())),
+                "decisions": self.decisions, "commits": self.commits}
 
 
 def audit(

@@ -1,4 +1,4 @@
-"""Where a plan's tables and the freshness status are, as the freshness check sees them.
+"""Where a plan's tables, the freshness status and the last audit are, as the freshness check sees them.
 
 A plan's addresses are resolved as every gate step resolves them (``contract_gate_plan.addresses``:
 against ``CONTRACT_GATE_HOME``, else the working directory), so the check reads the folder the
@@ -16,6 +16,7 @@ from contract_gate_plan.model import Plan
 from contract_gate_plan.reserved import STATUS_FOLDER
 
 DEFAULT_STATUS_DIR = "lakehouse/" + STATUS_FOLDER
+AUDIT_FOLDER = "audit"  # a folder, so no gate's own status file can be named like an audit's
 
 
 def status_dir(plan: Plan) -> Path:
@@ -31,3 +32,9 @@ def status_dir(plan: Plan) -> Path:
     if target.is_path and posixpath.isabs(target.location):
         return Path(target.location).parent / STATUS_FOLDER
     return Path(Address(kind="path", path=DEFAULT_STATUS_DIR).resolved().location)
+
+
+def audit_status_dir(plan: Plan) -> Path:
+    """The folder of the last audit of each gated object (``<gate>.json``, as the retention DAG's
+    audit task records it), in the status folder beside the freshness status."""
+    return status_dir(plan) / AUDIT_FOLDER

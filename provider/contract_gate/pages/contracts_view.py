@@ -1,5 +1,6 @@
 """The contracts page, as plain data for the template: every contract with its freshness state,
-its last decisions, the outcomes of its last N submissions and which rules rejected them.
+the last audit of its decision log, its last decisions, the outcomes of its last N submissions
+and which rules rejected them.
 
 Freshness is evaluated now, read-only, from the same sources as the freshness DAG and
 ``contract-gate status`` (no alert, nothing written); the business date is withheld when its
@@ -15,7 +16,7 @@ from typing import Any
 
 from contract_gate.freshness.business_time import render_duration
 from contract_gate.freshness.latest import latest_accepted
-from contract_gate.freshness.locations import status_dir
+from contract_gate.freshness.locations import audit_status_dir, status_dir
 from contract_gate.freshness.status import StatusStore, evaluate
 from contract_gate.pages.chart import bar_chart
 from contract_gate.pages.data import ContractEntry
@@ -23,6 +24,7 @@ from contract_gate_plan.model import Plan
 
 NO_SLA = "no SLA"
 NOT_CHECKED = "not checked yet"  # a catalog target the freshness DAG has not checked
+NOT_AUDITED = "not audited yet"  # the retention DAG's audit task has not run
 # every outcome of a submission's decision; a migration record (``migrated``) is listed, not counted
 OUTCOME_ORDER = ("published", "split", "quarantined", "failed")
 SHOWN_DECISIONS = 10  # decisions listed per contract; the counts and the chart use all of the last N
@@ -41,7 +43,7 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
     view: dict[str, Any] = {"file": entry.file.name, "id": entry.contract_id, "object": entry.object,
             "object_link": entry.object if entry.several_objects else None, "not_gated": entry.not_gated,
             "error": entry.error, "gated": entry.gated, "version": None, "name": None, "freshness": None,
-            "counts": None, "decisions": None, "chart": None, "decisions_table": None}
+            "counts": None, "decisions": None, "chart": None, "decisions_table": None, "audit": None}
     if entry.plan is None:
         return view
     plan = entry.plan
@@ -49,6 +51,7 @@ def contract_view(entry: ContractEntry, decisions: list[dict] | Exception | None
     if not entry.gated:
         return view
     view["decisions_table"] = plan.require_tables().require_decisions().location
+    view["audit"] = audit_view(StatusStore(audit_status_dir(plan)).read(plan.names.gate))
     errors = []
     try:
         view["freshness"] = freshness_view(plan, now)
@@ -91,6 +94,21 @@ def freshness_view(plan: Plan, now: datetime) -> dict:
         "submission": status["latest_accepted_submission"],
         "as_of": as_of,
     }
+
+
+def audit_view(status: dict | None) -> dict:
+    """The last audit as the retention DAG's audit task recorded it (``state``: ``clean``,
+    ``disagreement`` or ``not audited yet``), what it found, and when."""
+    if status is None:
+        return {"state": NOT_AUDITED, "checked_at": None,
+                "detail": "the retention DAG's daily audit_decisions task has not run"}
+    if status["clean"]:
+        detail = f"{status['decisions']} final decision(s) and {status['commits']} tagged commit(s) agree with the tables"
+    else:
+        detail = f"{status['findings']} disagreement(s): " + ", ".join(
+            f"{kind} × {n}" for kind, n in status["kinds"].items())
+    return {"state": "clean" if status["clean"] else "disagreement", "checked_at": status["checked_at"],
+            "detail": detail}
 
 
 def outcome_counts(decisions: list[dict]) -> dict[str, int]:
