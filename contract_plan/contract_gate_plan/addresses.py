@@ -2,9 +2,9 @@
 
 The compiler writes relative paths (``lakehouse/orders``) so one plan serves every machine;
 every step must resolve them the same way or two steps of one submission would read and
-write different folders. They resolve against ``CONTRACT_GATE_HOME`` when it is set (an
-Airflow worker's cwd is arbitrary), else the working directory. URIs (``s3://...``,
-``file:/...``) and absolute paths are used as they are.
+write different folders. They resolve against the gate's home (:func:`gate_home`: an
+Airflow worker's cwd is arbitrary). URIs (``s3://...``, ``file:/...``) and absolute paths are
+used as they are.
 
 Standard library only: the Airflow side (decision store, recovery) resolves addresses too.
 """
@@ -17,11 +17,27 @@ import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from contract_gate_plan.sql_text import table_reference
 
 HOME_ENV = "CONTRACT_GATE_HOME"
+_configured_home: Callable[[], str | None] | None = None
+
+
+def use_configured_home(setting: Callable[[], str | None]) -> None:
+    """Let the host's configuration name the home when ``CONTRACT_GATE_HOME`` is unset:
+    ``contract_gate.config`` installs Airflow's ``[contract_gate] home`` when it is imported (this
+    package imports no Airflow, and a Spark driver has no Airflow configuration)."""
+    global _configured_home
+    _configured_home = setting
+
+
+def gate_home() -> str:
+    """Where relative paths resolve: ``CONTRACT_GATE_HOME`` (the job environment a runner hands
+    to a Spark driver), else the host's configured home (:func:`use_configured_home`), else the
+    working directory."""
+    return os.environ.get(HOME_ENV) or (_configured_home and _configured_home()) or os.getcwd()
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
@@ -82,8 +98,7 @@ class Address:
         """This address with a relative path made absolute (URIs and absolute paths are kept)."""
         if not self.is_path or _URI.match(self.location) or posixpath.isabs(self.location):
             return self
-        home = os.environ.get(HOME_ENV) or os.getcwd()
-        return replace(self, path=posixpath.normpath(posixpath.join(home, self.location)))
+        return replace(self, path=posixpath.normpath(posixpath.join(gate_home(), self.location)))
 
     @property
     def is_path(self) -> bool:

@@ -8,10 +8,11 @@ The old ``CONTRACT_GATE_<OPTION>`` variables still work for one release, with a 
 
 Standard library and ``contract_gate_plan`` only: the contract side (lint, plan) reads its options here too.
 
-Job environment, not configuration: ``CONTRACT_GATE_HOME`` (where relative table paths
-resolve; read by ``contract_gate_plan.addresses`` in every process, Spark drivers included, and
-passed to a remote driver by the runner), and the local Spark machine's own variables
-(``CONTRACT_GATE_JARS``, ``CONTRACT_GATE_IVY_JARS``, ``CONTRACT_GATE_CLASS_ARCHIVE``,
+The gate's home (where relative table and contract paths resolve) is the ``home`` option, so
+no Airflow component depends on its working directory; ``CONTRACT_GATE_HOME``, the job environment
+that a runner hands to a Spark driver (which has no Airflow configuration), wins when it is set
+(:func:`gate_home`). Job environment, not configuration: ``CONTRACT_GATE_HOME``, the local
+Spark machine's own variables (``CONTRACT_GATE_JARS``, ``CONTRACT_GATE_IVY_JARS``, ``CONTRACT_GATE_CLASS_ARCHIVE``,
 ``CONTRACT_GATE_SPARK_LOG_LEVEL``, ``CONTRACT_GATE_LOCAL_START``) and
 ``CONTRACT_GATE_DISABLE_VALIDATION`` (the in-process ``validate`` of a notebook).
 """
@@ -24,7 +25,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from contract_gate_plan.addresses import HOME_ENV
+from contract_gate_plan import addresses
 
 SECTION = "contract_gate"
 
@@ -42,6 +43,11 @@ class Option:
 
 
 OPTIONS = {option.name: option for option in (
+    Option("home", "The gate's home: the folder that the contracts' relative server paths (``lakehouse``) and "
+           "relative contract paths resolve against, in every component (DAG processor, workers, triggerer, "
+           "api-server). ``CONTRACT_GATE_HOME``, where set, wins (the runners hand it to Spark drivers). Unset "
+           "and without ``CONTRACT_GATE_HOME``: the process's working directory (``contract-gate airflow up`` "
+           "always sets it).", example="/srv/gates"),
     Option("contracts_dir", "The folder of contract files: what ``contract-gate dags sync``, ``contract-gate "
            "status`` and the gate pages read; when set, a generated DAG file reads its contract there at parse "
            "time instead of next to itself. Unset: ``$AIRFLOW_HOME/contracts`` when it exists, else "
@@ -56,10 +62,10 @@ OPTIONS = {option.name: option for option in (
            "Unset: the contract's mode, else ``local``.",
            example="spark_connect", old_names=("CONTRACT_GATE_EXECUTION_MODE",)),
     Option("work_dir", "The folder of each submission's plan, report and step results (the report pages read "
-           "the reports there). Unset: ``lakehouse/_runs`` under ``CONTRACT_GATE_HOME``.",
+           "the reports there). Unset: ``lakehouse/_runs`` in the gate's home (``home``).",
            example="/opt/lakehouse/_runs", old_names=("CONTRACT_GATE_WORK_DIR",)),
     Option("status_dir", "The folder of freshness status files. Unset: ``_contract_gate_status`` beside a "
-           "local path target, else ``lakehouse/_contract_gate_status`` under ``CONTRACT_GATE_HOME``.",
+           "local path target, else ``lakehouse/_contract_gate_status`` in the gate's home (``home``).",
            example="/opt/lakehouse/_contract_gate_status", old_names=("CONTRACT_GATE_STATUS_DIR",)),
     Option("roots", "Comma-separated absolute folders or URIs that contracts may use as a server root "
            "(``servers[].path``); relative roots need no listing.",
@@ -138,8 +144,15 @@ def contracts_dir(dag_file: str | Path | None = None) -> Path:
 
 def gate_home() -> Path:
     """Where relative table and contract paths resolve: ``CONTRACT_GATE_HOME`` (job
-    environment), else the working directory."""
-    return Path(os.environ.get(HOME_ENV) or os.getcwd()).resolve()
+    environment), else the ``home`` option, else the working directory
+    (``contract_gate_plan.addresses.gate_home``, which every plan address resolves against)."""
+    return Path(addresses.gate_home()).resolve()
+
+
+# Plan addresses resolve in the Airflow side's processes through this module's ``home`` option too
+# (the DAG processor, a worker, the triggerer and the api-server all import this module before
+# they resolve an address).
+addresses.use_configured_home(lambda: get("home"))
 
 
 def work_root() -> Path:

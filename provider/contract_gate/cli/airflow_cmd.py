@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     start.add_argument("--dags", type=Path, help="the DAG folder (default: <airflow home>/dags)")
     start.add_argument("--contracts", type=Path, help="the contracts folder (default: <airflow home>/contracts)")
     start.add_argument("--gate-home", type=Path,
-                       help="the gate's home (CONTRACT_GATE_HOME), where the contracts' relative server paths "
+                       help="the gate's home ([contract_gate] home), where the contracts' relative server paths "
                             "resolve (default: the Airflow home)")
     start.add_argument("--port", type=int, default=8080, help="the api-server's port on 127.0.0.1 (default 8080)")
     start.add_argument("--spark-connect", action="store_true",

@@ -8,8 +8,9 @@ Everything lives under ``AIRFLOW_HOME``: ``contract-gate.env`` (the settings, wr
 own, so ``down`` (SIGTERM to the group, as a service manager stops a unit) stops it with the task
 processes it started; an ``up`` after one component stopped starts that one again.
 
-The gate's home (``CONTRACT_GATE_HOME``), its contracts folder and the DAG folder are absolute
-paths resolved once, when the file is first written: no component depends on its working directory.
+The gate's home (``[contract_gate] home``), its contracts folder and the DAG folder are absolute
+paths resolved once, when the file is first written: no component depends on its working directory,
+nor on a ``CONTRACT_GATE_HOME`` left in the environment of whoever runs ``up``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 CONNECT = "spark-connect"
 CONNECT_CONNECTION = "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"  # set when the deployment runs its own Spark Connect server
 SETTINGS_FILE = "contract-gate.env"
+HOME_OPTION = config.environment_variable("home")  # the gate's home, in every component's environment
 RUN_FOLDER = "contract-gate-run"
 GUARD_FILE = "contract_gates.py"
 STOP_SECONDS = 60
@@ -84,7 +86,7 @@ def first_settings(options: Options) -> dict[str, str]:
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
         # a task whose process died with its worker is failed (and retried) within a minute
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "60",
-        HOME_ENV: str((options.gate_home or home).resolve()),
+        HOME_OPTION: str((options.gate_home or home).resolve()),
         config.environment_variable("contracts_dir"): str((options.contracts or home / "contracts").resolve()),
         config.environment_variable("dags_paused_at_creation"): "true" if options.paused else "false",
         **{name: str(free_port()) for name in LOG_PORTS},
@@ -94,6 +96,12 @@ def first_settings(options: Options) -> dict[str, str]:
         settings[CONNECT_CONNECTION] = json.dumps(
             {"conn_type": "spark_connect", "host": "127.0.0.1", "port": free_port()}, separators=(",", ":"))
     return settings
+
+
+def gate_home(settings: dict[str, str]) -> str:
+    """The deployment's gate home (a settings file written before ``[contract_gate] home`` existed names
+    it ``CONTRACT_GATE_HOME``)."""
+    return settings.get(HOME_OPTION) or settings[HOME_ENV]
 
 
 def connect_port(settings: dict[str, str]) -> int | None:
@@ -127,7 +135,8 @@ class Deployment:
         temporary.replace(self.settings_file)
 
     def environment(self) -> dict[str, str]:
-        env = {**os.environ, **self.settings()}
+        # the settings name the gate's home: a CONTRACT_GATE_HOME of the caller's shell would win over it
+        env = {**{name: value for name, value in os.environ.items() if name != HOME_ENV}, **self.settings()}
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         return env
 
@@ -193,7 +202,7 @@ def up(options: Options, timeout: float = 300, say=print) -> Deployment:
         say(f"wrote {deployment.settings_file}")
     settings = deployment.settings()
     env = deployment.environment()
-    for folder in (settings["AIRFLOW__CORE__DAGS_FOLDER"], settings[HOME_ENV],
+    for folder in (settings["AIRFLOW__CORE__DAGS_FOLDER"], gate_home(settings),
                    settings[config.environment_variable("contracts_dir")]):
         Path(folder).mkdir(parents=True, exist_ok=True)
     dags = Path(settings["AIRFLOW__CORE__DAGS_FOLDER"])

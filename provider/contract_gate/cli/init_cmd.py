@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     input_format = args.input_format or guess_format(args.sample)
-    home = Path(os.environ.get("CONTRACT_GATE_HOME") or os.getcwd()).resolve()
+    home = config.gate_home()
     landing, name = landing_of(args.sample, input_format, home)
     object_name = args.object or name
     if args.output and args.output.exists():

@@ -2,10 +2,10 @@
 
 The DAG is the one the DAG factory generates for the contract, run with ``dag.test()`` on a
 local Airflow (SQLite, migrated on first use) and the local Spark default, so the CLI
-exercises exactly what a scheduler would run. Tables land under ``lakehouse/`` in
-``CONTRACT_GATE_HOME`` (default: the working directory). A contract of several gated objects
-gates each of them (one decision each), or only ``--object``: the other objects' tasks are
-marked done without running.
+exercises exactly what a scheduler would run. Tables land under ``lakehouse/`` in the gate's
+home (``CONTRACT_GATE_HOME``, else ``[contract_gate] home``, else the working directory). A
+contract of several gated objects gates each of them (one decision each), or only ``--object``:
+the other objects' tasks are marked done without running.
 
 Exit codes: 0 published (fully or split), 1 rejected (quarantined), 2 error; with several
 objects, the worst of their decisions. ``--json`` prints ``{"decisions": [...]}``.
@@ -28,6 +28,7 @@ from contract_gate.contract.errors import ContractError
 
 from contract_gate import config
 from contract_gate.contract_folder import compiled
+from contract_gate_plan.addresses import HOME_ENV
 from contract_gate_plan.model import Plan
 from contract_gate.dags.stub_files import STUB_FOLDER, stub_name, sync_dag_files
 
@@ -137,7 +138,8 @@ def missing_landing(landing: str | None, plans: list[Plan]) -> str | None:
 def prepare_environment(contract: Path, env: str | None) -> Path:
     """Point Airflow at a private DAG folder holding only this contract's DAG (set before
     Airflow is imported: it reads its configuration once)."""
-    home = Path(os.environ.setdefault("CONTRACT_GATE_HOME", os.getcwd())).resolve()
+    home = config.gate_home()
+    os.environ.setdefault(HOME_ENV, str(home))  # the run's Spark drivers resolve against it too
     airflow_home = Path(os.environ.setdefault("AIRFLOW_HOME", str(home / ".airflow")))
     dags = airflow_home / RUN_DAGS
     dags.mkdir(parents=True, exist_ok=True)
