@@ -84,8 +84,8 @@ OPTIONS = {option.name: option for option in (
            example="2", default="2", type="integer"),
     Option("retry_delay_seconds", "Seconds between a gate task's tries, unless the contract's "
            "``retries.delaySeconds`` says otherwise.", example="10", default="10", type="integer"),
-    Option("runs_per_batch", "How many gate runs a batch gets before the gate stops re-gating it (its last "
-           "``failed`` decision has alerted ``alerts.onRejection``): a batch whose run ended without a final "
+    Option("runs_per_batch", "How many gate runs a batch gets before the gate stops re-gating it (the last "
+           "failed run's ``alerts.onRejection`` alert says the retry cap is reached): a batch whose run ended without a final "
            "decision is gated again by its landing watcher or the next scheduled run. The contract's "
            "``retries.runsPerBatch`` wins.", example="3", default="3", type="integer"),
     Option("dags_paused_at_creation", "Whether a new gate DAG starts paused (``true``) or runs as soon as it "

@@ -4,7 +4,8 @@ triggerer polls it. No Spark: the runs here end before the first Spark job.
 
 * Gate tasks retry (the contract's ``retries``, else the deployment's ``[contract_gate]``).
 * A batch whose run ended with a non-final ``failed`` decision is fired again by the watcher
-  until it is final or ``runsPerBatch`` runs have failed; a scheduled run gives up likewise.
+  until it is final or ``runsPerBatch`` runs have failed; a scheduled run gives up likewise, and
+  the run that used up the batch's runs says so in its rejection alert, once.
 * A scheduled run with nothing landed is skipped, and records nothing.
 
 The real-process version (a scheduler stopped mid-run) is tests/deploy/test_deployment_e2e.py.
@@ -13,6 +14,7 @@ The real-process version (a scheduler stopped mid-run) is tests/deploy/test_depl
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -23,17 +25,20 @@ CONTRACTS = HOME / "faults_contracts"
 EMPTY = "cases_nothing_landed"  # cron, nothing ever lands
 GIVEN_UP = "cases_given_up"  # cron, its batch failed in every run it had
 WATCHED = "cases_fired_again"  # @landing, its run fails
+CAPPED = "cases_retry_cap_alerted"  # cron, its runs fail until its runs per batch are used up
+ALERTS = HOME / "faults_alerts" / "rejections.jsonl"  # CAPPED's rejection alerts (FileNotifier)
+SECRET = "ZQX-CAP-CLASSIFIED-7713"  # a reporting_org (classification: restricted) value to trace
 DAG_FILE = "faults_dags.py"
 
 
-def contract(contract_id: str, *, schedule, retries: dict | None = None):
+def contract(contract_id: str, *, schedule, retries: dict | None = None, alerts: dict | None = None):
     import yaml
 
     path = write_contract(CONTRACTS / contract_id, contract_id, schedule=schedule)
-    if retries is not None:
+    if retries is not None or alerts is not None:
         document = yaml.safe_load(path.read_text())
         gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
-        gate["retries"] = retries
+        gate.update({"retries": retries} if retries is not None else {}, **({"alerts": alerts} if alerts else {}))
         path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
 
@@ -66,7 +71,10 @@ def records(plan) -> list:
 def dags(gate):
     paths = {EMPTY: contract(EMPTY, schedule="@daily"),
              GIVEN_UP: contract(GIVEN_UP, schedule="@daily", retries={"runsPerBatch": 2, "tasks": 4,
-                                                                       "delaySeconds": 7})}
+                                                                       "delaySeconds": 7}),
+             CAPPED: contract(CAPPED, schedule="@daily", retries={"runsPerBatch": 2, "tasks": 0},
+                              alerts={"onRejection": [{"class": "contract_gate.notifications.file.FileNotifier",
+                                                       "arguments": {"path": str(ALERTS)}}]})}
     (gate.dags / DAG_FILE).write_text(
         "from contract_gate.dag_factory import contract_dag\n"
         + "".join(f"{name} = contract_dag({str(path)!r})\n" for name, path in paths.items()))
@@ -104,6 +112,39 @@ def test_a_scheduled_run_stops_gating_a_batch_once_its_runs_per_batch_have_faile
     assert run.decision is None
     assert [(r.outcome, r.run_id) for r in records(plan)] == [("failed", "earlier-run-2"), ("failed", "earlier-run-1")]
     assert not (LAKEHOUSE / GIVEN_UP).exists()  # nothing was published
+
+
+def test_the_run_that_uses_up_a_batchs_runs_raises_the_rejection_alert_once(dags, monkeypatch):
+    from contract_gate.submission import derive_submission_id
+
+    plan = plan_of(CONTRACTS / CAPPED / f"{CAPPED}.yaml")
+    land_csv(CAPPED, [{**row, "reporting_org": SECRET} for row in case_rows("2025-03-02")])
+    with gate_home():
+        submission_id = derive_submission_id(CAPPED, plan.document["tables"]["landing"])
+    dags.bag()  # parsed first: the fault below is the engine's, at run time
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__EXECUTION_MODE", "lost_engine")  # every Spark task fails
+
+    def alerts() -> list[dict]:
+        return [json.loads(line) for line in ALERTS.read_text().splitlines()] if ALERTS.exists() else []
+
+    first = dags.run(CAPPED)
+    assert first.states["stage_validate"] == "failed" and first.states["record_decision"] == "failed"
+    assert [(a["outcome"], a["retry_cap"]) for a in alerts()] == [("failed", None)]  # run 1 of 2: gated again
+
+    second = dags.run(CAPPED)
+    assert second.states["record_decision"] == "failed"
+    capped = alerts()[1:]
+    assert [(a["submission_id"], a["outcome"], a["retry_cap"]) for a in capped] == [(submission_id, "failed", 2)]
+    assert capped[0]["title"] == f"contract-gate: {CAPPED} submission {submission_id} failed, retry cap reached"
+    assert "failed in 2 of 2 runs (runs per batch)" in capped[0]["message"]
+
+    monkeypatch.delenv("AIRFLOW__CONTRACT_GATE__EXECUTION_MODE")
+    third = dags.run(CAPPED)  # the next scheduled run gives the batch up, and alerts nobody again
+    assert third.states["submission"] == "skipped" and third.decision is None
+    assert len(alerts()) == 2
+    assert SECRET not in ALERTS.read_text()
+    assert [r.outcome for r in records(plan)] == ["failed", "failed"]
+    assert not (LAKEHOUSE / CAPPED).exists()  # nothing was published
 
 
 def test_gate_tasks_retry_as_the_contract_says_else_as_the_deployment_says(dags, monkeypatch):

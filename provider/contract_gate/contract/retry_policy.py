@@ -5,7 +5,8 @@ retries it (``tasks`` times, ``delay_seconds`` apart). A run that still ends wit
 decision records a non-final ``failed`` decision, and the batch is gated again: by the landing
 watcher (:mod:`contract_gate.triggers.landing`) or the next scheduled run
 (:mod:`contract_gate.operators.submission`), until it has a final decision or ``runs_per_batch``
-runs have failed; every ``failed`` decision alerts ``alerts.onRejection``. None of this can
+runs have failed; every ``failed`` decision alerts ``alerts.onRejection``, the last one saying the
+retry cap is reached (:func:`contract_gate.operators.record.retry_cap_reached`). None of this can
 publish twice: the publish step's Delta commit is idempotent (``txnAppId``/``txnVersion``) and a
 publication whose record was lost is recovered from the target's tagged commits.
 

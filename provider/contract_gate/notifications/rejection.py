@@ -8,6 +8,10 @@ contract, the submission, the row counts per failing rule and the report page's 
 and names only, never a value of a column (a rule's measured value is left out, as in the
 decision record, because a ``type: sql`` rule may measure a data value).
 
+The ``failed`` run that uses up its batch's runs (``runs_per_batch``,
+:mod:`contract_gate.contract.retry_policy`) says so in the same alert (``retry_cap``): neither the
+landing watcher nor the schedule gates that batch again, so a person has to.
+
 A notifier that fails is tried again a few times, the others are not told twice; what still
 fails is returned to the caller, and the decision is never touched.
 """
@@ -34,8 +38,9 @@ def _one_line(text: object) -> str:
     return line if len(line) <= _LONGEST_TEXT else line[:_LONGEST_TEXT - 1] + "…"
 
 
-def rejection_payload(plan: Plan, decision: dict, report_url: str) -> dict:
-    """The notifiers' ``contract_gate`` context entry for a rejected ``decision``."""
+def rejection_payload(plan: Plan, decision: dict, report_url: str, retry_cap: int | None = None) -> dict:
+    """The notifiers' ``contract_gate`` context entry for a rejected ``decision``; ``retry_cap``: the
+    batch's ``runs_per_batch`` when this failed run was the last one it gets."""
     outcome = decision["outcome"]
     counts = {_one_line(rule): count for rule, count in sorted((decision.get("rule_failures") or {}).items())}
     rules = list(dict.fromkeys(_one_line(rule) for rule in decision.get("failed_rules") or []))
@@ -49,6 +54,9 @@ def rejection_payload(plan: Plan, decision: dict, report_url: str) -> dict:
     lines = [
         f"Submission {_one_line(decision['submission_id'])} of {where} was {outcome.upper()}.",
         *([f"Why: {_one_line(decision['reason'])}"] if decision.get("reason") else []),
+        *([f"Retry cap reached: the batch failed in {retry_cap} of {retry_cap} runs (runs per batch), and the gate "
+           "does not gate it again by itself: fix the cause and re-run it (contract-gate rerun), or land a new "
+           "batch."] if retry_cap else []),
         f"Rows: {rows}.",
         f"Failing rules: {failing}.",
         f"Report: {report_url}",
@@ -69,24 +77,27 @@ def rejection_payload(plan: Plan, decision: dict, report_url: str) -> dict:
         "rows_published": decision.get("rows_published"),
         "rows_quarantined": decision.get("rows_quarantined"),
         "rerun_of": decision.get("rerun_of"),
+        "retry_cap": retry_cap,
         "dag_id": decision.get("dag_id"),
         "run_id": decision.get("run_id"),
         "report_url": report_url,
         "title": (f"contract-gate: {_one_line(plan.contract_id)} submission "
-                  f"{_one_line(decision['submission_id'])} {outcome}"),
+                  f"{_one_line(decision['submission_id'])} {outcome}"
+                  + (", retry cap reached" if retry_cap else "")),
         "message": "\n".join(lines),
     }
 
 
-def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, *,
+def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, *, retry_cap: int | None = None,
                     attempts: int = ATTEMPTS, backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
-    """Tell every notifier of ``alerts.onRejection`` about ``decision``; returns ``{notifier key:
-    error}`` for those still failing after ``attempts`` tries (empty: all were told once)."""
+    """Tell every notifier of ``alerts.onRejection`` about ``decision`` (``retry_cap``: see
+    :func:`rejection_payload`); returns ``{notifier key: error}`` for those still failing after
+    ``attempts`` tries (empty: all were told once)."""
     refs = plan.rejection_notifiers
     pending = dict(zip(notifier_keys(refs), refs))
     if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
         return {}
-    alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url)}
+    alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url, retry_cap)}
 
     def tell_pending() -> dict[str, str]:
         """One attempt: the notifiers not told yet; those that fail are the next attempt's."""

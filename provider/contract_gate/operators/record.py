@@ -16,6 +16,8 @@ After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try t
 alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`) exactly once; a
 decision found from an earlier run or try alerts nobody again. Whatever the alert does, the
 decision stands. With ``alerts.failRunOnRejection`` the task, and so the run, then fails.
+The ``failed`` run that uses up its batch's ``runs_per_batch`` (the watcher and the schedule gate
+the batch no more) says so in that alert (:func:`retry_cap_reached`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.config import work_root
+from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate.metrics import decision_recorded
 from contract_gate.notifications.rejection import alert_rejection
 from contract_gate.operators.base import ContractGateBaseOperator
@@ -122,6 +125,16 @@ def migration_record(results: dict[str, dict | None], submission_id: str) -> dic
     }
 
 
+def retry_cap_reached(plan: Plan, decision: dict) -> int | None:
+    """The batch's ``runs_per_batch`` when ``decision`` is the failed run that used up the last of
+    them, else None. Exactly that run: the watcher and the schedule start no later one, and a run
+    someone starts for the batch by hand counts past the cap and alerts as any failed run does."""
+    if decision["outcome"] != "failed":
+        return None
+    allowed = RetryPolicy.of(plan.gate).runs_per_batch
+    return allowed if decisions.failed_runs(plan, decision["submission_id"]) == allowed else None
+
+
 class GateRecordDecisionOperator(ContractGateBaseOperator):
     """Append the submission's decision record; returns the record (or the existing final one).
 
@@ -182,10 +195,13 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                       f" ({record['reason']})" if record["reason"] else "",
                       ", ".join(stored["failed_rules"]) or "none")
         problems = []
+        cap = retry_cap_reached(plan, stored) if stored.get("run_id") == ti.run_id else None
         if (stored.get("run_id"), stored.get("try_number")) == (ti.run_id, ti.try_number):
-            problems += self.alert(plan, stored, context)
+            problems += self.alert(plan, stored, context, cap)
         if stored["outcome"] == "failed":
-            problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}")
+            problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}"
+                               + (f"; its {cap} runs per batch are used up: it is not gated again by itself"
+                                  if cap else ""))
         elif stored["outcome"] in ("quarantined", "split") and plan.alerts.get("failRunOnRejection"):
             problems.insert(0, f"submission {record['submission_id']} was {stored['outcome']} "
                                "(alerts.failRunOnRejection); its decision is recorded")
@@ -196,10 +212,10 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             raise AirflowFailException("; ".join(problems))
         return stored
 
-    def alert(self, plan: Plan, decision: dict, context: Context) -> list[str]:
+    def alert(self, plan: Plan, decision: dict, context: Context, retry_cap: int | None) -> list[str]:
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
         report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
                                               decision.get("object"))
-        failures = alert_rejection(plan, decision, report_url, dict(context))
+        failures = alert_rejection(plan, decision, report_url, dict(context), retry_cap=retry_cap)
         return [f"the rejection alert of {decision['submission_id']} was not delivered to "
                 + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []
