@@ -1,12 +1,16 @@
 """``contract-gate airflow up`` without starting it: it runs the compose stack's Airflow components,
-and the settings it writes make no component depend on its working directory."""
+the settings it writes make no component depend on its working directory, and the systemd units
+``contract-gate airflow units`` writes (and docs/deployment.md shows) run what ``up`` runs."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import yaml
-from contract_gate.cli.deployment import COMPONENTS, Deployment, Options, first_settings, gate_home, parallelism
+from contract_gate.cli.deployment import (COMPONENTS, STOP_SECONDS, Deployment, Options, component_command,
+                                         first_settings, gate_home, parallelism, units)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,3 +47,46 @@ def test_every_component_gets_the_settings_home_not_the_callers(tmp_path, monkey
     assert "CONTRACT_GATE_HOME" not in env and env["AIRFLOW__CONTRACT_GATE__HOME"] == str(tmp_path / "lake")
     # a settings file written before the option existed still names the home
     assert gate_home({"CONTRACT_GATE_HOME": "/srv/old"}) == "/srv/old"
+
+
+def unit_lines(text: str, key: str) -> list[str]:
+    return [line.split("=", 1)[1] for line in text.splitlines() if line.startswith(f"{key}=")]
+
+
+def test_the_units_run_the_commands_up_runs_with_its_settings_and_stop(tmp_path):
+    bin_dir = Path("/opt/venv/bin")
+    settings = first_settings(Options(tmp_path / "home", spark_connect=True))
+    written = units(settings, bin_dir, "gates")
+    assert set(written) == {f"gate-{c}.service" for c in (*COMPONENTS, "spark-connect")}
+    for component in COMPONENTS:
+        unit = written[f"gate-{component}.service"]
+        assert shlex.split(unit_lines(unit, "ExecStart")[0]) == component_command(component, bin_dir)
+        assert unit_lines(unit, "EnvironmentFile") == [str(tmp_path / "home" / "contract-gate.env")]
+        assert unit_lines(unit, "WorkingDirectory") == [str(tmp_path / "home")]  # up's cwd
+        assert unit_lines(unit, "KillMode") == ["control-group"]  # down stops the process group
+        assert unit_lines(unit, "TimeoutStopSec") == [str(STOP_SECONDS)]
+        assert "gate-spark-connect.service" in unit_lines(unit, "After")[0]
+    connect = written["gate-spark-connect.service"]
+    command = shlex.split(unit_lines(connect, "ExecStart")[0])
+    assert "org.apache.spark.sql.connect.service.SparkConnectServer" in command
+    port = re.search(r'"port":(\d+)', settings["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"]).group(1)
+    assert f"spark.connect.grpc.binding.port={port}" in command  # the server the gates' connection names
+
+
+def test_the_unit_the_deployment_guide_shows_is_the_generators():
+    guide = (REPO / "docs" / "deployment.md").read_text()
+    shown = guide.split("## Under a service manager", 1)[1].split("```ini\n", 1)[1].split("```", 1)[0]
+    settings = first_settings(Options(Path("/srv/gates"), db_url="postgresql+psycopg2://airflow:x@127.0.0.1/airflow"))
+    assert units(settings, Path("/opt/venv/bin"), "airflow")["gate-scheduler.service"] == shown
+
+
+def test_the_units_command_writes_one_file_per_unit_run_as_the_settings_owner(tmp_path):
+    import getpass
+
+    from contract_gate.cli.main import main
+
+    Deployment(tmp_path / "home").write_settings(first_settings(Options(tmp_path / "home")))
+    assert main(["airflow", "units", "--airflow-home", str(tmp_path / "home"), "--output", str(tmp_path / "units")]) == 0
+    written = sorted(path.name for path in (tmp_path / "units").iterdir())
+    assert written == sorted(f"gate-{component}.service" for component in COMPONENTS)  # no Connect server asked for
+    assert unit_lines((tmp_path / "units" / "gate-triggerer.service").read_text(), "User") == [getpass.getuser()]

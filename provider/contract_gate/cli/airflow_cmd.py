@@ -4,18 +4,20 @@
 ``up`` starts the api-server, scheduler, dag-processor and triggerer (LocalExecutor), and with
 ``--spark-connect`` a local Spark Connect server every gate runs on; it writes one DAG file per
 contract first (``dags sync``) and returns once every component is healthy. ``down`` stops them.
-``status`` prints each component's process. Exit codes: 0 done (``status``: all running),
-1 something is not running or did not start, 2 usage error.
+``status`` prints each component's process. ``units`` prints (or writes, ``--output``) the same
+components as systemd units, for a service manager to run instead. Exit codes: 0 done
+(``status``: all running), 1 something is not running or did not start, 2 usage error.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pwd
 import sys
 from pathlib import Path
 
-from contract_gate.cli.deployment import Deployment, Options, down, up
+from contract_gate.cli.deployment import Deployment, Options, down, units, up
 
 
 def register(subparsers) -> None:
@@ -23,7 +25,8 @@ def register(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     default_home = Path(os.environ.get("AIRFLOW_HOME") or Path.home() / "airflow")
     for name, help_text in (("up", "start what is not running (first time: write the settings)"),
-                            ("down", "stop every component"), ("status", "each component's process and health")):
+                            ("down", "stop every component"), ("status", "each component's process and health"),
+                            ("units", "the same components as systemd units (after a first `up`)")):
         action = actions.add_parser(name, help=help_text)
         action.add_argument("--airflow-home", type=Path, default=default_home,
                             help="the deployment's folder (default: $AIRFLOW_HOME, else ~/airflow)")
@@ -41,6 +44,10 @@ def register(subparsers) -> None:
                        help="run a local Spark Connect server and gate every contract on it")
     start.add_argument("--paused", action="store_true", help="new gate DAGs start paused")
     start.add_argument("--timeout", type=float, default=300, help="seconds to wait for every component (300)")
+    unit = actions.choices["units"]
+    unit.add_argument("--output", type=Path, help="write one <name>.service file per unit into this folder "
+                                                  "(default: print them)")
+    unit.add_argument("--user", help="the user the units run as (default: the owner of the settings file)")
 
 
 def run(args) -> int:
@@ -51,6 +58,18 @@ def run(args) -> int:
             return 0
         if args.action == "down":
             down(args.airflow_home)
+            return 0
+        if args.action == "units":
+            deployment = Deployment(args.airflow_home)
+            user = args.user or pwd.getpwuid(deployment.settings_file.stat().st_uid).pw_name  # up's user
+            written = units(deployment.settings(), Path(sys.executable).parent, user)
+            for name, text in written.items():
+                if args.output:
+                    args.output.mkdir(parents=True, exist_ok=True)
+                    (args.output / name).write_text(text, encoding="utf-8")
+                    print(f"wrote {args.output / name}")
+                else:
+                    print(f"# {name}\n{text}")
             return 0
         deployment = Deployment(args.airflow_home)
         processes = deployment.status()

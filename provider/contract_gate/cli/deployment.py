@@ -6,7 +6,9 @@ Everything lives under ``AIRFLOW_HOME``: ``contract-gate.env`` (the settings, wr
 ``up`` and read back by every later command; ``KEY=value`` lines, a systemd ``EnvironmentFile``),
 ``contract-gate-run/<component>.pid`` and ``.log``. Each component runs in a process group of its
 own, so ``down`` (SIGTERM to the group, as a service manager stops a unit) stops it with the task
-processes it started; an ``up`` after one component stopped starts that one again.
+processes it started; an ``up`` after one component stopped starts that one again. ``units`` writes
+the same components as systemd units (:func:`units`): the same commands, settings file, working
+directory and stop, from the one list of commands ``up`` runs (:func:`component_command`).
 
 The gate's home (``[contract_gate] home``), its contracts folder and the DAG folder are absolute
 paths resolved once, when the file is first written: no component depends on its working directory,
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -96,6 +99,23 @@ def first_settings(options: Options) -> dict[str, str]:
         settings[CONNECT_CONNECTION] = json.dumps(
             {"conn_type": "spark_connect", "host": "127.0.0.1", "port": free_port()}, separators=(",", ":"))
     return settings
+
+
+def component_command(component: str, bin_dir: Path) -> list[str]:
+    """The command line of an Airflow component (``up`` runs it, a unit's ``ExecStart`` names it)."""
+    return [str(bin_dir / "airflow"), component]
+
+
+def migrate_command(bin_dir: Path) -> list[str]:
+    """The metadata database's migration, before the scheduler starts."""
+    return [str(bin_dir / "airflow"), "db", "migrate"]
+
+
+def sync_command(bin_dir: Path, settings: dict[str, str]) -> list[str]:
+    """One DAG file per contract, written before the scheduler starts (``up`` calls the command's
+    function, ``sync_dag_files``, in its own process)."""
+    return [str(bin_dir / "contract-gate"), "dags", "sync", "--dags", settings["AIRFLOW__CORE__DAGS_FOLDER"],
+            "--contracts", settings[config.environment_variable("contracts_dir")]]
 
 
 def gate_home(settings: dict[str, str]) -> str:
@@ -208,9 +228,9 @@ def up(options: Options, timeout: float = 300, say=print) -> Deployment:
     dags = Path(settings["AIRFLOW__CORE__DAGS_FOLDER"])
     stubs = sync_dag_files(dags / GUARD_FILE, Path(settings[config.environment_variable("contracts_dir")]))
     say(f"{len(stubs)} contract DAG file(s) in {dags}")
-    airflow = str(Path(sys.executable).parent / "airflow")
+    bin_dir = Path(sys.executable).parent
     if deployment.pid("scheduler") is None:  # the schema is the scheduler's to migrate, before it starts
-        migrate = subprocess.run([airflow, "db", "migrate"], env=env, cwd=deployment.home, capture_output=True,
+        migrate = subprocess.run(migrate_command(bin_dir), env=env, cwd=deployment.home, capture_output=True,
                                  text=True)
         if migrate.returncode != 0:
             raise RuntimeError(f"airflow db migrate failed:\n{migrate.stderr[-3000:]}")
@@ -223,11 +243,49 @@ def up(options: Options, timeout: float = 300, say=print) -> Deployment:
         say(f"started {CONNECT} (pid {server.process.pid}) on {server.url}")
     for component in COMPONENTS:
         if deployment.pid(component) is None:
-            pid = deployment.start(component, [airflow, component], env)
+            pid = deployment.start(component, component_command(component, bin_dir), env)
             say(f"started {component} (pid {pid})")
     wait_healthy(deployment, timeout)
     say(f"Airflow is up: http://127.0.0.1:{settings['AIRFLOW__API__PORT']}/ (settings: {deployment.settings_file})")
     return deployment
+
+
+def units(settings: dict[str, str], bin_dir: Path, user: str) -> dict[str, str]:
+    """A deployment's settings as systemd units, ``{file name: text}``: one per component ``up``
+    starts, with ``up``'s commands, settings file and working directory, and ``down``'s stop
+    (SIGTERM to the whole group, SIGKILL after ``STOP_SECONDS``). The scheduler's unit migrates
+    the database and syncs the DAG files first, as ``up`` does before it starts the scheduler."""
+    home = Path(settings["AIRFLOW_HOME"])
+    settings_file = home / SETTINGS_FILE
+    database = "postgresql.service" if settings["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgres") else ""
+    written = {}
+    port = connect_port(settings)
+    if port:
+        server = LocalConnectServer(home / RUN_FOLDER / CONNECT, port=port)
+        environment = {key: server.environment()[key] for key in ("SPARK_HOME", "PYSPARK_PYTHON")}
+        written[f"gate-{CONNECT}.service"] = _unit(f"Spark Connect server of {home}", "network-online.target", user,
+                                                  settings_file, server.folder, [], server.command(), environment)
+    after = " ".join(filter(None, ("network-online.target", database, f"gate-{CONNECT}.service" if port else "")))
+    for component in COMPONENTS:
+        before = [migrate_command(bin_dir), sync_command(bin_dir, settings)] if component == "scheduler" else []
+        written[f"gate-{component}.service"] = _unit(
+            f"Airflow {component} of {home}", after, user, settings_file, home, before,
+            component_command(component, bin_dir), {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"})
+    return written
+
+
+def _unit(description: str, after: str, user: str, settings_file: Path, folder: Path, before: list[list[str]],
+          command: list[str], environment: dict[str, str]) -> str:
+    def line(argv: list[str]) -> str:
+        return shlex.join(argv).replace("%", "%%")  # systemd reads % as a specifier
+
+    lines = ["[Unit]", f"Description=contract-gate: {description}", f"After={after}", "", "[Service]",
+             f"User={user}", f"EnvironmentFile={settings_file}",
+             *(f"Environment={shlex.quote(f'{key}={value}')}" for key, value in environment.items()),
+             f"WorkingDirectory={folder}", *(f"ExecStartPre={line(step)}" for step in before),
+             f"ExecStart={line(command)}", "KillMode=control-group", f"TimeoutStopSec={STOP_SECONDS}",
+             "Restart=always", "", "[Install]", "WantedBy=multi-user.target", ""]
+    return "\n".join(lines)
 
 
 def wait_healthy(deployment: Deployment, timeout: float) -> None:
