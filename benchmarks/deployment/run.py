@@ -3,8 +3,10 @@
 marker, batches landed as a producer lands them, in ``local`` mode or over the deployment's own
 warm Spark Connect server (``--spark-connect``).
 
-    .venv/bin/python benchmarks/deployment/run.py --mode spark_connect --landings 1 --rounds 5
-    .venv/bin/python benchmarks/deployment/run.py --mode local --landings 10 --rounds 1
+    .venv/bin/python benchmarks/deployment/run.py --mode local --landings 1 --rounds 4
+    .venv/bin/python benchmarks/deployment/run.py --mode spark_connect --landings 1 --rounds 4
+    .venv/bin/python benchmarks/deployment/run.py --mode local --landings 10 --rounds 2
+    .venv/bin/python benchmarks/deployment/run.py --mode spark_connect --landings 10 --rounds 2
 
 Each round lands one batch on each of ``--landings`` contracts at once (the marker written last)
 and waits until every batch has its final decision. Per batch, the phases (seconds), from the
@@ -40,7 +42,6 @@ from _postgres import free_port, start_postgres  # noqa: E402
 from contract_gate.decisions import Decision  # noqa: E402
 
 TASKS = ("submission", "stage_validate", "branch", "publish", "record_decision")
-DECIDED = 1800
 
 
 def contract_ids(count: int) -> list[str]:
@@ -57,8 +58,8 @@ def land_all(deployed: Deployed, contracts: list[str], day: str) -> tuple[float,
     return time.time(), submissions
 
 
-def wait_decided(deployed: Deployed, submissions: dict[str, str]) -> dict[str, Decision]:
-    deadline = time.monotonic() + DECIDED
+def wait_decided(deployed: Deployed, submissions: dict[str, str], within: float) -> dict[str, Decision]:
+    deadline = time.monotonic() + within
     finals: dict[str, Decision] = {}
     while len(finals) < len(submissions):
         for contract_id, submission_id in submissions.items():
@@ -67,7 +68,7 @@ def wait_decided(deployed: Deployed, submissions: dict[str, str]) -> dict[str, D
                 if final is not None:
                     finals[contract_id] = final
         if time.monotonic() > deadline:
-            raise TimeoutError(f"undecided after {DECIDED} s: {sorted(set(submissions) - set(finals))}")
+            raise TimeoutError(f"undecided after {within:.0f} s: {sorted(set(submissions) - set(finals))}")
         time.sleep(0.2)  # polling the decision log: a condition, not a fixed wait
     return finals
 
@@ -97,6 +98,8 @@ def main() -> int:
     parser.add_argument("--mode", choices=("local", "spark_connect"), default="spark_connect")
     parser.add_argument("--landings", type=int, default=1, help="batches landed at once (one per contract)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of landings; the first warms up")
+    parser.add_argument("--decided-within", type=float, default=1800,
+                        help="seconds a round may take before the run stops with an error (1800)")
     parser.add_argument("--keep", action="store_true", help="keep the deployment's folder")
     args = parser.parse_args()
 
@@ -116,7 +119,7 @@ def main() -> int:
         for round_number in range(args.rounds):
             day = (date.today() - timedelta(days=round_number)).isoformat()
             landed, submissions = land_all(deployed, contracts, day)
-            finals = wait_decided(deployed, submissions)
+            finals = wait_decided(deployed, submissions, args.decided_within)
             all_decided = max(f.decided_at.timestamp() for f in finals.values()) - landed
             with postgres.connect() as db:
                 per_batch = {c: phases(db, c, landed, f.decided_at.astimezone(timezone.utc)) for c, f in finals.items()}
