@@ -62,7 +62,7 @@ class Watch:
     """What to watch, as plain JSON values (a trigger's serialised kwargs).
 
     ``landing`` and ``decisions`` are the plan's addresses, resolved where the watch runs (the
-    worker or the triggerer, against its ``CONTRACT_GATE_HOME``)."""
+    worker or the triggerer, against the gate's home, ``contract_gate.config.gate_home``)."""
 
     contract_id: str
     landing: dict

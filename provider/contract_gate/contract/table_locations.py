@@ -5,7 +5,7 @@ is the target's default name and every candidate's name prefix, ``table:`` names
 under a path server's root. So:
 
 * names that become paths or table names are plain identifiers (:data:`IDENTIFIER_FORM`);
-* the server's root (``servers[].path``) is relative to ``CONTRACT_GATE_HOME``, or an absolute
+* the server's root (``servers[].path``) is relative to the gate's home, or an absolute
   folder or URI the deployment lists in ``[contract_gate] roots``: a contract cannot make ``/`` its
   lakehouse;
 * every table the gate **writes** (target, quarantine, decisions, the candidate folder) stays
@@ -110,7 +110,7 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
 
 
 def _root_problem(root: str) -> str | None:
-    """The server's root is where the gate writes: relative (to ``CONTRACT_GATE_HOME``), or a
+    """The server's root is where the gate writes: relative (to the gate's home), or a
     folder or URI the deployment lists in ``[contract_gate] roots`` (or one below it)."""
     if ".." in _segments(root):
         return f"server path {root!r} must not contain '..'"
@@ -122,7 +122,8 @@ def _root_problem(root: str) -> str | None:
            for listed in config.get_list("roots")):
         return None
     return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
-            f"CONTRACT_GATE_HOME) or under a root the deployment lists in {config.describe('roots')}")
+            f"the gate's home, {config.describe('home')}) or under a root the deployment lists in "
+            f"{config.describe('roots')}")
 
 
 _GLOB_REASON = ("must not contain a glob character (* ? [ ] { } or a backslash): Spark would read every "
@@ -226,7 +227,7 @@ def same_or_nested(first: Address, second: Address) -> bool:
 
 def _under(path: str, root: str) -> bool:
     """``path`` is strictly below ``root``, compared as resolved paths (URIs: same scheme and
-    prefix; a relative and an absolute path resolve against ``CONTRACT_GATE_HOME``)."""
+    prefix; a relative and an absolute path resolve against the gate's home)."""
     if bool(_URI.match(path)) != bool(_URI.match(root)):
         return False
     if _URI.match(path):

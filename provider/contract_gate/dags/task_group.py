@@ -76,8 +76,8 @@ def contract_gate_task_group(
 ) -> TaskGroup:
     """Add the gate for ``contract`` to the current DAG and return its task group.
 
-    :param contract: the contract file. A relative path resolves against ``CONTRACT_GATE_HOME``
-        (else the working directory), at parse time and at run time alike.
+    :param contract: the contract file. A relative path resolves against the gate's home
+        (``contract_gate.config.gate_home``), at parse time and at run time alike.
     :param submission_id, landing, landing_format, rerun_of, correction, overrides_for: see
         :class:`~contract_gate.operators.submission.GateSubmissionOperator` (all templated).
     :param execution_mode, conn_id, spark_conf, runner_options: see

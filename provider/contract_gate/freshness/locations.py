@@ -1,7 +1,7 @@
 """Where a plan's tables, the freshness status and the last audit are, as the freshness check sees them.
 
-A plan's addresses are resolved as every gate step resolves them (``contract_gate_plan.addresses``:
-against ``CONTRACT_GATE_HOME``, else the working directory), so the check reads the folder the
+A plan's addresses are resolved as every gate step resolves them (against the gate's home,
+``contract_gate_plan.addresses.gate_home``), so the check reads the folder the
 publish step wrote. After resolution a path is either absolute (local) or a URI.
 """
 

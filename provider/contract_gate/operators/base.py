@@ -60,7 +60,7 @@ class ContractGateBaseOperator(BaseOperator):
     """Base of the gate operators.
 
     :param contract: path of the ODCS contract file (relative paths resolve against
-        ``CONTRACT_GATE_HOME`` or the working directory). (templated)
+        the gate's home, ``contract_gate.config.gate_home``). (templated)
     :param env: the contract's server/environment to resolve table addresses for; default the
         first server. (templated)
     :param submission_id: the submission this task works on. (templated)

@@ -26,7 +26,7 @@ class AcceptedDataSensor(BaseSensorOperator):
     or for freshness ``{contract_id, object, reason, submission_id, age_seconds, sla_seconds}``.
 
     :param contract: path of the ODCS contract file (relative paths resolve against
-        ``CONTRACT_GATE_HOME``). (templated)
+        the gate's home, ``contract_gate.config.gate_home``). (templated)
     :param business_date: ISO date (``{{ ds }}``) or timestamp the consumer needs. (templated)
     :param env: the contract's server/environment; default the first server. (templated)
     :param object_name: the schema object whose accepted data is awaited; default the contract's

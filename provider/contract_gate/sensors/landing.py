@@ -26,7 +26,7 @@ class ContractLandingSensor(BaseSensorOperator):
     only (no JVM). A landing holding a link or a special file fails the task with the reason.
 
     :param contract: path of the ODCS contract file (relative paths resolve against
-        ``CONTRACT_GATE_HOME``). (templated)
+        the gate's home, ``contract_gate.config.gate_home``). (templated)
     :param env: the contract's server/environment; default the first server. (templated)
     :param object_name: the schema object whose landing is watched; default the contract's only
         (gated) object. (templated)
