@@ -60,7 +60,8 @@ class Triggerer:
 
 @pytest.fixture(scope="module")
 def watched(gate):
-    write_contract(CONTRACTS, CONTRACT, schedule={"onLanding": {"marker": "_SUCCESS", "pollSeconds": 5}})
+    # the shortest poll a contract may set: each wait below is for the watcher's next look
+    write_contract(CONTRACTS, CONTRACT, schedule={"onLanding": {"marker": "_SUCCESS", "pollSeconds": 2}})
     (gate.dags / DAG_FILE).write_text(DAGS)
     gate.reset_bag()
     try:
