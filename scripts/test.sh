@@ -7,7 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 bash scripts/test_services.sh || exit $?  # PostgreSQL and Chromium, when missing
-.venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
+# --durations: every full run ends with where its time went (the files ranked first in
+# tests/conftest.py should be the ones at the top)
+.venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30 "$@"
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "scripts/test.sh: pytest collected no tests" >&2
