@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from contract_gate_plan import keys_across_batches, references
+from contract_gate_plan import batch_history, keys_across_batches, references
 from contract_gate_plan.limits import check_limits
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA, reserved_problems
 from contract_gate_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
@@ -228,7 +228,21 @@ def _check_rule(index: int, rule: Any) -> str:
         raise PlanError(f"{where}: a reference is given with kind {references.KIND!r}, and only there")
     if kind == references.KIND:
         _check_reference(where, rule)
+    if rule.get("history") is not None:
+        _check_history(where, rule)
     return rule["id"]
+
+
+def _check_history(where: str, rule: dict[str, Any]) -> None:
+    """A history rule is a batch's row count or a column's null share, with bounds in range."""
+    if rule["scope"] != "dataset" or (rule["kind"] == "metric" and rule.get("metric") != "nullValues"):
+        raise PlanError(f"{where}: a history is given with a rowCount or nullValues rule over the batch, and only there")
+    if rule.get("threshold") is not None:
+        raise PlanError(f"{where}: a history rule takes no threshold")
+    try:
+        batch_history.history_of(rule["history"])
+    except batch_history.HistoryError as exc:
+        raise PlanError(f"{where}: {exc}") from None
 
 
 def _check_reference(where: str, rule: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from contract_gate_plan.addresses import Address, candidate_address
+from contract_gate_plan.batch_history import History, history_of
 from contract_gate_plan.document import PlanError, read_document
 from contract_gate_plan.limits import Limits, limits_of
 from contract_gate_plan.names import gate_names
@@ -83,6 +84,9 @@ class Rule:
     """Why the gate cannot run it (kind ``unsupported``): the report's reason."""
     reference: Reference | None = None
     """What a foreign key (kind ``references``) looks its keys up in."""
+    history: History | None = None
+    """A history rule's bounds (``contract_gate_plan.batch_history``): judged against the last
+    accepted batches instead of a threshold."""
 
     def require_predicate(self) -> str:
         """The predicate of a row or metric rule (the plan's check gives each one)."""
@@ -380,6 +384,7 @@ def _rule(rule: dict[str, Any]) -> Rule:
         description=rule.get("description"),
         reason=rule.get("reason"),
         reference=_reference(rule.get("reference")),
+        history=history_of(rule["history"]) if rule.get("history") is not None else None,
     )
 
 

@@ -7,6 +7,7 @@ from contract_gate.contract import dqx, patterns, rules
 from contract_gate.contract.compile_state import CompileState, enforceable
 from contract_gate.contract.errors import yaml_path
 from contract_gate.contract.settings import GATE_PROPERTY
+from contract_gate_plan import batch_history
 from contract_gate_plan.sql_allowlist import SqlNotSpark, check_query
 from contract_gate_plan.sql_text import quote_identifier
 
@@ -46,9 +47,34 @@ class QualityCompiler:
         given = (entry[id_key], f"{path}.{id_key}") if id_key else (None, None)
         if id_key == "name":
             self.state.label_id_paths.add(f"{path}.name")
+        history = self.history(entry, kind)
+        if history is not None:
+            common["history"] = history
         start = len(self.state.rules)
         self.compile_quality_kind(kind, entry, path, column, given, common)
         self.nest_rules(start, path, column, given, common)
+
+    def history(self, entry: dict, kind: str) -> dict | None:
+        """The entry's ``history`` bounds (``contract_gate_plan.batch_history``), from its
+        ``contractGate`` custom property; only a rowCount or nullValues metric takes one."""
+        for j, custom in enumerate(entry.get("customProperties") or []):
+            if custom.get("property") != GATE_PROPERTY:
+                continue
+            key = ["customProperties", j, "value"]
+            value = custom.get("value")
+            if not isinstance(value, dict) or set(value) != {batch_history.SETTING}:
+                raise rules.RuleError(f"a quality entry's {GATE_PROPERTY} entry is {{history: {{batches: N, "
+                                      "within: F}}}", key)
+            metric = entry.get("metric") or entry.get("rule")
+            if kind != "library" or metric not in ("rowCount", "nullValues"):
+                raise rules.RuleError("a history bounds a rowCount or a nullValues metric only",
+                                      [*key, batch_history.SETTING])
+            try:
+                return batch_history.history_of(value[batch_history.SETTING]).as_json()
+            except batch_history.HistoryError as exc:
+                raise rules.RuleError(str(exc), [*key, batch_history.SETTING,
+                                                 *([exc.key] if exc.key else [])]) from None
+        return None
 
     def compile_quality_kind(self, kind: str, entry: dict, path: str, column: str | None, given: tuple,
                              common: dict) -> None:
@@ -188,6 +214,11 @@ class QualityCompiler:
                 raise rules.RuleError(f"{metric} belongs on a property, not on the schema object", "metric")
             predicate = self.metric_predicate(metric, arguments, column)
             threshold = rules.threshold_from(entry)
+            if "history" in common and (metric != "nullValues" or threshold["unit"] != "percent"):
+                raise rules.RuleError("a history of nullValues compares null shares: give unit: percent", "unit")
+            if "history" in common and _zero_tolerance(threshold):
+                raise rules.RuleError("a history of nullValues needs a threshold that allows some nulls "
+                                      "(with none allowed, the history has nothing to bound)", "metric")
             if _zero_tolerance(threshold):  # every counted row breaks it: a row rule, like DQX's mustBe: 0
                 self.state.add_rule(path, rule_id, id_path, kind="metric", scope="row", columns=[column], metric=metric,
                               predicate=predicate, **common)

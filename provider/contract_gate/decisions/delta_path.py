@@ -41,13 +41,14 @@ from typing import Any
 import pyarrow as pa
 from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
-from deltalake.schema import Field, PrimitiveType
+from deltalake.schema import Field, MapType, PrimitiveType
 from deltalake.transaction import PostCommitHookProperties
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from contract_gate import delta_tables
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.decisions.store import (
+    ACCEPTED,
     LAYOUT_COLUMN,
     MAX_ATTEMPTS,
     RETENTION_WINDOW,
@@ -124,6 +125,18 @@ class DeltaPathDecisionStore(DecisionStore):
         rows = _select(table, " AND ".join(conditions)).to_pylist()
         return sorted(map(Decision.from_row, rows), key=lambda d: d.decided_at, reverse=True)
 
+    def accepted_batches(self, contract_id: str, scope: ObjectScope, limit: int) -> list[Decision]:
+        table = self._current()
+        if table is None:
+            return []
+        conditions = [f"{LAYOUT_COLUMN} = {self.string_literal(contract_id)}", ACCEPTED]
+        if "object" in _column_names(table):
+            conditions.append(scope.condition("object", self.string_literal))
+        elif not scope.sole:  # a table older than the column holds only one-object contracts' records
+            return []
+        rows = _select(table, " AND ".join(conditions), f" ORDER BY decided_at DESC LIMIT {int(limit)}").to_pylist()
+        return [Decision.from_row(row) for row in rows]
+
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> bool:
         source = pa.Table.from_pylist([_arrow_row(decision)], schema=SCHEMA)
         if self.local_folder:
@@ -180,7 +193,7 @@ class DeltaPathDecisionStore(DecisionStore):
         if not missing:
             return table
         before = table.version()
-        columns = [Field(field.name, PrimitiveType(DELTA_TYPES[field.type]), nullable=True) for field in missing]
+        columns = [Field(field.name, _delta_type(field.type), nullable=True) for field in missing]
         _retrying_lost_commits()(lambda: DeltaTable(self.uri, storage_options=self.storage_options).alter.add_columns(
             columns, post_commithook_properties=WRITER_HOOKS))
         LOGGER.info("decision table %s: added column(s) %s", self.uri, ", ".join(field.name for field in missing))
@@ -283,9 +296,10 @@ def _column_names(table: DeltaTable) -> set[str]:
     return {field.name for field in table.schema().fields}
 
 
-def _select(table: DeltaTable, where: str = "") -> pa.Table:
-    """The rows of ``table`` where ``where`` (SQL) holds, read by DataFusion inside delta-rs."""
-    sql = "SELECT * FROM decisions" + (f" WHERE {where}" if where else "")
+def _select(table: DeltaTable, where: str = "", order: str = "") -> pa.Table:
+    """The rows of ``table`` where ``where`` (SQL) holds, in ``order`` (SQL: ORDER BY, LIMIT),
+    read by DataFusion inside delta-rs."""
+    sql = "SELECT * FROM decisions" + (f" WHERE {where}" if where else "") + order
     return pa.RecordBatchReader.from_stream(QueryBuilder().register("decisions", table).execute(sql)).read_all()
 
 
@@ -316,8 +330,17 @@ def _retrying_lost_commits() -> Retrying:
 
 def _arrow_row(decision: Decision) -> dict[str, Any]:
     row = decision.as_row()
-    row["rule_failures"] = list(row["rule_failures"].items())
+    for counts in ("rule_failures", "null_counts"):
+        row[counts] = list(row[counts].items())
     return row
+
+
+def _delta_type(arrow_type: pa.DataType) -> PrimitiveType | MapType:
+    """Delta's type of a column added later: a primitive, or a map of counts (``null_counts``)."""
+    if isinstance(arrow_type, pa.MapType):
+        return MapType(PrimitiveType(DELTA_TYPES[arrow_type.key_type]), PrimitiveType(DELTA_TYPES[arrow_type.item_type]),
+                       value_contains_null=True)
+    return PrimitiveType(DELTA_TYPES[arrow_type])
 
 
 class DeltaPathHistory(TableHistory):

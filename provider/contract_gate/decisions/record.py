@@ -19,6 +19,11 @@ The publish step may first migrate the target to the plan's contract version
 ``submission_id`` names the migration (``migration_id``) and whose ``migration`` holds
 ``from_version``, the statements, and the consumers a breaking migration was allowed to break;
 ``contract_version`` is the version migrated to, the target versions those around it.
+
+History rules (``contract_gate_plan.batch_history``) compare a batch with the last accepted ones
+of its object: their row counts are ``rows_landed``, and ``null_counts`` keeps, by rule id, the
+null rows each ``nullValues`` history rule counted in the batch (a count, never a value). Records
+written before the column existed read back with ``null_counts`` empty: they hold no null history.
 """
 
 from __future__ import annotations
@@ -70,6 +75,8 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("object", "STRING", True),
     # a migration record's from_version, statements and broken consumers, as JSON text
     ("migration", "STRING", True),
+    # the null rows each history rule of nullValues counted (by rule id): the history of later batches
+    ("null_counts", "MAP<STRING,BIGINT>", True),
 )
 
 
@@ -128,6 +135,7 @@ class Decision:
     decided_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     object: str | None = None  # the schema object; None on records older than the column
     migration: dict[str, Any] | None = None  # outcome ``migrated`` only: see the module docs
+    null_counts: dict[str, int] = field(default_factory=dict)  # by history rule id: see the module docs
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -140,9 +148,10 @@ class Decision:
             raise ValueError("a migration record, and only one, carries its migration")
         if self.decided_at.tzinfo is None:
             raise ValueError("decided_at must be timezone-aware")
-        bad = {rule: n for rule, n in self.rule_failures.items() if not isinstance(n, int) or n < 0}
-        if bad:
-            raise ValueError(f"rule_failures must be row counts, got {bad}")
+        for name, counts in (("rule_failures", self.rule_failures), ("null_counts", self.null_counts)):
+            bad = {rule: n for rule, n in counts.items() if not isinstance(n, int) or n < 0}
+            if bad:
+                raise ValueError(f"{name} must be row counts, got {bad}")
 
     @property
     def final(self) -> bool:
@@ -184,7 +193,8 @@ class Decision:
     def from_row(cls, row: dict[str, Any]) -> Decision:
         """From a stored row (a map may come back as a dict or as key/value pairs)."""
         values: dict[str, Any] = {f.name: row.get(f.name) for f in fields(cls)}  # typed by the table
-        values["rule_failures"] = {k: int(v) for k, v in dict(values["rule_failures"] or {}).items()}
+        for counts in ("rule_failures", "null_counts"):
+            values[counts] = {k: int(v) for k, v in dict(values[counts] or {}).items()}
         values["failed_rules"] = list(values["failed_rules"] or [])
         if isinstance(values["migration"], str):
             values["migration"] = json.loads(values["migration"])

@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from datetime import timezone
 
-from contract_gate.decisions.record import MIGRATED, Decision, ObjectScope
+from contract_gate.decisions.record import MIGRATED, PUBLISHED_OUTCOMES, Decision, ObjectScope
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.migration import HistoryEntry
 from contract_gate_plan.tagged_commit import TaggedCommit
@@ -46,6 +46,8 @@ SCOPE = "t.contract_id = {contract_id} AND t.submission_id = {submission_id}"
 FINAL_MATCH = SCOPE + " AND t.final"
 FAILED_MATCH = SCOPE + " AND (t.final OR t.run_id IS NOT DISTINCT FROM s.run_id)"
 SUPERSEDE = "t.source = 'recovery' AND s.source = 'gate'"
+# A final decision whose outcome published rows (``record.PUBLISHED_OUTCOMES``): an accepted batch.
+ACCEPTED = f"final AND outcome IN ({', '.join(repr(outcome) for outcome in sorted(PUBLISHED_OUTCOMES))})"
 MAX_ATTEMPTS = 10
 
 # How long the decision table's log and removed files are kept: time travel works over this
@@ -100,6 +102,12 @@ class DecisionStore(ABC):
     ) -> list[Decision]:
         """Stored records, optionally of one submission, one contract or one object (``scope``),
         newest first."""
+
+    @abstractmethod
+    def accepted_batches(self, contract_id: str, scope: ObjectScope, limit: int) -> list[Decision]:
+        """The last ``limit`` accepted batches of the contract's object ``scope`` (final
+        decisions that published rows: ``published`` or ``split``), newest first: the history
+        that history rules compare a batch with (``contract_gate.decisions.batch_history``)."""
 
     @abstractmethod
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> bool | None:

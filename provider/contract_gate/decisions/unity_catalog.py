@@ -32,6 +32,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_incr
 
 from contract_gate.decisions.record import COLUMNS, Decision, ObjectScope
 from contract_gate.decisions.store import (
+    ACCEPTED,
     LAYOUT_COLUMN,
     MAX_ATTEMPTS,
     RETENTION_WINDOW,
@@ -157,6 +158,17 @@ class UnityCatalogDecisionStore(DecisionStore):
     ) -> list[Decision]:
         self._ensure_table()
         return [Decision.from_row(row) for row in self.runner.query(self.select_sql(submission_id, contract_id, scope))]
+
+    def accepted_sql(self, contract_id: str, scope: ObjectScope, limit: int) -> str:
+        columns = ", ".join(map(quote_identifier, NAMES))
+        return (f"SELECT {columns} FROM {self.table} WHERE {quote_identifier('contract_id')} = "
+                f"{string_literal(contract_id)} AND {ACCEPTED} AND "
+                f"{scope.condition(quote_identifier('object'), string_literal)} "
+                f"ORDER BY `decided_at` DESC LIMIT {int(limit)}")
+
+    def accepted_batches(self, contract_id: str, scope: ObjectScope, limit: int) -> list[Decision]:
+        self._ensure_table()
+        return [Decision.from_row(row) for row in self.runner.query(self.accepted_sql(contract_id, scope, limit))]
 
     def _merge(self, decision: Decision, match: str, replace_when: str | None) -> None:
         self._ensure_table()

@@ -70,6 +70,8 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
             f"task(s) {', '.join(broken) or 'unknown'} failed before a verdict; see their logs"
     if outcome != "failed":  # a verdict judged foreign keys against these versions of their targets
         reason = references_read((summary or {}).get("references") or {}) or reason
+        judged = history_judged((summary or {}).get("history") or {})
+        reason = f"{reason}; {judged}" if reason and judged else judged or reason
     rules = [{"id": r["id"], "severity": r["severity"], "failed_rows": r["failed_rows"], "measured": r["measured"]}
              for r in (summary or {}).get("failing_rules", [])]
     candidate = (summary or {}).get("candidate") or {}
@@ -90,7 +92,16 @@ def verdict(submission: dict, summary: dict | None, results: dict[str, dict | No
         "rerun_of": submission.get("rerun_of"),
         "correction": bool(submission.get("correction")),
         "report_path": (summary or {}).get("report_path"),
+        "null_counts": (summary or {}).get("null_counts") or {},
     }
+
+
+def history_judged(history: dict[str, dict]) -> str | None:
+    """The decision's words for the history rules that failed the batch or could not judge it
+    (a history too short): rule, measure, median and factor."""
+    said = [f"{rule_id}: {verdict['reason']}" for rule_id, verdict in sorted(history.items())
+            if verdict.get("passed") is False and verdict.get("reason")]
+    return "history rules: " + "; ".join(said) if said else None
 
 
 def references_read(references: dict[str, dict]) -> str | None:

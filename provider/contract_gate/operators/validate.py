@@ -23,7 +23,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowFailException, AirflowSkipException
+from contract_gate.decisions.batch_history import accepted_history, null_counts
 
 from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
@@ -31,6 +33,7 @@ from contract_gate.pages.links import GateReportLink
 from contract_gate.runners import GateJob, GateJobError
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import clear_stop, read_stop
+from contract_gate_plan.restricted import write_private_text
 from contract_gate_plan.states import RuleStatus
 
 STOPPED_KEY = "stopped"
@@ -56,6 +59,9 @@ def summarize(report: dict, report_path: Path, candidate: dict) -> dict[str, Any
         "schema_ok": report["schema"]["ok"],
         # each foreign key's referenced target and the version read, for the decision record
         "references": {rule["id"]: rule["reference"] for rule in report["rules"] if rule.get("reference")},
+        # each history rule's verdict (median, factor, accepted batches), for the decision record
+        "history": {rule["id"]: {**rule["history"], "passed": rule["passed"], "reason": rule["reason"]}
+                    for rule in report["rules"] if rule.get("history")},
         "failing_rules": [
             {"id": rule["id"], "scope": rule["scope"], "severity": rule["severity"],
              "status": rule["status"], "failed_rows": rule["failed_rows"], "measured": rule["measured"]}
@@ -124,7 +130,7 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         if not self._resumed:
             clear_stop(folder)  # an earlier attempt's
         arguments: dict[str, Any] = {"--plan": self.write_plan(plan, folder), "--submission-id": self.submission_id,
-                                     "--report": folder / "report.json"}
+                                     "--report": folder / "report.json", "--history": self.write_history(plan, folder)}
         if self.stage:
             landing = (self.submission or {}).get("landing")
             if landing:
@@ -140,6 +146,17 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
                        name=f"contract-gate {plan.contract_id} {steps} {self.submission_id}",
                        time_limit=plan.limits.validation_seconds + START_AND_STAGE_SECONDS)
 
+    @staticmethod
+    def write_history(plan: Plan, folder: Path) -> Path | None:
+        """The last accepted batches' measures for the plan's history rules, read from the decision
+        log now, before the job starts (``contract_gate.decisions.batch_history``); None without one."""
+        history = accepted_history(plan, decisions.store_for(plan))
+        if history is None:
+            return None
+        path = folder / "history.json"
+        write_private_text(path, json.dumps(history, sort_keys=True))
+        return path
+
     def given_candidate(self) -> dict:
         """The candidate staged before, without ``stage=True``."""
         if not self.candidate:
@@ -151,6 +168,7 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
         report = json.loads(report_path.read_text(encoding="utf-8"))
         candidate = result if self.stage else self.given_candidate()
         summary = summarize(report, report_path, candidate)
+        summary["null_counts"] = null_counts(plan, report["rules"])  # the next batches' history
         failing = ", ".join(f"{r['id']} ({r['failed_rows'] if r['failed_rows'] is not None else r['measured']})"
                             for r in summary["failing_rules"]) or "none"
         self.log.info("validation of %s: %s; rows valid=%s invalid=%s; failing rules: %s",

@@ -16,6 +16,7 @@ one the stage step left in ``args.context["stage"]`` (its result JSON, docs/gate
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from contract_gate_plan.addresses import Address
@@ -39,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--submission-id", help="recorded in the report")
     parser.add_argument("--depth", default="all", choices=DEPTHS)
     parser.add_argument("--sample", type=int, default=0, help="failing values to sample per rule")
+    parser.add_argument("--history", type=Path,
+                        help="JSON file: the last accepted batches' measures of each history rule (the gate's)")
     parser.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="reader option"
     )
@@ -66,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             depth=args.depth,
             submission_id=args.submission_id,
             sample_size=args.sample,
+            history=_history(args.history),
         )
     except StepStopped as exc:
         write_stop(args.report.parent, exc.stop)
@@ -74,6 +78,16 @@ def run(args: argparse.Namespace) -> int:
     log_summary(report)
     args.context["validate"] = report
     return 0
+
+
+def _history(path: Path | None) -> dict[str, list[dict]] | None:
+    """The accepted batches the gate read from its decision log (``validation.history_rules``)."""
+    if path is None:
+        return None
+    history = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(history, dict) or not all(isinstance(batches, list) for batches in history.values()):
+        raise ValueError(f"{path}: the history is a JSON object of rule ids to lists of accepted batches")
+    return history
 
 
 def _source(args: argparse.Namespace) -> tuple[str, str, int | None]:

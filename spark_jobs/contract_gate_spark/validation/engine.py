@@ -60,13 +60,16 @@ def run_validation(
     depth: str = "all",
     submission_id: str | None = None,
     sample_size: int = 0,
+    history: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """Validate ``candidate`` against ``plan`` and return the report dict.
 
     ``depth="schema"`` checks the schema only and runs no Spark action; ``"data"`` runs the
     rules but does not fail on the schema verdict; ``"all"`` does both. ``sample_size`` > 0
     adds up to that many failing values per failing row rule, from sample-allowed,
-    unclassified columns only.
+    unclassified columns only. ``history``: the last accepted batches' measures of each history
+    rule, read by the gate from its decision log (``validation.history_rules``); without it a
+    history rule says it was not judged on its history.
 
     A validation stopped by a time budget or from outside raises :class:`StepStopped` with its
     partial report (``report``): the rules measured before the stop, every other one ``stopped``,
@@ -82,7 +85,8 @@ def run_validation(
     schema = check_schema(plan, df.schema)
     pinned, unreadable = _pin_references(spark, plan, schema, depth)
     df = with_found_flags(spark, df, pinned)
-    rules = triage(plan, df, schema, depth, submission=submission_id is not None)  # a gate's batch
+    rules = triage(plan, df, schema, depth, submission=submission_id is not None,  # a gate's batch
+                   many_batches=candidate.many_batches)
     for rule_id, reason in unreadable.items():
         rules.skipped[rule_id] = (RuleStatus.NOT_EVALUATED, reason)
         rules.runnable = [rule for rule in rules.runnable if rule.id != rule_id]
@@ -108,10 +112,10 @@ def run_validation(
                 if rule.id not in measurements:
                     rules.skipped[rule.id] = (RuleStatus.STOPPED, stop.stop.describe())
             stop.report = _with_pinned(_report(plan, candidate, schema, rules, measurements, None, None, depth,
-                                               submission_id, timings, started), pinned)
+                                               submission_id, timings, started, history), pinned)
             raise
     return _with_pinned(_report(plan, candidate, schema, rules, measurements, row_count, invalid, depth,
-                                submission_id, timings, started), pinned)
+                                submission_id, timings, started, history), pinned)
 
 
 def _pin_references(spark: SparkSession, plan: Plan, schema: SchemaResult,
@@ -135,7 +139,8 @@ def _with_pinned(report: dict[str, Any], pinned: dict[str, Pinned]) -> dict[str,
 
 def _report(plan: Plan, candidate: Candidate, schema: SchemaResult, rules: Triage,
             measurements: dict[str, Measurement], row_count: int | None, invalid: int | None, depth: str,
-            submission_id: str | None, timings: dict[str, float], started: float) -> dict[str, Any]:
+            submission_id: str | None, timings: dict[str, float], started: float,
+            history: dict[str, list[dict[str, Any]]] | None) -> dict[str, Any]:
     timings["total_seconds"] = time.perf_counter() - started
     return build_report(
         plan=replace(plan, rules=tuple(rules.considered)),  # with a CSV/JSON input's type rules
@@ -148,6 +153,7 @@ def _report(plan: Plan, candidate: Candidate, schema: SchemaResult, rules: Triag
         depth=depth,
         submission_id=submission_id,
         timings=timings,
+        history=history,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_plan.model import Plan, Rule
+from contract_gate_spark.validation.history_rules import judge_history
 from contract_gate_spark.validation.schema_compare import SchemaResult
 from contract_gate_plan.sql_allowlist import query_columns, query_counts
 from contract_gate_plan.states import Outcome, RuleStatus
@@ -55,14 +56,17 @@ def build_report(
     depth: str,
     submission_id: str | None,
     timings: dict[str, float],
+    history: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """The report dict; ``skipped`` maps rule ids to (status, reason) for rules not run."""
+    """The report dict; ``skipped`` maps rule ids to (status, reason) for rules not run;
+    ``history``: the accepted batches of each history rule, where the gate handed them in."""
     rules = [
         _rule_entry(rule, measurements.get(rule.id), skipped.get(rule.id))
         for rule in plan.rules
     ]
     for entry, rule in zip(rules, plan.rules):
         _withhold_read_values(entry, rule, plan)
+        judge_history(entry, rule, None if history is None else history.get(rule.id, []))
     return {
         "report_version": REPORT_VERSION,
         "contract": {"id": plan.contract_id, "version": plan.contract_version},
