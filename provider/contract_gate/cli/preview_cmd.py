@@ -1,5 +1,6 @@
-"""``contract-gate preview NEW --last N``: what a new contract version would have decided about the
-last N batches the gate accepted, before it is deployed.
+"""``contract-gate preview NEW --last N [--object NAME]``: what a new contract version would have decided
+about the last N batches the gate accepted, before it is deployed (of a contract with several gated
+objects, the batches of the one ``--object`` names).
 
 The accepted batches are the newest ``published`` and ``split`` decisions of NEW's contract and
 object in the decision log (read without Spark); each is re-validated against NEW on Spark,
@@ -38,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--last", type=int, default=5, metavar="N", help="how many accepted batches (default 5)")
     parser.add_argument("--deployed", help="the deployed contract, when its target and decision log are not NEW's")
     parser.add_argument("--env", help="servers entry of the contract to compile for")
+    parser.add_argument("--object", dest="object_name", metavar="NAME",
+                        help="the schema object whose batches to preview (a contract of several gated objects)")
     parser.add_argument("--remote", metavar="sc://HOST:PORT",
                         help="run on this Spark Connect server (default: $SPARK_REMOTE; without either, local Spark)")
     add_json(parser)
@@ -50,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         report_error(args, "error: --last must be 1 or more")
         return 2
     try:
-        plan = compile_plan(args.contract, env=args.env)
-        deployed = compile_plan(args.deployed, env=args.env) if args.deployed else plan
+        plan = compile_plan(args.contract, env=args.env, object_name=args.object_name)
+        deployed = compile_plan(args.deployed, env=args.env, object_name=args.object_name) if args.deployed else plan
     except (ContractError, OSError) as exc:
         report_error(args, f"error: {one_line(exc)}")
         return 2
