@@ -20,9 +20,10 @@ job's sessions before they are released. Airflow's SIGTERM only calls ``on_kill`
 task run on, so the job ends :class:`~contract_gate.runners.base.GateJobStopped` whatever its steps
 made of their cancelled query (the validation itself stops, ``contract_gate_spark.runtime.budget``):
 a stopped job never hands on a result to judge by. A worker lost without a word (SIGKILL, the OOM
-killer) interrupts nothing itself: its executions are not reattachable
-(``contract_gate_spark.runtime.session.connect``), so the server interrupts them when their
-streams close.
+killer) interrupts nothing itself, and the server does not notice its client died while a query
+runs: the job's fence (``contract_gate.runners.connect_fence``), a watcher process holding a pipe
+from the worker, interrupts and releases the job's server sessions when the pipe closes without
+the job's end.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
 from contract_gate.runners.base import GateJob, GateJobError, GateJobStopped, GateRunner
+from contract_gate.runners.connect_fence import ConnectFence
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -66,7 +68,7 @@ class SparkConnectRunner(GateRunner):
         # pyspark and the Spark side only when a job starts: no runner module imports pyspark at import
         # (the runners' rule in docs/architecture.md)
         from contract_gate_spark.commands import gate_job
-        from contract_gate_spark.runtime.session import connect, release_children, using
+        from contract_gate_spark.runtime.session import connect, release_children, using, watch_sessions
 
         url = self.connection_url()
         # the address only: its parameters may hold a token
@@ -75,7 +77,9 @@ class SparkConnectRunner(GateRunner):
         session = self._session = connect(url)
         self._tag = job.tag
         self._stopped = False
+        fence = ConnectFence(url)  # if this worker dies, the server ends the job's sessions
         try:
+            watch_sessions(session, fence.watch)
             session.addTag(job.tag)
             for key, value in self.spark_conf.items():
                 session.conf.set(key, value)
@@ -90,9 +94,13 @@ class SparkConnectRunner(GateRunner):
         finally:
             self._session = None
             try:
+                watch_sessions(session, None)
                 release_children(session)  # the steps' tagged child sessions
             finally:
-                session.stop()
+                try:
+                    session.stop()
+                finally:
+                    fence.close()
         if self._stopped:
             raise GateJobStopped(f"gate job {job.steps} over Spark Connect was stopped: its task was killed")
         if code != 0:

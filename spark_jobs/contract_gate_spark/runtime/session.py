@@ -12,7 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib.metadata import version
 from pathlib import Path
@@ -131,7 +131,7 @@ def connect(url: str) -> SparkSession:
     A new session each time, never the process's default one: its SQL conf and temporary views
     are its own on the server, so nothing one gate job sets reaches another's commits. The
     server owns the configuration (Delta included); only the gate's no-substitution setting is
-    added. Its executions are not reattachable: they end with this client's stream."""
+    added. Its executions are not reattachable: none is kept for a client that is gone."""
     if SparkContext._active_spark_context is not None:
         raise RuntimeError("this process already runs a local Spark (a JVM); a Spark Connect client"
                            " cannot share it: run the spark_connect mode in its own worker process")
@@ -142,8 +142,10 @@ def connect(url: str) -> SparkSession:
     keep_connect_causes()
     session = ConnectSession.builder.remote(url).create()
     # A reattachable execution outlives its stream on the server (a client that died is waited
-    # for, its query runs on); one tied to its stream is interrupted when the stream closes, so
-    # a worker killed with SIGKILL leaves no query of its job running. Clones inherit the choice.
+    # for minutes, spark.connect.execute.manager.detachedTimeout). Neither kind is interrupted
+    # when its client dies while a query runs (Spark Connect 4.2 delivers the stream's
+    # cancellation only after the execution ends): the spark_connect runner's fence ends a dead
+    # worker's sessions (contract_gate.runners.connect_fence). Clones inherit the choice.
     session.client.disable_reattachable_execute()
     for key, value in NO_SUBSTITUTION.items():
         session.conf.set(key, value)
@@ -175,6 +177,22 @@ _CLONES: dict[str, list[ConnectSession]] = {}
 """Connect sessions cloned by :func:`child_session`, by their parent's session id, until
 :func:`release_children` (or this process's exit) closes them."""
 
+_CLONE_WATCHERS: dict[str, Callable[[str], None]] = {}
+"""Who is told the session id of each session cloned from a Connect session, by the parent's id
+(:func:`watch_sessions`)."""
+
+
+def watch_sessions(spark: SparkSession, watcher: Callable[[str], None] | None) -> None:
+    """Tell ``watcher`` the server session id of the Connect session ``spark`` now, and of every
+    session :func:`child_session` clones from it from now on (None: stop telling): the
+    ``spark_connect`` runner's fence ends a lost worker's sessions on the server, clones included."""
+    session_id = _as_connect(spark).session_id
+    if watcher is None:
+        _CLONE_WATCHERS.pop(session_id, None)
+        return
+    _CLONE_WATCHERS[session_id] = watcher
+    watcher(session_id)
+
 
 def child_session(spark: SparkSession) -> SparkSession:
     """A session on the same engine with its own SQL conf and temporary views, for settings that
@@ -192,6 +210,9 @@ def child_session(spark: SparkSession) -> SparkSession:
     if not _CLONES:
         atexit.register(_release_all)
     _CLONES.setdefault(parent.session_id, []).append(clone)
+    watcher = _CLONE_WATCHERS.get(parent.session_id)
+    if watcher is not None:
+        watcher(clone.session_id)
     for tag in parent.getTags():
         clone.addTag(tag)
     return _as_shared(clone)
