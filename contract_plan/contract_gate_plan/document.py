@@ -237,8 +237,6 @@ def _check_history(where: str, rule: dict[str, Any]) -> None:
     """A history rule is a batch's row count or a column's null share, with bounds in range."""
     if rule["scope"] != "dataset" or (rule["kind"] == "metric" and rule.get("metric") != "nullValues"):
         raise PlanError(f"{where}: a history is given with a rowCount or nullValues rule over the batch, and only there")
-    if rule.get("threshold") is not None:
-        raise PlanError(f"{where}: a history rule takes no threshold")
     try:
         batch_history.history_of(rule["history"])
     except batch_history.HistoryError as exc:

@@ -7,6 +7,8 @@ read from the decision log (``accepted_history``), the validation handed it, the
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
+import json
 from pathlib import Path
 
 import pytest
@@ -17,14 +19,15 @@ from contract_gate.contract.compiler import compile_plans
 from contract_gate.decisions.batch_history import accepted_history, null_counts
 from contract_gate.operators.branch import PUBLISH, QUARANTINE, decide
 from contract_gate.operators.record import verdict
-from contract_gate.operators.validate import summarize
-from contract_gate_plan.addresses import HOME_ENV, Address
+from contract_gate.operators.validate import GateValidateOperator, summarize
+from contract_gate_plan.addresses import HOME_ENV
+from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
+from contract_gate_spark.commands import gate_job
 from contract_gate_spark.steps.publish import publish
 from contract_gate_spark.steps.quarantine import quarantine
 from contract_gate_spark.validation.candidate import read_candidate
 from contract_gate_spark.validation.engine import run_validation
-from contract_gate_spark.validation.report import write_report
 
 CONTRACT = """\
 apiVersion: v3.1.0
@@ -80,11 +83,18 @@ def gate(spark, plan: Plan, name: str, rows: int, nulls: int = 0) -> tuple[dict,
     data = [(first * 10_000 + i, None if i < nulls else f"n{i}") for i in range(rows)]
     spark.createDataFrame(data, "order_id bigint, note string").write.format("delta").save(address["path"])
 
-    history = accepted_history(plan, decisions.store_for(plan))  # read before the job, as the validate task does
-    report = run_validation(spark, plan, read_candidate(spark, address["path"], format="delta", version=0),
-                            submission_id=name, history=history)
-    write_report(report, root / f"{name}.report.json")
-    summary = summarize(report, root / f"{name}.report.json",
+    # the validate task's job: its plan file, the history it reads before the job, the job's validate step
+    folder = root / "runs" / name
+    folder.mkdir(parents=True)
+    plan_file = folder / "plan.json"
+    plan_file.write_text(render_plan(plan.document), encoding="utf-8")
+    history = GateValidateOperator.write_history(plan, folder)
+    assert history == folder / "history.json"
+    assert gate_job.main(["validate", "--plan", str(plan_file), "--candidate", address["path"], "--version", "0",
+                          "--report", str(folder / "report.json"), "--submission-id", name,
+                          "--history", str(history)]) == 0
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    summary = summarize(report, folder / "report.json",
                         {"candidate": address, "version": 0, "row_count": report["candidate"]["row_count"]})
     summary["null_counts"] = null_counts(plan, report["rules"])
     branch, _ = decide(plan, summary)
@@ -214,3 +224,60 @@ def test_the_decision_store_reads_only_accepted_batches_of_the_object_newest_fir
     assert history[ROWS] == [{"submission_id": s, "rows": r, "nulls": None} for s, r in (("s4", 14), ("s2", 12), ("s0", 10))]
     assert history[NULLS] == [{"submission_id": s, "rows": r, "nulls": k} for s, r, k in (("s4", 14, 4), ("s2", 12, 2))][:3] \
         + [{"submission_id": "s0", "rows": 10, "nulls": 0}]
+
+
+def test_a_decision_table_from_before_null_counts_gets_the_column_and_keeps_its_records(tmp_path):
+    """The layout migration path: a table written before the column gets it (a map of counts) from
+    the first record; its older rows read back with no null counts, so they hold no null history."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from _decision_writers import T0, decision, decisions_plan
+    from contract_gate.decisions.delta_path import LAYOUT_PROPERTIES, SCHEMA
+    from contract_gate_plan.ownership import owner_properties
+
+    path = str(tmp_path / "decisions")
+    old_schema = pa.schema([field for field in SCHEMA if field.name != "null_counts"])
+    table = DeltaTable.create(path, old_schema, partition_by=["contract_id"], name="contract_gate_decisions",
+                              configuration=LAYOUT_PROPERTIES)
+    table.alter.set_table_properties(owner_properties(None, "decisions"), raise_if_not_exists=False)
+    row = decision("old", "orders", rows_landed=40).as_row()
+    row.pop("null_counts")
+    row["rule_failures"] = list(row["rule_failures"].items())
+    write_deltalake(path, pa.Table.from_pylist([row], schema=old_schema), mode="append")
+    orders = decisions_plan(path, "orders")
+
+    decisions.record_decision(orders, decision("new", "orders", rows_landed=50, null_counts={NULLS: 5},
+                                               decided_at=T0 + timedelta(minutes=1)))
+
+    assert [field.name for field in DeltaTable(path).schema().fields][-1] == "null_counts"
+    accepted = decisions.store_for(orders).accepted_batches("orders", decisions.ObjectScope.of(orders), 5)
+    assert [(d.submission_id, d.rows_landed, d.null_counts) for d in accepted] == [
+        ("new", 50, {NULLS: 5}), ("old", 40, {})]
+
+
+def test_the_catalog_store_reads_the_same_accepted_batches_through_spark_sql(spark, tmp_path):
+    """The Unity Catalog store's query, run through local Spark SQL (the dialect Databricks SQL
+    extends) against a local Delta table, as tests/gate_steps/test_unity_catalog.py does."""
+    from _catalog_sql import LocalSparkSql
+    from _decision_writers import T0, decision
+    from contract_gate.decisions.record import ObjectScope
+    from contract_gate.decisions.unity_catalog import UnityCatalogDecisionStore
+
+    name = f"cg_history_{abs(hash(str(tmp_path))) % 10**8}"
+    spark.sql(f"CREATE DATABASE spark_catalog.{name} LOCATION '{tmp_path}/warehouse'")
+    try:
+        store = UnityCatalogDecisionStore(f"spark_catalog.{name}.decisions", LocalSparkSql(spark))
+        scope = ObjectScope("orders", sole=True)
+        for n, outcome in enumerate(["published", "quarantined", "split", "published"]):
+            store.record(decision(f"s{n}", "orders", outcome, rows_landed=10 + n, null_counts={NULLS: n},
+                                  decided_at=T0 + timedelta(minutes=n), object="orders" if n else None), scope)
+
+        accepted = store.accepted_batches("orders", scope, 2)
+
+        assert [(d.submission_id, d.rows_landed, d.null_counts) for d in accepted] == [
+            ("s3", 13, {NULLS: 3}), ("s2", 12, {NULLS: 2})]
+        assert [d.submission_id for d in store.accepted_batches("orders", scope, 5)] == ["s3", "s2", "s0"]
+        assert store.accepted_batches("orders", ObjectScope("returns", sole=False), 5) == []
+    finally:
+        spark.sql(f"DROP DATABASE spark_catalog.{name} CASCADE")
