@@ -10,6 +10,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 
 from _gate_plans import table_rows, version_of
 from contract_gate.cli.main import main
@@ -76,3 +77,36 @@ def test_validate_target_refuses_what_it_cannot_validate(spark, tmp_path, monkey
     assert code == 2 and "not allowed with argument" in err  # one or the other
     code, _, err = _run(str(contract), "--target")  # nothing published yet
     assert code == 2 and "holds no Delta table yet" in err
+
+
+def test_a_threshold_that_counts_one_batchs_rows_is_not_judged_on_the_published_table(spark, tmp_path, monkeypatch):
+    """Batches of at most 3 rows, each accepted, add up to a 5-row target: ``rowCount <= 3`` and "at
+    most 1 order in GBP" bound one batch, so over the table they are not executed (found by the
+    model-based walk: validate --target failed a target the gate had built batch by batch). A
+    threshold in percent bounds the table as it bounds each batch, and is still judged."""
+    v1 = deployed_v1(spark, tmp_path)
+    target = v1["tables"]["target"]
+    spark.createDataFrame(MORE, COLUMNS).selectExpr("*", "timestamp'2024-03-02 01:00:00' AS order_timestamp") \
+        .write.format("delta").mode("append").save(target["path"])
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    data = yaml.safe_load(orders_text("1.0.0"))
+    data["schema"][0]["quality"] = [
+        {"id": "batch_rows", "metric": "rowCount", "mustBeLessOrEqualTo": 3},
+        {"id": "few_gbp", "type": "sql", "query": "SELECT COUNT(*) FROM orders WHERE currency = 'GBP'",
+         "mustBeLessOrEqualTo": 1},
+    ]
+    currency = next(p for p in data["schema"][0]["properties"] if p["name"] == "currency")
+    currency["quality"].append({"id": "gbp_share", "metric": "invalidValues", "unit": "percent",
+                                "arguments": {"validValues": ["EUR", "USD"]}, "mustBeLessThan": 70})
+    contract = tmp_path / "orders.yaml"
+    contract.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    code, out, err = _run(str(contract), "--target", "--json")
+
+    assert out, err
+    rules = {rule["id"]: rule for rule in json.loads(out)["rules"]}
+    assert code == 0, [(r["id"], r["status"], r["passed"]) for r in rules.values() if not r["passed"]]
+    assert rules["batch_rows"]["status"] == "not_executed"
+    assert "one batch" in rules["batch_rows"]["reason"]
+    assert rules["few_gbp"]["status"] == "not_executed"
+    assert (rules["gbp_share"]["status"], rules["gbp_share"]["measured"]) == ("evaluated", 60)  # 3 GBP of 5 rows

@@ -12,7 +12,9 @@ names it), all in one Spark session, writing nothing. ``--json`` then prints one
 object (a JSON array when there are several); the exit code is the worst object's. The table
 is judged as the gate would after its non-breaking migration: a column this version adds
 (nullable, not in the table yet) is read as NULL, as ``ADD COLUMNS`` leaves it, and reported
-as a pending migration (``pending_migration``), not as a missing column.
+as a pending migration (``pending_migration``), not as a missing column. A rule whose
+threshold counts rows (a ``rowCount`` bound, "at most 5 failing rows") bounds one batch, not the
+table the batches add up to: it is reported not executed.
 
 ``--remote sc://host:port`` (else ``SPARK_REMOTE``) makes the command a thin Spark Connect
 client: the server reads the data and validates it, no JVM starts here. Without one, local
@@ -158,7 +160,8 @@ def _validate(plans: list[Plan], args: argparse.Namespace, shown: Any) -> list[d
                     raise ValueError(f"the target of {plan.object}, {target.location}, holds no Delta table yet")
                 candidate = read_candidate(spark, target.location, version=args.version)
                 migrated, added = as_migrated(plan, candidate.df)
-                report = run_validation(spark, plan, replace(candidate, df=migrated), sample_size=args.sample)
+                report = run_validation(spark, plan, replace(candidate, df=migrated, many_batches=True),
+                                        sample_size=args.sample)
                 reports.append({**report, "pending_migration": {"adds_columns": added}} if added else report)
                 continue
             candidate = read_candidate(

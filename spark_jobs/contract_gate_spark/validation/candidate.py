@@ -34,6 +34,9 @@ class Candidate:
     table: str | None = None
     version: int | None = None
     format: str | None = None
+    many_batches: bool = False
+    """A published target, holding every batch the gate accepted (``validate --target``): a rule
+    whose threshold counts rows bounds one batch, so it is not judged here."""
 
 
 def read_candidate(

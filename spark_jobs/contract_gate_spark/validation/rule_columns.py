@@ -70,11 +70,14 @@ class Triage:
 
 
 def triage(
-    plan: Plan, df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False
+    plan: Plan, df: DataFrame, schema: SchemaResult, depth: str, *, submission: bool = False,
+    many_batches: bool = False,
 ) -> Triage:
     """Split the plan's rules (plus the type rules of a CSV/JSON candidate, ``contract_gate_spark.validation.unparseable_values``,
     and for a ``submission``, ``submission.not_empty``, ``contract_gate_plan.empty_batch``) into
-    runnable ones and skipped ones with a reason.
+    runnable ones and skipped ones with a reason. Over ``many_batches`` (a published target), a
+    rule whose threshold counts rows is not executed: it bounds one batch, and batches that each
+    met it can exceed it together.
 
     Runs no Spark action: expressions are only analysed, so a rule naming a missing column,
     or a predicate that does not parse or is not boolean, is reported ``not_evaluated``
@@ -87,7 +90,7 @@ def triage(
     mistyped = {m["column"] for m in schema.type_mismatches}
     candidates = []
     for rule in rules:
-        reason = _static_reason(rule, missing, mistyped, depth)
+        reason = _static_reason(rule, missing, mistyped, depth, many_batches)
         if reason is None:
             candidates.append(rule)
         else:
@@ -103,7 +106,7 @@ def triage(
 
 
 def _static_reason(
-    rule: Rule, missing: set[str], mistyped: set[str], depth: str
+    rule: Rule, missing: set[str], mistyped: set[str], depth: str, many_batches: bool
 ) -> tuple[RuleStatus, str] | None:
     if rule.kind == "unsupported":  # a check the gate cannot run, listed where the contract allows it
         return RuleStatus.NOT_EVALUATED, rule.reason or "the gate cannot run this check"
@@ -111,6 +114,8 @@ def _static_reason(
         return RuleStatus.NOT_EXECUTED, "text rules are documentation, not checks"
     if rule.scope == keys_across_batches.SCOPE:  # the batch alone cannot judge it; batch_keys fills it in
         return RuleStatus.NOT_EXECUTED, "judged against the target table by the gate's batch_keys step"
+    if many_batches and rule.threshold is not None and rule.threshold.unit == "rows":
+        return RuleStatus.NOT_EXECUTED, "its threshold counts the rows of one batch, not of the published table"
     if depth == "schema":
         return RuleStatus.NOT_EVALUATED, "depth=schema: only the schema was checked"
     for name in rule.columns:
