@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -43,6 +44,27 @@ def test_a_retried_stage_returns_the_first_attempts_candidate_unchanged(spark, t
     assert (again["candidate"], again["version"], again["row_count"]) == (first["candidate"], 0, 1)
     assert version_of(spark, again["candidate"]) == 0
     assert len(table_rows(spark, again["candidate"])) == 1
+
+
+def test_a_retry_after_an_attempt_that_died_in_its_write_stages_the_batch(spark, tmp_path):
+    """An attempt killed in its CREATE TABLE AS SELECT (the model-based walk: a Spark Connect
+    client killed while the server wrote its candidate) leaves a data file and a log folder
+    without a commit; the retry of the same submission stages the batch (it was refused as
+    "not a Delta table" for good), and the dead attempt's file is in no version."""
+    plan = plan_for("regional_daily_cases", tmp_path)
+    write_csv(tmp_path / "lakehouse/landing/regional_daily_cases", [case("NL-NH", 1), case("NL-UT", 1)])
+    first = stage_candidate(spark, plan, "s3")
+    folder = Path(first["candidate"]["path"])
+    debris = folder.with_name(folder.name.replace("s3", "s4"))
+    debris.mkdir()
+    (debris / "_delta_log" / "_staged_commits").mkdir(parents=True)
+    (debris / "part-00000-dead.snappy.parquet").write_bytes(next(folder.glob("part-*.parquet")).read_bytes())
+
+    staged = stage_candidate(spark, plan, "s4")
+
+    assert staged["candidate"]["path"] == str(debris)
+    assert (staged["status"], staged["version"], staged["row_count"]) == ("staged", 0, 2)
+    assert len(table_rows(spark, staged["candidate"])) == 2 and version_of(spark, staged["candidate"]) == 0
 
 
 def test_json_landing_given_as_a_path_keeps_the_plans_format(spark, tmp_path):

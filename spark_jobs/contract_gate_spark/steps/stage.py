@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from contract_gate_plan.addresses import Address, glob_literal
 from contract_gate_spark.validation.candidate import read_candidate
-from contract_gate_spark.runtime.errors import PATH_EXISTS, TABLE_EXISTS, has_condition
+from contract_gate_spark.runtime.errors import NOT_A_DELTA_TABLE, PATH_EXISTS, TABLE_EXISTS, has_condition
 from contract_gate_spark.steps.commits import tagged_session
 from contract_gate_spark.steps.history import just_committed
 from contract_gate_plan.ownership import owner_properties, require_owner
@@ -69,7 +69,7 @@ def stage_candidate(
     if private:  # owner-only before its first file exists (contract_gate_plan.restricted)
         make_private_folder(posixpath.dirname(private))  # the candidate schema's folder
         make_private_folder(private)
-    wrote = _write_once(batch, plan, target)
+    wrote = _write_once(spark, batch, plan, target)
     if private:
         restrict_tree(private)
     rows = _rows_created(spark, target) if wrote else None
@@ -112,11 +112,16 @@ def _pin(spark: SparkSession, plan: Plan, source: Address) -> dict[str, Any]:
     }
 
 
-def _write_once(batch: DataFrame, plan: Plan, target: Address) -> bool:
+def _write_once(spark: SparkSession, batch: DataFrame, plan: Plan, target: Address) -> bool:
     """Write ``batch`` (read through a tagged session, so the commit names the submission) as
     a new Delta table at ``target``, carrying this contract's ownership properties from its
     first commit (a CREATE TABLE AS SELECT: ``DataFrameWriter`` options only set ``delta.*``
-    properties); False when that table already exists."""
+    properties); False when that table already exists.
+
+    A path candidate's folder that holds no commit is what an attempt of this submission left
+    when it died in its CREATE TABLE AS SELECT (its data files and log folder, a server's query
+    that ran on after its client was killed): no reader sees those files, and it would refuse
+    every retry as existing, so it is replaced (files not in a commit stay invisible)."""
     properties = {**owner_properties(plan.contract_id, "candidate"), **table_properties(plan),
                   **statistics_properties(plan.columns, [(f.name, f.dataType.simpleString()) for f in batch.schema.fields])}
     writer = batch.writeTo(target.sql_name).using("delta")
@@ -127,8 +132,21 @@ def _write_once(batch: DataFrame, plan: Plan, target: Address) -> bool:
     except AnalysisException as exc:
         if not has_condition(exc, PATH_EXISTS + TABLE_EXISTS):
             raise
-        return False
+        if not (target.is_path and _never_committed(spark, target)):
+            return False
+        writer.createOrReplace()
     return True
+
+
+def _never_committed(spark: SparkSession, target: Address) -> bool:
+    """Whether the path ``target`` holds no Delta commit (a folder without a table)."""
+    try:
+        spark.sql(f"DESCRIBE DETAIL {target.sql_name}").collect()
+    except AnalysisException as exc:
+        if has_condition(exc, NOT_A_DELTA_TABLE):
+            return True
+        raise
+    return False
 
 
 def _rows_created(spark: SparkSession, target: Address) -> int | None:
