@@ -4,7 +4,9 @@ the time per step type, and every disagreement with the step list that reproduce
 
     .venv/bin/python benchmarks/model_based/soak.py --steps 500 --seed 1 [--minutes M] [--skip-known-open]
 
-Exit 1 when the walk found a disagreement.
+Steps that stop a run in the ``spark_connect`` mode start a Spark Connect server of the walk's own
+(when first drawn) and stop it at the end; their lines print the seconds from the stop until the
+server ran no job of the run. Exit 1 when the walk found a disagreement.
 """
 
 from __future__ import annotations
@@ -43,22 +45,29 @@ def main() -> int:
     world = GateWorld(root, spark, args.seed, skip=set(KNOWN_OPEN) if args.skip_known_open else None)
     seconds: dict[str, list[float]] = defaultdict(list)
     started = time.perf_counter()
-    for _ in range(args.steps):
-        if args.minutes is not None and time.perf_counter() - started > args.minutes * 60:
-            break
-        before = time.perf_counter()
-        world.walk(1)
-        seconds[world.steps[-1]].append(time.perf_counter() - before)
-        done = len(world.steps)
-        if done % 10 == 0:
-            minutes = (time.perf_counter() - started) / 60
-            print(f"{done} steps, {done / minutes:.1f} steps/min, {len(world.disagreements)} disagreement(s)",
-                  flush=True)
+    try:
+        for _ in range(args.steps):
+            if args.minutes is not None and time.perf_counter() - started > args.minutes * 60:
+                break
+            before = time.perf_counter()
+            world.walk(1)
+            seconds[world.steps[-1]].append(time.perf_counter() - before)
+            done = len(world.steps)
+            if done % 10 == 0:
+                minutes = (time.perf_counter() - started) / 60
+                print(f"{done} steps, {done / minutes:.1f} steps/min, {len(world.disagreements)} disagreement(s)",
+                      flush=True)
+    finally:
+        world.close()
     minutes = (time.perf_counter() - started) / 60
     print(f"\nseed {args.seed}: {len(world.steps)} steps in {minutes:.1f} min = {len(world.steps) / minutes:.1f} "
           f"steps/min; {len(world.disagreements)} disagreement(s); root {root}")
     for name, times in sorted(seconds.items()):
         print(f"  {name:28s} {len(times):4d} x  mean {sum(times) / len(times):6.1f} s")
+    for signal_name in sorted({name for name, _ in world.connect_stops}):
+        delays = sorted(delay for name, delay in world.connect_stops if name == signal_name)
+        print(f"  Connect client stopped with {signal_name}: no job of its run on the server after "
+              f"{delays[len(delays) // 2]:.1f} s (median), {delays[-1]:.1f} s (max) of {len(delays)}")
     for found in world.disagreements:
         print(f"DISAGREEMENT step {found.step} {found.action}: {found.what}")
     if world.disagreements:

@@ -7,7 +7,11 @@ breaking change), re-run or correct a batch, ask ``validate --target``, or stop 
 driven the way its DAG drives it, in-process on one Spark session: the submission id from the
 landing, the Spark side's ``stage+validate+batch_keys`` and outcome chains (``gate_job``), the
 branch's :func:`decide`, the record task's :func:`verdict`, the decision store. Stops run the
-stage/validate chain in a child process and kill it (SIGTERM or SIGKILL).
+stage/validate chain, or the branch's publish, in a child process and kill it (SIGTERM or
+SIGKILL), or a whole run in the ``spark_connect`` mode (``_connect_run.py``, a Connect client of
+the walk's own server, started when the first such step is drawn; :meth:`GateWorld.close` stops
+it), stopped with SIGTERM (Airflow's ``on_kill``) or SIGKILL at a random moment; after a Connect
+stop no job of the submission runs on the server (its own status API) within ``CONNECT_STOP_SECONDS``.
 
 The reference model keeps, per contract and target, which row ids must be in the target and how
 many rows the quarantine holds; after every step the invariants (``check``) are compared with
@@ -33,6 +37,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Callable
 
+import urllib.request
+from time import monotonic, sleep
+
 import yaml
 from deltalake import DeltaTable
 
@@ -40,6 +47,7 @@ from contract_gate import decisions
 from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions.audit import audit
+from contract_gate.local_spark.connect_server import LocalConnectServer, free_port
 from contract_gate.operators.base import as_correction
 from contract_gate.operators.branch import decide
 from contract_gate.operators.record import migration_record, verdict
@@ -58,6 +66,8 @@ POLICIES = {  # contract name -> (publication mode, violation policy)
 PAIR = ("meters_pair", ("north", "south"))  # a contract of two gated objects (not evolved by the walk)
 MAX_ROWS = 40  # the contracts' rowCount limit: an oversized batch has more
 KINDS = ("good", "bad", "malformed", "empty", "oversized")
+CONNECT_RUN = Path(__file__).with_name("_connect_run.py")
+CONNECT_STOP_SECONDS = 15  # after a Connect client is stopped, no job of its submission runs on the server
 
 
 def contract_text(name: str, version: str, mode: str, policy: str, *, optional_column: bool = False,
@@ -148,6 +158,15 @@ class GateWorld:
         self.steps: list[str] = []
         self.disagreements: list[Disagreement] = []
         self.stopped: set[tuple[str, str]] = set()  # (contract, submission) of runs stopped before a verdict
+        self.connect_server: LocalConnectServer | None = None
+        self.connect_ui: str | None = None  # the server's status API
+        self.connect_stops: list[tuple[str, float]] = []  # (signal, seconds until no job of it ran on the server)
+
+    def close(self) -> None:
+        """Stop the walk's Spark Connect server, if a step started it."""
+        if self.connect_server is not None:
+            self.connect_server.stop()
+            self.connect_server = None
 
     # ---- the world ------------------------------------------------------------------------
     def file(self, contract: Contract) -> Path:
@@ -235,6 +254,10 @@ class GateWorld:
     def record(self, plan: Plan, submission: dict, summary: dict | None, results: dict,
                states: dict[str, str]) -> dict:
         record = verdict(submission, summary, results, states)
+        if record["outcome"] == "failed":  # as the record task: a step may fail after its commit
+            committed, note = decisions.recovery.committed_effects(plan, record["submission_id"],
+                                                                   decisions.history_for(plan))
+            record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])
         context_fields = {"contract_id": plan.contract_id, "object": plan.object,
                           "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
                           "dag_id": "walk", "run_id": f"walk-{len(self.steps)}", "try_number": 1}
@@ -380,6 +403,173 @@ class GateWorld:
         self.stopped.discard((contract.name, submission_id))
         self.expect(contract, decision, rows, [], "good", target)
 
+    def step_stop_publish(self, sig: signal.Signals) -> None:
+        """Stage and validate a good batch, then run the branch's step (publish) in a child process
+        stopped with ``sig`` at a random moment: before, during or after its commit."""
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
+            return
+        folder = self.run_folder(contract, plan, f"{submission_id}-publish-stopped")
+        common = ["--plan", str(folder / "plan.json"), "--submission-id", submission_id,
+                  "--report", str(folder / "report.json")]
+        if gate_job.main(["stage+validate+batch_keys", *common, "--landing", json.dumps(landing),
+                          "--result", str(folder / "stage.json")]) != 0:
+            return self.disagree(f"{contract.name}: stage and validate of a good batch failed")
+        candidate = json.loads((folder / "stage.json").read_text(encoding="utf-8"))
+        summary = summarize(json.loads((folder / "report.json").read_text(encoding="utf-8")), folder / "report.json",
+                            candidate)
+        branch, _ = decide(plan, summary)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "contract_gate_spark.commands.gate_job", branch, *common,
+             "--candidate", json.dumps(candidate["candidate"]), "--version", str(candidate["version"]),
+             "--result", str(folder / f"{branch}.json")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.stop_at_random(child, sig, 0.5, 20.0)
+        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.json")
+
+    def step_stop_connect(self, sig: signal.Signals) -> None:
+        """A whole run of a good batch in the ``spark_connect`` mode (stage+validate, then the branch's
+        step, each a job of the runner) in a client process stopped with ``sig`` at a random moment;
+        then no job of the submission runs on the server within ``CONNECT_STOP_SECONDS``."""
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
+            return
+        url = self.connect_url()
+        folder = self.run_folder(contract, plan, f"{submission_id}-connect-stopped")
+        with (folder / "client.log").open("w") as log:
+            child = subprocess.Popen([sys.executable, str(CONNECT_RUN), url, str(folder / "plan.json"), submission_id,
+                                      json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
+            self.stop_at_random(child, sig, 2.0, 40.0)
+        seconds = self.wait_for_no_job_of(submission_id)
+        self.connect_stops.append((sig.name, seconds))
+        if seconds > CONNECT_STOP_SECONDS:
+            self.disagree(f"{contract.name}: a job of {submission_id} ran on the server {seconds:.0f} s after the "
+                          f"client was stopped with {sig.name}")
+        summary_file = folder / "summary.json"
+        summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
+        branch = decide(plan, summary)[0] if summary else "publish"
+        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json")
+
+    def stoppable_batch(self):
+        """(contract, rows, plan, submission, landing) of a new good batch landed for a stopped run;
+        all None when its submission has a final decision already."""
+        contract = self.rng.choice(list(self.contracts.values()))
+        rows, _ = self.rows("good", contract)
+        self.land(contract, rows)
+        plan = self.plan(contract)
+        submission_id, landing = self.submission(plan)
+        if decisions.final_decision(plan, submission_id) is not None:
+            return None, None, None, None, None
+        return contract, rows, plan, submission_id, landing
+
+    def run_folder(self, contract: Contract, plan: Plan, name: str) -> Path:
+        folder = self.root / "work" / contract.name / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "plan.json").write_text(render_plan(plan.document), encoding="utf-8")
+        return folder
+
+    def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float) -> None:
+        """Stop ``child`` with ``sig`` at a random moment (unless it ended first); a child that a
+        SIGTERM leaves running after 120 s is killed, as Airflow's supervisor kills a task that
+        outlives its grace period."""
+        try:
+            child.wait(timeout=self.rng.uniform(earliest, latest))
+            return
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, sig)
+        try:
+            child.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait(timeout=60)
+
+    def after_stop(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], summary: dict | None,
+                   branch: str, result_path: Path) -> None:
+        """Record the stopped run as the record task does (its verdict if the branch's step ended
+        before the stop, else ``failed`` with what it committed); then the batch is in the target
+        whole or not at all, and without a verdict there is no final decision. An operator's
+        ``audit --repair`` (half the time) or the next run finishes it: published exactly once."""
+        if summary is None:
+            results, states = {}, {"stage_validate": "failed"}
+        elif result_path.exists():  # the step ended before the stop
+            result = json.loads(result_path.read_text(encoding="utf-8"))
+            results, states = {branch: result if branch == "split" else {branch: result}}, {branch: "success"}
+        else:
+            results, states = {}, {branch: "failed"}
+        recorded = self.record(plan, {"submission_id": submission_id}, summary, results, states)
+        target = plan.require_tables().require_target().location
+        if recorded["outcome"] == "failed" and decisions.final_decision(plan, submission_id) is not None:
+            self.disagree(f"{contract.name}: the run stopped before its verdict has a final decision")
+        if (Path(target) / "_delta_log").is_dir():
+            held = set(DeltaTable(target).to_pyarrow_table(columns=["meter_id"]).column("meter_id").to_pylist())
+            batch = {row["meter_id"] for row in rows}
+            if held & batch and not batch <= held:
+                self.disagree(f"{contract.name}: the stopped run left {len(held & batch)} of its {len(batch)} rows "
+                              "in the target")
+        if self.rng.random() < 0.5:
+            code, out = self.cli("audit", self.file(contract), "--repair", "--settle", "0", "--json")
+            if code != 0:
+                self.disagree(f"{contract.name}: audit --repair after a stopped run exits {code}: {out[-300:]}")
+        decision = self.gate(contract)
+        self.expect(contract, decision, rows, [], "good", target)
+
+    def connect_url(self) -> str:
+        """The walk's Spark Connect server, with its status API on: started when first needed."""
+        if self.connect_server is None:
+            ui_port = free_port()
+            server = LocalConnectServer(self.root / "connect-server", cores=2, name="contract-gate-walk-connect", conf={
+                "spark.sql.shuffle.partitions": "2", "spark.databricks.delta.snapshotPartitions": "2",
+                "spark.ui.enabled": "true", "spark.ui.port": str(ui_port), "spark.port.maxRetries": "0"})
+            self.connect_server = server.start()
+            self.connect_ui = f"http://127.0.0.1:{ui_port}/api/v1"
+        return self.connect_server.url
+
+    def wait_for_no_job_of(self, submission_id: str, limit: float = 120.0) -> float:
+        """Seconds until the server's own status shows no running job of ``submission_id`` (its
+        queries' tag) and no running SQL execution at all (a Delta commit runs after the last job
+        of its command; the server serves only the stopped run), polled from now, at most ``limit``."""
+        started = monotonic()
+
+        def status(path: str):
+            with urllib.request.urlopen(f"{self.connect_ui}{path}", timeout=10) as response:
+                return json.load(response)
+
+        tag = f"contract-gate-{submission_id}"
+        while monotonic() - started < limit:
+            try:
+                (app,) = status("/applications")
+                running = [job for job in status(f"/applications/{app['id']}/jobs?status=running")
+                           if any(t.endswith(tag) for t in job.get("jobTags", []))]
+                running += [query for query in status(f"/applications/{app['id']}/sql?details=false&length=1000")
+                            if query.get("status") == "RUNNING"]
+            except OSError:  # a status API too busy to answer has not said so yet
+                running = [None]
+            if not running:
+                break
+            sleep(0.2)  # polling the server's status: a condition, not a fixed wait
+        return monotonic() - started
+
+    def step_preview_object(self) -> None:
+        """``preview --object`` of an object of the two-object contract, deployed and unchanged,
+        decides as the gate did: exit 0."""
+        stem, objects = PAIR
+        contract = self.contracts[f"{stem}.{self.rng.choice(objects)}"]
+        if not contract.target_ids:
+            return
+        code, out = self.cli("preview", self.file(contract), "--object", contract.object, "--last", "3", "--json")
+        if code != 0:
+            self.disagree(f"{contract.name}: preview --object of the deployed contract exits {code}: {out[-300:]}")
+
+    def step_audit_repair(self) -> None:
+        """``audit --repair`` of a contract file (the two-object one too): the log and the tables agree
+        after every step, so it exits 0 and records nothing."""
+        contract = self.rng.choice(list(self.contracts.values()))
+        code, out = self.cli("audit", self.file(contract), "--repair", "--settle", "0", "--json")
+        repaired = [r for o in json.loads(out)["objects"] for r in o["repaired"]] if code in (0, 1) else []
+        if code != 0 or repaired:
+            self.disagree(f"{contract.name}: audit --repair of an agreeing log exits {code}, repaired {repaired}: "
+                          f"{out[-300:]}")
+
     def cli(self, *args) -> tuple[int, str]:
         """A ``contract-gate`` command in-process (Spark commands use the walk's session)."""
         out, err = io.StringIO(), io.StringIO()
@@ -402,6 +592,12 @@ class GateWorld:
             "preview": self.step_preview,
             "stop_sigterm": lambda: self.step_stop(signal.SIGTERM),
             "stop_sigkill": lambda: self.step_stop(signal.SIGKILL),
+            "stop_publish_sigterm": lambda: self.step_stop_publish(signal.SIGTERM),
+            "stop_publish_sigkill": lambda: self.step_stop_publish(signal.SIGKILL),
+            "stop_connect_sigterm": lambda: self.step_stop_connect(signal.SIGTERM),
+            "stop_connect_sigkill": lambda: self.step_stop_connect(signal.SIGKILL),
+            "preview_object": self.step_preview_object,
+            "audit_repair": self.step_audit_repair,
         })
         return {name: action for name, action in every.items() if name not in self.skip}
 
