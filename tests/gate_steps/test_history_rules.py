@@ -281,3 +281,27 @@ def test_the_catalog_store_reads_the_same_accepted_batches_through_spark_sql(spa
         assert store.accepted_batches("orders", ObjectScope("returns", sole=False), 5) == []
     finally:
         spark.sql(f"DROP DATABASE spark_catalog.{name} CASCADE")
+
+
+def test_validate_target_says_it_cannot_judge_a_history_rule_where_the_gate_does(spark, plan, tmp_path):
+    """The whole target is no batch and ``validate`` reads no decision log: its report says the
+    null-share rule was not judged on its history (a warning), and leaves the row count rule
+    ``not_executed`` with its reason, as any row count bound under ``--target``: never a silent pass."""
+    import contextlib
+    import io
+
+    from contract_gate.cli.main import main
+
+    gate(spark, plan, "first", 10, nulls=1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["validate", str(tmp_path / "orders.yaml"), "--target", "--json"])
+
+    report = json.loads(out.getvalue())
+    assert report["outcome"] == "warn" and code == 0
+    nulls = entry(report, NULLS)
+    assert (nulls["severity"], nulls["passed"]) == ("warning", False)
+    assert nulls["reason"].startswith("not judged on its history here: only a gate reads")
+    rows = entry(report, ROWS)  # a row count bounds a batch, not the table: --target leaves it, and says so
+    assert rows["passed"] is not True and rows["reason"]
+    assert rows["status"] == "not_executed" or rows["reason"].startswith("not judged on its history here")
