@@ -3,6 +3,7 @@ step type included (also those ``KNOWN_OPEN`` keeps out of the CI seed). Prints 
 the time per step type, and every disagreement with the step list that reproduces it.
 
     .venv/bin/python benchmarks/model_based/soak.py --steps 500 --seed 1 [--minutes M] [--skip-known-open]
+        [--weight STEP=W ...]   (default 3 for a landing, 1 for every other step)
 
 Steps that stop a run in the ``spark_connect`` mode start a Spark Connect server of the walk's own
 (when first drawn) and stop it at the end; their lines print the seconds from the stop until the
@@ -29,6 +30,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long, however many steps")
     parser.add_argument("--skip-known-open", action="store_true", help="leave out the KNOWN_OPEN steps, as CI does")
+    parser.add_argument("--weight", action="append", default=[], metavar="STEP=W",
+                        help="draw STEP with weight W (a landing's default is 3, every other step's 1)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="gate-soak-"))
     os.environ["CONTRACT_GATE_HOME"] = str(root)
@@ -43,6 +46,7 @@ def main() -> int:
         "spark.sql.warehouse.dir": str(root / "warehouse")})
     spark.sparkContext.setLogLevel("ERROR")
     world = GateWorld(root, spark, args.seed, skip=set(KNOWN_OPEN) if args.skip_known_open else None)
+    weights = {name: float(weight) for name, weight in (each.split("=", 1) for each in args.weight)}
     seconds: dict[str, list[float]] = defaultdict(list)
     started = time.perf_counter()
     try:
@@ -50,7 +54,7 @@ def main() -> int:
             if args.minutes is not None and time.perf_counter() - started > args.minutes * 60:
                 break
             before = time.perf_counter()
-            world.walk(1)
+            world.walk(1, weights)
             seconds[world.steps[-1]].append(time.perf_counter() - before)
             done = len(world.steps)
             if done % 10 == 0:
