@@ -305,3 +305,24 @@ def test_validate_target_says_it_cannot_judge_a_history_rule_where_the_gate_does
     rows = entry(report, ROWS)  # a row count bounds a batch, not the table: --target leaves it, and says so
     assert rows["passed"] is not True and rows["reason"]
     assert rows["status"] == "not_executed" or rows["reason"].startswith("not judged on its history here")
+
+
+def test_a_preview_says_it_does_not_judge_a_history_rule(spark, plan):
+    """``preview`` re-validates accepted batches without a decision log's history: each batch's
+    history rules say they were not judged on it, in the data and in the text."""
+    from contract_gate.evolution.preview import accepted_batches, judge, render
+    from contract_gate_spark.steps.preview import preview
+
+    gate(spark, plan, "accepted", 10, nulls=1)
+    batches = accepted_batches(plan, 5)
+    assert [batch["submission_id"] for batch in batches] == ["accepted"]
+
+    result = judge(plan, preview(spark, plan, batches, plan.require_tables().require_target()), batches, decide)
+
+    (batch,) = result["batches"]
+    said = {rule["id"]: rule for rule in batch["failing_rules"]}
+    assert batch["outcome"] == "warn" and batch["gate"]["decision"] == PUBLISH
+    for rule_id in (ROWS, NULLS):
+        assert said[rule_id]["severity"] == "warning"
+        assert said[rule_id]["reason"].startswith("not judged on its history here")
+    assert f"{ROWS} (warning): - rows; not judged on its history here" in render(result)

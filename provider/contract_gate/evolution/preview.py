@@ -25,9 +25,10 @@ SAME, MORE, FEWER = "same", "rejects more", "rejects fewer"
 
 
 def accepted_batches(plan: Plan, last: int) -> list[dict[str, Any]]:
-    """The ``last`` newest accepted decisions of ``plan``'s contract and object, newest first."""
-    records = decisions.store_for(plan).records(contract_id=plan.contract_id, scope=decisions.ObjectScope.of(plan))
-    return [record.as_dict() for record in records if record.outcome in decisions.PUBLISHED_OUTCOMES][:last]
+    """The ``last`` newest accepted decisions of ``plan``'s contract and object, newest first
+    (the store's one query of accepted batches, which history rules read too)."""
+    accepted = decisions.store_for(plan).accepted_batches(plan.contract_id, decisions.ObjectScope.of(plan), last)
+    return [record.as_dict() for record in accepted]
 
 
 def judge(plan: Plan, result: dict[str, Any], batches: list[dict[str, Any]], decide: Decide) -> dict[str, Any]:
@@ -81,7 +82,8 @@ def render(result: dict[str, Any]) -> str:
             if schema[kind]:
                 lines.append(f"    schema {kind.replace('_', ' ')}: {', '.join(schema[kind])}")
         lines += [f"    {rule['id']} ({rule['severity']}): "
-                  f"{'-' if rule['failed_rows'] is None else rule['failed_rows']} rows" for rule in batch["failing_rules"]]
+                  f"{'-' if rule['failed_rows'] is None else rule['failed_rows']} rows"
+                  + (f"; {rule['reason']}" if rule.get("reason") else "") for rule in batch["failing_rules"]]
     if result["rules"]:
         lines.append("per rule: batches, rows it would have failed")
         lines += [f"  {rule['id']} ({rule['severity']}): {rule['batches']} batch(es), {rule['failed_rows']} rows"

@@ -87,10 +87,11 @@ def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], targe
         "added_columns": added,
         "schema": {"ok": schema["ok"], "missing": schema["missing"], "unexpected": schema["unexpected"],
                    "type_mismatches": [m["column"] for m in schema["type_mismatches"]]},
-        # counts only: a rule's measured value may be a data value. The rules the gate's branch
-        # weighs: failed, or not evaluated for a reason other than not being the validation's own
+        # counts only: a rule's measured value may be a data value (a reason never holds one; it
+        # says, e.g., that a history rule was not judged on its history here). The rules the gate's
+        # branch weighs: failed, or not evaluated for a reason other than not being the validation's own
         "failing_rules": [{"id": r["id"], "severity": r["severity"], "scope": r["scope"], "status": r["status"],
-                           "failed_rows": r["failed_rows"]}
+                           "failed_rows": r["failed_rows"], "reason": r["reason"]}
                           for r in report["rules"]
                           if r["passed"] is False or r["status"] not in ("evaluated", "not_executed")],
     }
