@@ -56,11 +56,12 @@ def test_the_spark_side_wheel_is_the_same_bytes_for_the_same_files_and_holds_bot
 
 
 def test_the_wheel_is_uploaded_once_per_version_and_each_compute_installs_it(workspace, tmp_path, monkeypatch):
-    """Runs are submitted (deferring), never started: the compute takes its time to come up."""
+    """Runs are submitted (deferring, as the connection says), never started: the compute takes its
+    time to come up."""
     workspace.cluster_start_seconds = 600
     submitted = []
     for settings in ({"existing_cluster_id": "all-purpose-1"}, {"new_cluster": JOB_CLUSTER}, {}):
-        monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, **settings))
+        monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, deferrable=True, **settings))
         runner = get_runner("databricks", conn_id="databricks_emulator", spark_conf={"spark.sql.shuffle.partitions": "4"})
         job = GateJob("validate", {"--submission-id": "s1"}, tmp_path / "orders" / "s1", writes_result=False,
                       name="contract-gate orders validate s1")
@@ -260,7 +261,9 @@ def test_a_gate_on_a_cluster_publishes_a_valid_batch_and_quarantines_a_bad_one(g
     with JobsApiEmulator(tmp_path / "workspace", gate.home) as api:
         api.volumes.add(VOLUME)
         api.clusters.add("all-purpose-1")
-        monkeypatch.setenv(CONNECTION, api.connection(volume=VOLUME, polling_period_seconds=1, **settings))
+        # deferring on the run's trigger (dag.test() runs it in line); serverless below polls in the worker
+        monkeypatch.setenv(CONNECTION, api.connection(volume=VOLUME, polling_period_seconds=1, deferrable=True,
+                                                      **settings))
         publish_then_quarantine(gate, name, api, compute)
 
 

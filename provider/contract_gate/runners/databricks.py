@@ -50,6 +50,7 @@ from typing import Any
 from databricks.sdk.service import compute, jobs
 
 import contract_gate
+from contract_gate.airflow_compat import default_deferrable
 from contract_gate.hooks.databricks import DEFAULT_CONN_ID, DatabricksWorkspaceHook, run_event
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
 from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, wheel_for
@@ -77,7 +78,8 @@ class DatabricksRunner(GateRunner):
     :param new_cluster: a job cluster spec (``spark_version``, ``node_type_id``, ``num_workers``...).
     :param environment_version: the serverless environment version (when no cluster is given).
     :param polling_period_seconds: how often the run's state is asked.
-    :param deferrable: defer while the run is going (default); else poll in the worker.
+    :param deferrable: defer while the run is going, else poll in the worker; default the
+        connection's ``deferrable``, else Airflow's ``[operators] default_deferrable``.
     :param warehouse_id: the SQL warehouse that runs the contract's GRANTs (catalog tables only).
     :param principal: the gate's own principal (the jobs' service principal), granted its tables.
     """
@@ -119,7 +121,7 @@ class DatabricksRunner(GateRunner):
         self.new_cluster = options.get("new_cluster")
         self.environment_version = str(options.get("environment_version", DEFAULT_ENVIRONMENT_VERSION))
         self.polling_period_seconds = int(options.get("polling_period_seconds", 30))
-        self.deferrable = bool(options.get("deferrable", True))
+        self.deferrable = bool(options.get("deferrable", default_deferrable()))
         self.warehouse_id = options.get("warehouse_id")
         self.principal = options.get("principal")
         self._run_id: int | None = None

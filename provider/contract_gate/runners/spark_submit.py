@@ -38,7 +38,7 @@ from pathlib import Path
 import sqlglot
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
-from contract_gate.airflow_compat import AirflowNotFoundException
+from contract_gate.airflow_compat import AirflowNotFoundException, default_deferrable
 
 import contract_gate_plan
 from contract_gate.config import gate_home
@@ -71,8 +71,8 @@ class SparkSubmitRunner(GateRunner):
     :param deploy_mode: ``client`` or ``cluster``; default the connection's ``deploy-mode`` extra.
     :param polling_period_seconds: how often a standalone cluster-mode driver's status is read
         (default 10 s).
-    :param deferrable: in standalone cluster mode, defer while the driver runs (default); else
-        wait in the worker.
+    :param deferrable: in standalone cluster mode, defer while the driver runs, else wait in the
+        worker; default Airflow's ``[operators] default_deferrable``.
 
     The last two also come from the ``contract_gate`` key of the connection's extra (so
     generated DAGs need no code), e.g. ``{"deploy-mode": "cluster", "rest-port": 6066,
@@ -94,7 +94,7 @@ class SparkSubmitRunner(GateRunner):
         connection = self.connection_options()
         options = {**connection, **{k: v for k, v in given.items() if v is not None}}
         self.polling_period_seconds = float(options.get("polling_period_seconds", 10))
-        self.deferrable = bool(options.get("deferrable", True))
+        self.deferrable = bool(options.get("deferrable", default_deferrable()))
         self.spark_conf = {**self.connection_spark_conf(connection), **self.spark_conf}
         self._hook: SparkSubmitHook | None = None
         self._credentials: PropertiesFile | None = None
