@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -47,6 +48,9 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     world = GateWorld(root, spark, args.seed, skip=set(KNOWN_OPEN) if args.skip_known_open else None)
     weights = {name: float(weight) for name, weight in (each.split("=", 1) for each in args.weight)}
+    # a soak stopped with SIGTERM (`timeout`, a CI job's end) still stops the walk's Connect server,
+    # which runs in a session of its own and would outlive it
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     seconds: dict[str, list[float]] = defaultdict(list)
     started = time.perf_counter()
     try:
