@@ -21,16 +21,22 @@ from _airflow_gate import REPO, regional_rows
 from _standalone_cluster import StandaloneCluster, spark_home
 from waiting import wait_until
 
+from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
 from contract_gate.runners import Deferral, GateJob, GateJobError, get_runner
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 
 VENV_BIN = os.path.dirname(sys.executable)
+# Every application here is a short job of a few rows: its driver and executor JVMs get the local
+# runner's short-job options (no C2 compiler, serial GC), whose threads would otherwise compete
+# for the two cores with the jobs themselves, as a user's spark_conf would set them.
+SHORT_JOBS = {"spark.driver.extraJavaOptions": SHORT_JOB_JVM_OPTIONS,
+              "spark.executor.extraJavaOptions": SHORT_JOB_JVM_OPTIONS}
 # One executor core, so a cluster-mode driver (one core) and its executor fit the 2-core worker.
 APP_CONF = {"spark.cores.max": "1", "spark.executor.memory": "1g", "spark.sql.shuffle.partitions": "2",
-            "spark.ui.enabled": "false"}
+            "spark.ui.enabled": "false", **SHORT_JOBS}
 # What the connection gives every job of the generated DAGs: a few-row batch needs no 200 shuffle
 # partitions, nor a Delta snapshot cached in 50 (117 s -> 96 s for a gate run's two applications).
-SMALL_BATCH_CONF = {"spark.sql.shuffle.partitions": 2, "spark.databricks.delta.snapshotPartitions": 2}
+SMALL_BATCH_CONF = {"spark.sql.shuffle.partitions": 2, "spark.databricks.delta.snapshotPartitions": 2, **SHORT_JOBS}
 
 
 async def first_event(trigger) -> dict:
