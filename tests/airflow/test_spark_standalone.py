@@ -59,10 +59,12 @@ def cluster(tmp_path_factory):
 
 
 def connection(cluster: StandaloneCluster, deploy_mode: str) -> str:
-    """The apache-spark provider's connection to the cluster, as a user would define it."""
+    """The apache-spark provider's connection to the cluster, as a user would define it: a cluster-mode
+    driver is waited on in the triggerer (``deferrable``; else ``[operators] default_deferrable``)."""
     return json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.master_port,
                        "extra": {"deploy-mode": deploy_mode, "rest-port": cluster.rest_port,
-                                 "contract_gate": {"polling_period_seconds": 1, "spark_conf": SMALL_BATCH_CONF}}})
+                                 "contract_gate": {"polling_period_seconds": 1, "spark_conf": SMALL_BATCH_CONF,
+                                                   "deferrable": True}}})
 
 
 @pytest.fixture
