@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "model_based"))
+sys.path.insert(0, str(ROOT / "tests"))  # the walk waits with the tests' own waiting.wait_until
 
 
 def main() -> int:

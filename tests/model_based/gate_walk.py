@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import urllib.request
-from time import monotonic, sleep
+from time import monotonic
 
 import yaml
 from deltalake import DeltaTable
@@ -56,6 +56,7 @@ from contract_gate.submission import derive_submission_id, object_of
 from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
+from waiting import wait_until
 
 KNOWN_OPEN: dict[str, str] = {}  # step -> the open finding it exposes; the CI seed leaves these steps out
 POLICIES = {  # contract name -> (publication mode, violation policy)
@@ -535,7 +536,8 @@ class GateWorld:
                 return json.load(response)
 
         tag = f"contract-gate-{submission_id}"
-        while monotonic() - started < limit:
+
+        def nothing_running() -> bool:
             try:
                 (app,) = status("/applications")
                 running = [job for job in status(f"/applications/{app['id']}/jobs?status=running")
@@ -543,10 +545,11 @@ class GateWorld:
                 running += [query for query in status(f"/applications/{app['id']}/sql?details=false&length=1000")
                             if query.get("status") == "RUNNING"]
             except OSError:  # a status API too busy to answer has not said so yet
-                running = [None]
-            if not running:
-                break
-            sleep(0.2)  # polling the server's status: a condition, not a fixed wait
+                return False
+            return not running
+
+        with contextlib.suppress(TimeoutError):  # the caller judges the delay, however long
+            wait_until(nothing_running, timeout=limit, interval=0.2, message="no job of the stopped run")
         return monotonic() - started
 
     def step_preview_object(self) -> None:
