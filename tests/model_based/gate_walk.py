@@ -372,12 +372,8 @@ class GateWorld:
     def step_stop(self, sig: signal.Signals) -> None:
         """Stage and validate in a child process, stopped with ``sig`` at a random moment; the run is
         recorded as the record task records a broken run (``failed``, non-final)."""
-        contract = self.rng.choice(list(self.contracts.values()))
-        rows, _ = self.rows("good", contract)
-        self.land(contract, rows)
-        plan = self.plan(contract)
-        submission_id, landing = self.submission(plan)
-        if decisions.final_decision(plan, submission_id) is not None:
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
             return
         folder = self.root / "work" / contract.name / f"{submission_id}-stopped"
         folder.mkdir(parents=True, exist_ok=True)
