@@ -177,3 +177,26 @@ def test_preview_and_validate_target_say_what_the_gate_decides_for_split_batches
     assert code == 1 and tighter["clean-3"]["change"] == "rejects more"
     assert tighter["clean-3"]["gate"]["decision"] == "split" and tighter["clean-3"]["gate"]["rows_published"] == 2
     assert (version_of(spark, target), version_of(spark, log)) == before  # nothing written
+
+
+def test_a_batch_whose_rows_are_no_longer_where_it_was_published_is_listed_unreadable_not_read_elsewhere(
+        spark, tmp_path):
+    """Found by the soak walk: after a new major version with a new target, preview of batches
+    accepted under the old one read the new target at their old versions (DELTA_VERSION_NOT_FOUND,
+    exit 2; or, had the version existed, another batch's rows). A batch whose candidate is gone is
+    read from the target only at a commit that batch made."""
+    plan = orders_plan(tmp_path)
+    accepted = [_accept(spark, plan, tmp_path, n, rows) for n, rows in enumerate(BATCHES[:2], start=1)]
+    for decision in accepted:
+        shutil.rmtree(decision["candidate"])
+    target = plan["tables"]["target"]
+    first, second = accepted
+    moved = [{**first, "target_version_after": second["target_version_after"]},  # another batch's commit
+             {**second, "target_version_after": 15}]  # not in this target's log
+
+    result = preview(spark, plan, moved, target)
+
+    assert result["batches"] == [] and result["rules"] == []
+    assert [gone["submission_id"] for gone in result["unreadable"]] == ["sub-1", "sub-2"]
+    assert all("holds no commit" in gone["reason"] for gone in result["unreadable"])
+    assert preview(spark, plan, [second], target)["batches"][0]["source"].startswith("target versions")

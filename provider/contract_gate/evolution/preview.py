@@ -88,6 +88,7 @@ def render(result: dict[str, Any]) -> str:
         lines.append("per rule: batches, rows it would have failed")
         lines += [f"  {rule['id']} ({rule['severity']}): {rule['batches']} batch(es), {rule['failed_rows']} rows"
                   for rule in result["rules"]]
+    lines += [f"  {gone['submission_id']}: not read again: {gone['reason']}" for gone in result.get("unreadable", [])]
     lines.append(f"would reject more than the gate did in {result['rejected_batches']} of "
                  f"{len(result['batches'])} batch(es)")
     return "\n".join(lines)

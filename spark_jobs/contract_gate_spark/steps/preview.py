@@ -7,7 +7,10 @@ target: the rows the batch's commit added, ``target@after EXCEPT ALL target@befo
 append, exactly its published rows; a ``replace_keys`` row equal to the one it replaced was
 already there and is not counted again). A batch read from before the plan's version added a
 column (the target, when the batch was published, lacked it) is judged as the migrated target
-holds it: the column NULL (``steps.target.as_migrated``), named under ``added_columns``. Each is
+holds it: the column NULL (``steps.target.as_migrated``), named under ``added_columns``. A batch
+whose candidate is gone and whose publish is not a commit of this target (it went to an earlier
+major version's target, or the target's log no longer holds it) cannot be read again: it is listed
+under ``unreadable`` with the reason, never read from another commit. Each is
 validated with the same engine as a gate (``contract_gate_spark.validation.engine``); the result
 holds, per batch, what the gate's branch needs to decide (outcome, schema, row counts, the
 failing rules with their scope and status: rule ids and counts, never a value).
@@ -21,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.model import Plan, load_plan
-from contract_gate_spark.steps.history import exists
+from contract_gate_spark.steps.history import exists, tagged_commits
 from contract_gate_spark.steps.target import as_migrated
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_spark.validation.engine import run_validation
@@ -36,7 +39,12 @@ def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict
     validation's outcome, schema, row counts and failing rules, per rule the rows and batches it
     would have failed. What the gate would decide is the provider's (``contract_gate.evolution.preview``)."""
     plan, target = load_plan(plan), Address.of(target)
-    results = [_preview_batch(spark, plan, batch, target) for batch in batches]
+    results, unreadable = [], []
+    for batch in batches:
+        try:
+            results.append(_preview_batch(spark, plan, batch, target))
+        except BatchGone as gone:
+            unreadable.append({"submission_id": batch["submission_id"], "reason": str(gone)})
     totals: dict[str, dict[str, Any]] = {}
     for result in results:
         for rule in result["failing_rules"]:
@@ -45,7 +53,12 @@ def preview(spark: SparkSession, plan: Plan | dict[str, Any], batches: list[dict
             total["batches"] += 1
             total["failed_rows"] += rule["failed_rows"] or 0
     return {"contract": {"id": plan.contract_id, "version": plan.contract_version},
-            "batches": results, "rules": sorted(totals.values(), key=lambda r: (-r["batches"], r["id"]))}
+            "batches": results, "unreadable": unreadable,
+            "rules": sorted(totals.values(), key=lambda r: (-r["batches"], r["id"]))}
+
+
+class BatchGone(Exception):
+    """A batch's rows can no longer be read exactly as they were accepted."""
 
 
 def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> tuple[DataFrame, str]:
@@ -62,6 +75,9 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
     before, after = batch.get("target_version_before"), batch.get("target_version_after")
     if after is None:
         raise ValueError(f"submission {batch['submission_id']}: no retained candidate and no target version to read")
+    if not any(commit.version == after for commit in tagged_commits(spark, target, batch["submission_id"])):
+        raise BatchGone(f"its candidate is gone and {target.location} holds no commit {after} of it "
+                        "(published to an earlier version's target, or gone from the target's log)")
     published = _at(spark, target, after)
     if before is not None and before >= 0:
         published = published.exceptAll(_at(spark, target, before).select(*published.columns))
