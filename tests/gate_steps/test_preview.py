@@ -186,7 +186,8 @@ def test_a_batch_whose_rows_are_no_longer_where_it_was_published_is_listed_unrea
     exit 2; or, had the version existed, another batch's rows). A batch whose candidate is gone is
     read from the target only at a commit that batch made."""
     plan = orders_plan(tmp_path)
-    accepted = [_accept(spark, plan, tmp_path, n, rows) for n, rows in enumerate(BATCHES[:2], start=1)]
+    accepted = [_accept(spark, plan, tmp_path, n, rows) for n, rows in enumerate(BATCHES[:3], start=1)]
+    kept = accepted.pop()
     for decision in accepted:
         shutil.rmtree(decision["candidate"])
     target = plan["tables"]["target"]
@@ -200,3 +201,6 @@ def test_a_batch_whose_rows_are_no_longer_where_it_was_published_is_listed_unrea
     assert [gone["submission_id"] for gone in result["unreadable"]] == ["sub-1", "sub-2"]
     assert all("holds no commit" in gone["reason"] for gone in result["unreadable"])
     assert preview(spark, plan, [second], target)["batches"][0]["source"].startswith("target versions")
+    # a retained candidate is the whole batch, whatever the target holds (its columns are its own)
+    elsewhere = preview(spark, plan, [{**kept, "target_version_after": 15}], target)
+    assert elsewhere["batches"][0]["source"].startswith("candidate") and elsewhere["batches"][0]["rows"] == 3

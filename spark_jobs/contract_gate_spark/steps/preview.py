@@ -75,7 +75,7 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
     before, after = batch.get("target_version_before"), batch.get("target_version_after")
     if after is None:
         raise ValueError(f"submission {batch['submission_id']}: no retained candidate and no target version to read")
-    if not any(commit.version == after for commit in tagged_commits(spark, target, batch["submission_id"])):
+    if not _published_here(spark, target, batch):
         raise BatchGone(f"its candidate is gone and {target.location} holds no commit {after} of it "
                         "(published to an earlier version's target, or gone from the target's log)")
     published = _at(spark, target, after)
@@ -88,8 +88,11 @@ def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], targe
     rows, source = batch_rows(spark, plan, batch, target)
     after = batch.get("target_version_after")
     added: list[str] = []
-    if after is not None:  # the target as the batch's publication left it says which columns came later
+    if after is not None and _published_here(spark, target, batch):
+        # the target as the batch's publication left it says which columns came later
         rows, added = as_migrated(plan, rows, _at(spark, target, after).schema)
+    else:  # published to an earlier version's target: the batch's own columns say it
+        rows, added = as_migrated(plan, rows)
     report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
     schema = report["schema"]
     return {
@@ -111,6 +114,13 @@ def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], targe
                           for r in report["rules"]
                           if r["passed"] is False or r["status"] not in ("evaluated", "not_executed")],
     }
+
+
+def _published_here(spark: SparkSession, target: Address, batch: dict[str, Any]) -> bool:
+    """Whether ``target``'s commit ``target_version_after`` is the batch's own publish."""
+    after = batch.get("target_version_after")
+    return after is not None and any(
+        commit.version == after for commit in tagged_commits(spark, target, batch["submission_id"]))
 
 
 def _at(spark: SparkSession, address: Address, version: int) -> DataFrame:
