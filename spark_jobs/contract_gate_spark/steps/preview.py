@@ -61,7 +61,8 @@ class BatchGone(Exception):
     """A batch's rows can no longer be read exactly as they were accepted."""
 
 
-def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> tuple[DataFrame, str]:
+def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address,
+               published_here: bool) -> tuple[DataFrame, str]:
     """The batch's rows and where they were read from (``candidate ...`` or ``target ...``). A
     candidate is read only where the gate keeps this submission's candidate (or the Delta landing
     it pinned), never a table because a decision row names it."""
@@ -75,7 +76,7 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
     before, after = batch.get("target_version_before"), batch.get("target_version_after")
     if after is None:
         raise ValueError(f"submission {batch['submission_id']}: no retained candidate and no target version to read")
-    if not _published_here(spark, target, batch):
+    if not published_here:
         raise BatchGone(f"its candidate is gone and {target.location} holds no commit {after} of it "
                         "(published to an earlier version's target, or gone from the target's log)")
     published = _at(spark, target, after)
@@ -85,12 +86,10 @@ def batch_rows(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: A
 
 
 def _preview_batch(spark: SparkSession, plan: Plan, batch: dict[str, Any], target: Address) -> dict[str, Any]:
-    rows, source = batch_rows(spark, plan, batch, target)
-    after = batch.get("target_version_after")
-    added: list[str] = []
-    if after is not None and _published_here(spark, target, batch):
-        # the target as the batch's publication left it says which columns came later
-        rows, added = as_migrated(plan, rows, _at(spark, target, after).schema)
+    here = _published_here(spark, target, batch)  # one history read, for the rows and the columns
+    rows, source = batch_rows(spark, plan, batch, target, here)
+    if here:  # the target as the batch's publication left it says which columns came later
+        rows, added = as_migrated(plan, rows, _at(spark, target, batch["target_version_after"]).schema)
     else:  # published to an earlier version's target: the batch's own columns say it
         rows, added = as_migrated(plan, rows)
     report = run_validation(spark, plan, Candidate(rows, source, batch.get("candidate_version"), "delta"))
