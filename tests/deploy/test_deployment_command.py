@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -47,6 +49,29 @@ def test_every_component_gets_the_settings_home_not_the_callers(tmp_path, monkey
     assert "CONTRACT_GATE_HOME" not in env and env["AIRFLOW__CONTRACT_GATE__HOME"] == str(tmp_path / "lake")
     # a settings file written before the option existed still names the home
     assert gate_home({"CONTRACT_GATE_HOME": "/srv/old"}) == "/srv/old"
+
+
+def test_a_component_is_known_by_its_pid_and_start_time_not_its_command_line(tmp_path):
+    """``up`` once took a starting triggerer for an exited one: a process that sets its title
+    (Airflow's components do, through setproctitle) may show an empty command line meanwhile."""
+    deployment = Deployment(tmp_path / "home")
+    retitled = subprocess.Popen([sys.executable, "-c", "import setproctitle, sys; "
+                                 "setproctitle.setproctitle('no component name'); print('ready', flush=True); "
+                                 "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert retitled.stdout.readline() == "ready\n"
+        deployment.run.mkdir(parents=True)
+        deployment.record("triggerer", retitled.pid)
+        assert b"triggerer" not in Path(f"/proc/{retitled.pid}/cmdline").read_bytes()
+        assert deployment.pid("triggerer") == retitled.pid
+        # the same pid with another start time is some later process that reused it
+        pid, started = (deployment.run / "triggerer.pid").read_text().split()
+        (deployment.run / "triggerer.pid").write_text(f"{pid} {int(started) - 1}\n")
+        assert deployment.pid("triggerer") is None
+        deployment.record("triggerer", retitled.pid)
+    finally:
+        retitled.communicate("")
+    assert deployment.pid("triggerer") is None  # ended and reaped
 
 
 def unit_lines(text: str, key: str) -> list[str]:

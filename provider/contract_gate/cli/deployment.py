@@ -162,25 +162,32 @@ class Deployment:
 
     # -- processes ----------------------------------------------------------------------
     def pid(self, component: str) -> int | None:
-        """The component's process id while it runs (a stale pid file names no process)."""
+        """The component's process id while it runs (a stale pid file names no process).
+
+        A process is known by its pid and its start time, both recorded when it started: a reused
+        pid has another start time. Its command line is no witness: a process that sets its title
+        (setproctitle) rewrites it, and a read meanwhile finds it empty."""
         pid_file = self.run / f"{component}.pid"
         if not pid_file.is_file():
             return None
-        pid = int(pid_file.read_text().strip())
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+        recorded = pid_file.read_text().split()
+        pid = int(recorded[0])
+        stat = _stat(pid)
+        if stat is None or stat[0] == "Z":
             return None
-        # the api-server renames its process "airflow api_server"; a reused pid is some other program
-        words = ("SparkConnectServer",) if component == CONNECT else (component, component.replace("-", "_"))
-        return pid if any(word in command for word in words) else None
+        return pid if len(recorded) > 1 and recorded[1] == stat[STARTED] else None
+
+    def record(self, component: str, pid: int) -> None:
+        """Write the component's pid file: its pid and its start time."""
+        stat = _stat(pid)
+        (self.run / f"{component}.pid").write_text(f"{pid} {stat[STARTED] if stat else ''}\n")
 
     def start(self, component: str, command: list[str], env: dict[str, str]) -> int:
         self.run.mkdir(parents=True, exist_ok=True)
         with (self.run / f"{component}.log").open("ab") as log:
             process = subprocess.Popen(command, env=env, cwd=self.home, stdin=subprocess.DEVNULL, stdout=log,
                                        stderr=subprocess.STDOUT, start_new_session=True)
-        (self.run / f"{component}.pid").write_text(f"{process.pid}\n")
+        self.record(component, process.pid)
         return process.pid
 
     def stop(self, component: str) -> bool:
@@ -239,7 +246,7 @@ def up(options: Options, timeout: float = 300, say=print) -> Deployment:
         server = LocalConnectServer(deployment.run / CONNECT, port=port)
         server.launch()
         assert server.process is not None  # launch() started it
-        (deployment.run / f"{CONNECT}.pid").write_text(f"{server.process.pid}\n")
+        deployment.record(CONNECT, server.process.pid)
         say(f"started {CONNECT} (pid {server.process.pid}) on {server.url}")
     for component in COMPONENTS:
         if deployment.pid(component) is None:
@@ -320,8 +327,16 @@ def down(airflow_home: Path, say=print) -> None:
 
 def _zombie(pid: int) -> bool:
     """A process that exited but was not reaped yet (its parent is the caller's ``up``)."""
+    stat = _stat(pid)
+    return stat is None or stat[0] == "Z"
+
+
+STARTED = 19  # the start time's index in ``_stat``'s fields (field 22 of proc(5)'s stat)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None if it ended."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return True
-    return fields[0] == "Z"
+        return None
