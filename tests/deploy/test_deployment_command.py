@@ -4,6 +4,7 @@ the settings it writes make no component depend on its working directory, and th
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -72,6 +73,22 @@ def test_a_component_is_known_by_its_pid_and_start_time_not_its_command_line(tmp
     finally:
         retitled.communicate("")
     assert deployment.pid("triggerer") is None  # ended and reaped
+
+
+def test_the_components_log_at_the_callers_level_not_the_commands_quiet_one(tmp_path, monkeypatch):
+    """The CLI quiets Airflow for itself (WARNING, without ``--verbose``); ``up``'s components once
+    inherited that, and every task log lost its INFO lines."""
+    from contract_gate.cli.options import configured_logging
+
+    deployment = Deployment(tmp_path / "home")
+    deployment.write_settings(first_settings(Options(tmp_path / "home")))
+    monkeypatch.delenv("AIRFLOW__LOGGING__LOGGING_LEVEL", raising=False)
+    with configured_logging(verbose=False):
+        assert os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] == "WARNING"  # the command itself is quiet
+        assert "AIRFLOW__LOGGING__LOGGING_LEVEL" not in deployment.environment()
+    monkeypatch.setenv("AIRFLOW__LOGGING__LOGGING_LEVEL", "DEBUG")  # a level the caller chose is kept
+    with configured_logging(verbose=False):
+        assert deployment.environment()["AIRFLOW__LOGGING__LOGGING_LEVEL"] == "DEBUG"
 
 
 def unit_lines(text: str, key: str) -> list[str]:

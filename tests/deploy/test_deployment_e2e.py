@@ -97,3 +97,5 @@ def test_scheduled_runs_that_find_their_batch_gated_succeed_and_log_no_error(dep
     assert len(ended) > 1 and ended[-1] == "success"  # every minute: the later runs found the batch gated already
     logs = "".join(log.read_text(errors="replace") for log in (deployed.home / "logs").glob(f"dag_id={CRON}/**/*.log"))
     assert "XCom not found" not in logs
+    # the tasks' own INFO lines reach their logs (``up`` once handed every component the CLI's own WARNING)
+    assert "was already gated" in logs and "already has its final decision" in logs

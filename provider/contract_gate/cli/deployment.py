@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract_gate import config
+from contract_gate.cli.options import callers_environment
 from contract_gate.dags.stub_files import sync_dag_files
 from contract_gate.local_spark.connect_server import LocalConnectServer, free_port, listening
 from contract_gate_plan.addresses import HOME_ENV
@@ -156,7 +157,8 @@ class Deployment:
 
     def environment(self) -> dict[str, str]:
         # the settings name the gate's home: a CONTRACT_GATE_HOME of the caller's shell would win over it
-        env = {**{name: value for name, value in os.environ.items() if name != HOME_ENV}, **self.settings()}
+        env = {**{name: value for name, value in callers_environment().items() if name != HOME_ENV},
+               **self.settings()}
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         return env
 

@@ -72,13 +72,27 @@ def configured_logging(verbose: bool) -> Iterator[None]:
         return
     if not root.handlers:
         root.addHandler(logging.NullHandler())
+    global _quieted
     saved = os.environ.get(_AIRFLOW_LEVEL)
     os.environ.setdefault(_AIRFLOW_LEVEL, "WARNING")
+    _quieted = saved is None
     try:
         yield
     finally:
         if saved is None:
             os.environ.pop(_AIRFLOW_LEVEL, None)
+        _quieted = False
+
+
+def callers_environment() -> dict[str, str]:
+    """The environment the caller gave this command, for the processes it starts that outlive it
+    (``airflow up``'s components): without the logging level it set for itself, which would
+    leave their task logs without a line below WARNING."""
+    environment = dict(os.environ)
+    if _quieted:
+        environment.pop(_AIRFLOW_LEVEL, None)
+    return environment
 
 
 _AIRFLOW_LEVEL = "AIRFLOW__LOGGING__LOGGING_LEVEL"
+_quieted = False  # configured_logging set _AIRFLOW_LEVEL (the caller did not)
