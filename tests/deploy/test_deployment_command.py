@@ -38,6 +38,7 @@ def test_the_first_settings_are_absolute_and_sized_to_the_machine(tmp_path, monk
     assert settings["AIRFLOW__CONTRACT_GATE__EXECUTION_MODE"] == "spark_connect"
     assert settings["AIRFLOW__CONTRACT_GATE__DAGS_PAUSED_AT_CREATION"] == "false"
     assert settings["AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL"] == "10"
+    assert settings["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"] == "0.25"  # the gaps between a gate's tasks
     assert int(settings["AIRFLOW__CORE__PARALLELISM"]) == parallelism(True)
     assert parallelism(False, cores=2) == 2 and parallelism(True, cores=2) == 8
 
