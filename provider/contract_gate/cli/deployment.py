@@ -174,17 +174,13 @@ class Deployment:
         pid_file = self.run / f"{component}.pid"
         if not pid_file.is_file():
             return None
-        recorded = pid_file.read_text().split()
-        pid = int(recorded[0])
-        stat = _stat(pid)
-        if stat is None or stat[0] == "Z":
-            return None
-        return pid if len(recorded) > 1 and recorded[1] == stat[STARTED] else None
+        pid, *started = pid_file.read_text().split()
+        running_since = _running_since(int(pid))
+        return int(pid) if running_since is not None and started == [running_since] else None
 
     def record(self, component: str, pid: int) -> None:
         """Write the component's pid file: its pid and its start time."""
-        stat = _stat(pid)
-        (self.run / f"{component}.pid").write_text(f"{pid} {stat[STARTED] if stat else ''}\n")
+        (self.run / f"{component}.pid").write_text(f"{pid} {_running_since(pid) or ''}\n")
 
     def start(self, component: str, command: list[str], env: dict[str, str]) -> int:
         self.run.mkdir(parents=True, exist_ok=True)
@@ -201,9 +197,7 @@ class Deployment:
             return False
         os.killpg(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_SECONDS
-        while self.pid(component) is not None and Path(f"/proc/{pid}").exists():
-            if _zombie(pid):
-                break
+        while self.pid(component) is not None:  # None once it exited, reaped or not
             if time.monotonic() > deadline:
                 os.killpg(pid, signal.SIGKILL)
                 break
@@ -329,18 +323,11 @@ def down(airflow_home: Path, say=print) -> None:
             say(f"stopped {component}")
 
 
-def _zombie(pid: int) -> bool:
-    """A process that exited but was not reaped yet (its parent is the caller's ``up``)."""
-    stat = _stat(pid)
-    return stat is None or stat[0] == "Z"
-
-
-STARTED = 19  # the start time's index in ``_stat``'s fields (field 22 of proc(5)'s stat)
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None if it ended."""
+def _running_since(pid: int) -> str | None:
+    """The process's start time (field 22 of proc(5)'s ``stat``, in clock ticks since boot) while
+    it runs; None once it exited, also while it is a zombie that its parent (``up``) has not reaped."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # after the command name
     except OSError:
         return None
+    return None if fields[0] == "Z" else fields[19]
