@@ -16,7 +16,7 @@ import pytest
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
-CONNECT_FIXTURES = ("spark_connect_server", "connect_gate_world")
+CONNECT_FIXTURES = ("spark_connect_server", "connect_gate_world", "gates_over_connect")
 CONNECT_UNIT = "the Spark Connect server's tests"
 
 

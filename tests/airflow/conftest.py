@@ -33,6 +33,27 @@ def gate() -> Gate:
     return Gate()
 
 
+@pytest.fixture(scope="module")
+def gates_over_connect(spark_connect_server):
+    """The module's gate runs over the worker's Spark Connect server (``[contract_gate]
+    execution_mode`` = ``spark_connect``), for modules that test what a gate decides, not where its
+    Spark runs: a warm server takes seconds a job, a new local JVM tens of seconds. The execution
+    modes themselves have their own tests (the local runner: the quick start, the README tour,
+    ``test_time_budget_gates``, ``test_class_archive``, ``gate_steps/test_killed_local_task``)."""
+    client_marks = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")  # what pyspark sets in a Connect client
+    saved = {name: os.environ.pop(name, None) for name in client_marks}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AIRFLOW__CONTRACT_GATE__EXECUTION_MODE", "spark_connect")
+        patch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", spark_connect_server.connection())
+        try:
+            yield spark_connect_server
+        finally:  # the next module of this worker may start a classic driver
+            for name, value in saved.items():
+                os.environ.pop(name, None)
+                if value is not None:
+                    os.environ[name] = value
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _world_removed():
     """The session's world folder (made when ``_airflow_gate`` is imported) goes at the end, unless

@@ -9,6 +9,8 @@ from _airflow_gate import order_rows, regional_rows
 
 from contract_gate.cli.main import main
 
+pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
+
 
 @pytest.mark.slow
 def test_run_prints_the_decision_and_exits_by_outcome(cli_env, capsys, tmp_path):

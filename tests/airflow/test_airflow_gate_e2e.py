@@ -1,4 +1,4 @@
-"""The gate end to end through the generated DAGs: ``dag.test()`` on SQLite, local Spark, Delta.
+"""The gate end to end through the generated DAGs: ``dag.test()`` on SQLite, Spark Connect, Delta.
 
 The Airflow world (database, DAG files, lakehouse) is the session's, so each test lands batches
 of its own regions (R, S, T, U/V) and asserts on its own rows, submissions and candidates: any
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from _airflow_gate import gate_home, order_rows, regional_rows
 
+pytestmark = pytest.mark.usefixtures("gates_over_connect")
 REGIONAL = "regional_daily_cases"
 TARGET = "lakehouse/regional_daily_cases"
 QUARANTINE = "lakehouse/regional_daily_cases_quarantine"

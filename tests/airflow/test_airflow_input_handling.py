@@ -1,4 +1,4 @@
-"""Landings as untrusted input, through the generated DAG (``dag.test()``, local Spark, Delta):
+"""Landings as untrusted input, through the generated DAG (``dag.test()`` over Spark Connect, Delta):
 coerced values never reach the target, an empty file is a clear decision, not a crash."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import stat
 
 import pytest
 from _airflow_gate import HOME, order_rows
+
+pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 
 TARGET = "lakehouse/orders"
 QUARANTINE = "lakehouse/orders_quarantine"

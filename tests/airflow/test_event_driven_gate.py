@@ -1,5 +1,5 @@
 """An event-driven gate (``schedule: {onLanding: ...}``) started by a landed batch, and consumers
-waiting on ``AcceptedDataSensor``: real Airflow (SQLite), real local Spark, real Delta.
+waiting on ``AcceptedDataSensor``: real Airflow (SQLite), a real Spark Connect server, real Delta.
 
 The path a batch takes is Airflow's own: the DAG file is parsed and synced to the database, which
 stores the Asset watcher's trigger; that trigger, rebuilt from its stored kwargs as the
@@ -22,7 +22,8 @@ from _airflow_gate import HOME, gate_home
 from _asset_watch import asset_events, sync_dag_folder, unpause
 from _landing_contracts import case_rows, land_csv, write_contract
 
-pytestmark = pytest.mark.slow  # two gate runs (four Spark jobs)
+# two gate runs (four Spark jobs), over Spark Connect: what the gate decides, not where Spark runs
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("gates_over_connect")]
 
 GATE = "cases_on_landing"
 IDLE = "cases_never_landed"  # a contract with no decisions at all

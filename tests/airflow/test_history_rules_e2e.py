@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
+
 CONTRACT = """\
 apiVersion: v3.1.0
 kind: DataContract

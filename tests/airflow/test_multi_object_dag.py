@@ -15,6 +15,8 @@ import yaml
 
 from _airflow_gate import REPO
 
+pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
+
 FULL_EXAMPLE = REPO / "tests" / "airflow" / "odcs_full_example.odcs.yaml"  # the published file, vendored
 sys.path.insert(0, str(REPO / "tests" / "contracts_real"))
 ROWS = {"tbl": 4, "receivers": 3}

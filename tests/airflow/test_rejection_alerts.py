@@ -22,6 +22,8 @@ from contract_gate.decisions import final_decision
 from contract_gate.notifications.rejection import alert_rejection, rejection_payload
 from contract_gate_plan.model import Plan, load_plan
 
+pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
+
 CONTRACTS = HOME / "rejection_alert_contracts"
 ALERTED = "cases_rejection_alerted"  # failRunOnRejection, mail server up
 UNDELIVERED = "cases_rejection_undelivered"  # mail server down

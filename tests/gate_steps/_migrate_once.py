@@ -21,8 +21,11 @@ def migrate_and_kill(plan_file: Path, flag: Path, env: dict[str, str] | None = N
     migration is applied (``flag`` written), and return the group's id."""
     from waiting import wait_until
 
+    # a local JVM of its own, even in a process that was a Spark Connect client (pyspark's mark of one)
+    inherited = {name: value for name, value in os.environ.items()
+                 if name not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     child = subprocess.Popen([sys.executable, __file__, "--plan", str(plan_file), "--flag", str(flag)],
-                             env={**os.environ, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR", **(env or {})},
+                             env={**inherited, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR", **(env or {})},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_until(lambda: flag.exists() or child.poll() is not None, 600, message="the child's migration")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_gate_plan.model import Plan, load_plan
+from contract_gate_plan.restricted import write_private_text
 
 
 def plan_of(args: argparse.Namespace) -> Plan:
@@ -58,5 +59,6 @@ def read_report(path: Path) -> dict[str, Any]:
 
 def write_result(path: Path | None, result: dict[str, Any]) -> int:
     if path is not None:
-        path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        # owner-only whatever the process's umask (the spark_connect runner runs steps in the worker's)
+        write_private_text(path, json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
     return 0

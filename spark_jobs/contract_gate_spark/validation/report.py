@@ -21,6 +21,7 @@ from typing import Any
 
 from contract_gate_spark.validation.candidate import Candidate
 from contract_gate_plan.model import Plan, Rule
+from contract_gate_plan.restricted import write_private_text
 from contract_gate_spark.validation.history_rules import judge_history
 from contract_gate_spark.validation.schema_compare import SchemaResult
 from contract_gate_plan.sql_allowlist import query_columns, query_counts
@@ -232,9 +233,10 @@ def _json_number(value: int | float | Fraction) -> int | float:
 
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
-    """Write the report as sorted, indented UTF-8 JSON (diffable, like the plan)."""
+    """Write the report as sorted, indented UTF-8 JSON (diffable, like the plan), owner-only: the
+    ``spark_connect`` runner writes it in the worker's process, whose umask is not the job's."""
     text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    write_private_text(path, text + "\n")
 
 
 def summary_record(report: dict[str, Any]) -> dict[str, Any]:

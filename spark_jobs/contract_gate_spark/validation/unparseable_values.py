@@ -102,8 +102,10 @@ def read_text(
              .when((F.col(_RAW).isNotNull() & nothing_read) | (F.size(named) == 0), F.array(F.lit(RECORD)))
              .otherwise(named))
     checked = [name for name, kind in kinds.items() if kind != "string"]
-    # the marker first: it reads the columns as they were read (a VARIANT, a float's text)
-    marked = df.withColumn(UNFIT, unfit.alias(UNFIT, metadata={CHECKED: checked}))
+    # the marker first: it reads the columns as they were read (a VARIANT, a float's text). Its
+    # metadata through withMetadata: Spark Connect drops an alias's metadata in withColumn, and
+    # without the list a string column's JSON object would pass as fitting
+    marked = df.withColumn(UNFIT, unfit).withMetadata(UNFIT, {CHECKED: checked})
     # an empty withColumns is a no-op in a classic session, an error over Spark Connect
     return (marked.withColumns(values) if values else marked).drop(_RAW)
 
