@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 
 CUSTOMERS = """\
 apiVersion: v3.1.0
@@ -76,6 +75,7 @@ def reference_entry(run) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 def test_orphan_keys_are_split_off_and_the_batch_is_accepted_once_the_parent_publishes_them(two_contracts):
     gate = two_contracts
     gate.land("fk_customers", [{"customer_id": i} for i in range(1, 8)], "json")

@@ -15,7 +15,6 @@ import yaml
 
 from _airflow_gate import REPO
 
-pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 
 FULL_EXAMPLE = REPO / "tests" / "airflow" / "odcs_full_example.odcs.yaml"  # the published file, vendored
 sys.path.insert(0, str(REPO / "tests" / "contracts_real"))
@@ -47,6 +46,7 @@ def full_example_text() -> str:
 
 
 @pytest.mark.slow  # two gates' Spark jobs in one dag.test()
+@pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 def test_the_odcs_full_example_runs_as_one_dag_with_a_gate_per_object(gate):
     from generate import write_landing
 
@@ -216,6 +216,7 @@ def test_a_run_override_on_a_contract_of_several_objects_must_name_its_object(tw
 
 
 @pytest.mark.slow  # one gate's Spark jobs
+@pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 def test_the_cli_gates_one_named_object_with_its_overrides(two_objects, cli_env, capsys):
     from contract_gate.cli.main import main
 

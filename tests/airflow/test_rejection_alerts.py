@@ -22,7 +22,6 @@ from contract_gate.decisions import final_decision
 from contract_gate.notifications.rejection import alert_rejection, rejection_payload
 from contract_gate_plan.model import Plan, load_plan
 
-pytestmark = pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 
 CONTRACTS = HOME / "rejection_alert_contracts"
 ALERTED = "cases_rejection_alerted"  # failRunOnRejection, mail server up
@@ -176,6 +175,7 @@ def recorded(plan: Plan, run) -> dict:
 
 
 @pytest.mark.slow  # a gate run: two Spark jobs
+@pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 def test_a_rejected_batch_sends_one_mail_without_values_and_fails_the_run_after_recording(
         alert_gates, inbox, monkeypatch):
     gate, plans = alert_gates
@@ -202,6 +202,7 @@ def test_a_rejected_batch_sends_one_mail_without_values_and_fails_the_run_after_
 
 
 @pytest.mark.slow  # a gate run: two Spark jobs
+@pytest.mark.usefixtures("gates_over_connect")  # what the gate decides, not where Spark runs
 def test_a_mail_server_that_is_down_leaves_the_decision_recorded(alert_gates, inbox, monkeypatch):
     gate, plans = alert_gates
     monkeypatch.setenv(f"AIRFLOW_CONN_{SMTP_DOWN.upper()}", connection(free_port()))
