@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from java_processes import run_watching_java
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 RUN = Path(__file__).with_name("spark_connect") / "_connect_dag_run.py"
 MARKER = "Org-Marker-5f1c9e"  # every batch's classified columns hold it
@@ -35,7 +36,7 @@ def build(server, folder: Path) -> dict:
     listener.bind(("127.0.0.1", 0))
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("AIRFLOW", "CONTRACT_GATE_", "OPENLINEAGE"))
-           and name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+           and name not in CONNECT_CLIENT_ENV}
     env.update({
         "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": server.connection(),
         "CONTRACT_GATE_TEST_WORLD_DIR": str(folder),

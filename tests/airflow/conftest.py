@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 from _airflow_gate import AIRFLOW_ENV, CONTRACTS, DAGS, HOME, REPO, ROOT, WORLD_DIR_ENV, Gate, gate_home
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 os.environ.update(AIRFLOW_ENV)
 
@@ -40,8 +41,7 @@ def gates_over_connect(spark_connect_server):
     Spark runs: a warm server takes seconds a job, a new local JVM tens of seconds. The execution
     modes themselves have their own tests (the local runner: the quick start, the README tour,
     ``test_time_budget_gates``, ``test_class_archive``, ``gate_steps/test_killed_local_task``)."""
-    client_marks = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")  # what pyspark sets in a Connect client
-    saved = {name: os.environ.pop(name, None) for name in client_marks}
+    saved = {name: os.environ.pop(name, None) for name in CONNECT_CLIENT_ENV}  # a Connect client's marks
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AIRFLOW__CONTRACT_GATE__EXECUTION_MODE", "spark_connect")
         patch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", spark_connect_server.connection())

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 def migrate_and_kill(plan_file: Path, flag: Path, env: dict[str, str] | None = None) -> int:
     """Run this script on ``plan_file`` in a process group of its own, SIGKILL the group once the
@@ -23,7 +24,7 @@ def migrate_and_kill(plan_file: Path, flag: Path, env: dict[str, str] | None = N
 
     # a local JVM of its own, even in a process that was a Spark Connect client (pyspark's mark of one)
     inherited = {name: value for name, value in os.environ.items()
-                 if name not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
+                 if name not in CONNECT_CLIENT_ENV}
     child = subprocess.Popen([sys.executable, __file__, "--plan", str(plan_file), "--flag", str(flag)],
                              env={**inherited, "CONTRACT_GATE_SPARK_LOG_LEVEL": "ERROR", **(env or {})},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

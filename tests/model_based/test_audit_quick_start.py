@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
+
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT_GATE = Path(sys.executable).with_name("contract-gate")
 
@@ -24,7 +26,7 @@ CONTRACT_GATE = Path(sys.executable).with_name("contract-gate")
 @pytest.mark.slow  # a Spark Connect server and six dag.test() gates
 def test_audit_of_the_quick_starts_lakehouse_is_clean(tmp_path):
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in CONNECT_CLIENT_ENV}
     env.update(CONTRACT_GATE_HOME=str(tmp_path), AIRFLOW_HOME=str(tmp_path / ".airflow"))
     demo = subprocess.run([sys.executable, str(REPO / "scripts" / "demo.py")], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=1500)

@@ -18,6 +18,7 @@ import pytest
 from contract_gate.local_spark import class_archive
 from contract_gate.local_spark.installation import delta_jars_on_disk
 from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 from java_processes import run_watching_java
 
 ORDERS = str(Path(__file__).resolve().parents[2] / "contracts" / "orders.yaml")
@@ -32,7 +33,7 @@ def test_validate_starts_local_spark_like_the_local_runner_without_ivy(tmp_path)
         "order_id": ["O1", "O2"], "customer_id": ["C1", "C2"], "order_total": [1.0, -1.0],
         "currency": ["USD", "EUR"], "order_timestamp": pa.array([1_709_251_200_000_000] * 2, pa.timestamp("us", tz="UTC")),
     }), data)
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    env = {k: v for k, v in os.environ.items() if k not in CONNECT_CLIENT_ENV}
     report = tmp_path / "report.json"
 
     done, java = run_watching_java([sys.executable, "-m", "contract_gate.cli.main", "validate", ORDERS,

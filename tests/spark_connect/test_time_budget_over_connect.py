@@ -30,6 +30,7 @@ from connect_server import ConnectServer
 from waiting import wait_until
 
 from contract_gate.local_spark.connect_server import free_port
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 RUN = Path(__file__).with_name("_budget_dag_run.py")
 
@@ -75,7 +76,7 @@ def seconds(job: dict) -> float:
 @pytest.fixture(scope="module")
 def runs(server_with_ui, tmp_path_factory):
     env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+           if not name.startswith(("AIRFLOW", "CONTRACT_GATE_")) and name not in CONNECT_CLIENT_ENV}
     env.update({"AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": server_with_ui.connection(),
                 "CONTRACT_GATE_TEST_SERVER_UI": server_with_ui.ui,
                 "CONTRACT_GATE_TEST_WORLD_DIR": str(tmp_path_factory.mktemp("budget-world")),

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from java_processes import run_watching_java
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 ORDERS = str(Path(__file__).resolve().parents[2] / "contracts" / "orders.yaml")
 
@@ -31,7 +32,7 @@ def _orders(path: Path) -> Path:
 def _validate(tmp_path: Path, name: str, *flags: str, remote_env: str | None = None):
     folder = tmp_path / name
     folder.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    env = {k: v for k, v in os.environ.items() if k not in CONNECT_CLIENT_ENV}
     if remote_env:
         env["SPARK_REMOTE"] = remote_env
     report = folder / "report.json"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home
 from contract_gate.local_spark.submit import submit_argv
+from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 300  # a cold JVM with Delta's jars, on a small shared machine
@@ -88,7 +89,7 @@ class LocalConnectServer:
 
     def environment(self) -> dict[str, str]:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable}
-        for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED"):  # this process's client settings
+        for name in CONNECT_CLIENT_ENV:  # this process's client settings
             env.pop(name, None)
         return env
 

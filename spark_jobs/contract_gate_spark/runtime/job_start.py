@@ -39,6 +39,10 @@ and the DataFrame API dispatch on it); a process is then a Connect client, it ho
 stays set after a Connect session in the process, so a runner that starts a classic driver from
 that process leaves it out of the driver's environment."""
 
+CONNECT_CLIENT_ENV = ("SPARK_REMOTE", CONNECT_MODE_ENV)
+"""What pyspark leaves in the environment of a process that was a Spark Connect client: a process
+that starts a classic driver or a server of its own from it leaves them out."""
+
 
 def asked() -> bool:
     """Whether the runner that started this job asked for the local start-up aids."""
