@@ -12,17 +12,25 @@ watcher interrupts every operation of those sessions and releases them on the se
 
 The watcher runs in a session of its own, so a kill of the worker's process group leaves it
 alive; it reads the connection's URL (which may carry a token) from the pipe, never from its
-command line. It imports the Connect client (seconds of CPU: pandas, pyarrow, grpc) only once its
-job has run ``PREPARE_AFTER`` seconds: a short job's watcher costs next to nothing, and a long
-one's acts within a second or two of its worker's death, however busy the machine.
+command line. It is forked from the worker once the worker has imported the Connect client and
+before the worker opens its first gRPC channel: it then starts at no cost and acts at once, with
+the client loaded (a fresh interpreter and that import are seconds of CPU: pandas, pyarrow, grpc,
+which ten jobs at once on two cores felt). A worker that has connected before (the CLI, a
+notebook, the tests: gRPC's threads are not copied by a fork, and a forked child must not use
+it) starts a new interpreter instead, which imports the client only once its job has run
+``PREPARE_AFTER`` seconds: a short job's watcher costs next to nothing, and a long one's acts
+within a second or two of its worker's death, however busy the machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import IO
 
 DONE = "done"
@@ -30,13 +38,20 @@ PREPARE_AFTER = 5.0  # seconds of a job after which its watcher imports the Conn
 
 
 class ConnectFence:
-    """The watcher of one job's Connect sessions (a context manager: ``done`` on exit)."""
+    """The watcher of one job's Connect sessions (a context manager: ``done`` on exit). Create it
+    before the job connects (``contract_gate_spark.runtime.session.connect``)."""
 
     def __init__(self, url: str) -> None:
-        self._watcher = subprocess.Popen([sys.executable, "-m", "contract_gate.runners.connect_fence"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-        self._pipe: IO[str] = self._watcher.stdin  # type: ignore[assignment]  # stdin=PIPE
+        from contract_gate_spark.runtime.session import has_connected  # pyspark: only when a job starts
+
+        if has_connected():
+            self._watcher: subprocess.Popen | int = subprocess.Popen(
+                [sys.executable, "-m", "contract_gate.runners.connect_fence"], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+            self._pipe: IO[str] = self._watcher.stdin  # type: ignore[assignment]  # stdin=PIPE
+        else:
+            prepare()
+            self._watcher, self._pipe = _fork_watcher()
         self._send(json.dumps({"url": url}))
 
     def watch(self, session_id: str) -> None:
@@ -54,13 +69,60 @@ class ConnectFence:
             self._pipe.close()
         except OSError:  # a watcher that is gone already has nothing to do
             pass
-        self._watcher.wait(timeout=60)
+        if isinstance(self._watcher, subprocess.Popen):
+            self._watcher.wait(timeout=60)
+        else:
+            _reap(self._watcher, timeout=60)
 
     def __enter__(self) -> ConnectFence:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _fork_watcher() -> tuple[int, IO[str]]:
+    """A watcher forked from this process: (its pid, the pipe to it)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the watcher: never returns into the worker's code
+        code = 1
+        try:
+            os.close(write)
+            _detach(keep=read)
+            code = watch(os.fdopen(read, encoding="utf-8"), prepared=True)
+        finally:
+            os._exit(code)
+    os.close(read)
+    return pid, os.fdopen(write, "w", encoding="utf-8")
+
+
+def _detach(keep: int) -> None:
+    """What a new interpreter started with ``start_new_session`` and no inherited files would be:
+    a session of its own, default signal handling (not the worker's: Airflow's SIGTERM handler
+    would stop a task), standard streams on /dev/null, no file of the worker's but ``keep`` (an
+    inherited socket would hold the supervisor's end of the task's streams open)."""
+    os.setsid()
+    for number in signal.valid_signals():
+        try:
+            if callable(signal.getsignal(number)):
+                signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP and the like
+            continue
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _reap(pid: int, timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for the forked watcher to exit, as ``Popen.wait`` would."""
+    deadline = time.monotonic() + timeout
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(f"connect fence {pid}", timeout)
+        time.sleep(0.01)  # it exits as soon as it reads "done": a few milliseconds
 
 
 def with_session(url: str, session_id: str) -> str:
@@ -88,15 +150,17 @@ def end_sessions(url: str, session_ids: list[str]) -> None:
             session.client.close()
 
 
-def watch(pipe: IO[str]) -> int:
-    """The watcher: read the URL and session ids; on EOF without ``done``, end the sessions."""
+def watch(pipe: IO[str], prepared: bool = False) -> int:
+    """The watcher: read the URL and session ids; on EOF without ``done``, end the sessions.
+    ``prepared``: the Connect client is imported already (a forked watcher)."""
     first = pipe.readline()
     if not first:
         return 0
     url = json.loads(first)["url"]
-    preparing = threading.Timer(PREPARE_AFTER, prepare)
-    preparing.daemon = True  # a job that ends first: the watcher exits without it
-    preparing.start()
+    if not prepared:
+        preparing = threading.Timer(PREPARE_AFTER, prepare)
+        preparing.daemon = True  # a job that ends first: the watcher exits without it
+        preparing.start()
     session_ids: list[str] = []
     for line in pipe:
         line = line.strip()

@@ -74,10 +74,16 @@ class SparkConnectRunner(GateRunner):
         # the address only: its parameters may hold a token
         self.log.info("gate job %s: Spark Connect through connection %r (%s)", job.steps, self.conn_id,
                       url.split("/;", 1)[0])
-        session = self._session = connect(url)
+        # if this worker dies, the server ends the job's sessions; made before the job's gRPC
+        # channel, so the watcher can be forked (connect_fence)
+        fence = ConnectFence(url)
+        try:
+            session = self._session = connect(url)
+        except BaseException:
+            fence.close()
+            raise
         self._tag = job.tag
         self._stopped = False
-        fence = ConnectFence(url)  # if this worker dies, the server ends the job's sessions
         try:
             watch_sessions(session, fence.watch)
             session.addTag(job.tag)

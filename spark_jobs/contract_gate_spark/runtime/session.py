@@ -125,6 +125,16 @@ def using(session: SparkSession) -> Iterator[SparkSession]:
         _GIVEN.reset(token)
 
 
+_CONNECTED = False  # set for good once this process (or the parent it was forked from) connected
+
+
+def has_connected() -> bool:
+    """True once :func:`connect` has opened a gRPC channel in this process or in the process it
+    was forked from: gRPC then runs threads of its own, which a ``fork`` does not copy, so a
+    forked child must not use gRPC (``contract_gate.runners.connect_fence``)."""
+    return _CONNECTED
+
+
 def connect(url: str) -> SparkSession:
     """A new Spark Connect session on the server at ``url`` (``sc://host:port/;token=...``).
 
@@ -140,6 +150,8 @@ def connect(url: str) -> SparkSession:
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     keep_connect_causes()
+    global _CONNECTED
+    _CONNECTED = True
     session = ConnectSession.builder.remote(url).create()
     # A reattachable execution outlives its stream on the server (a client that died is waited
     # for minutes, spark.connect.execute.manager.detachedTimeout). Neither kind is interrupted
