@@ -13,10 +13,15 @@ import sys
 from pathlib import Path
 
 import yaml
-from contract_gate.cli.deployment import (COMPONENTS, STOP_SECONDS, Deployment, Options, component_command,
-                                         first_settings, gate_home, parallelism, units, worker_preload)
+from contract_gate.cli.deployment import (COMPONENTS, STOP_SECONDS, WORKER_PRELOAD, Deployment, Options,
+                                         component_command,
+                                         first_settings, gate_home, parallelism, units)
 
 REPO = Path(__file__).resolve().parents[2]
+# what a gate task loads on start (contract_gate.worker_preload), and over Spark Connect also
+TASK_MODULES = ("airflow.sdk.execution_time.task_runner", "airflow.dag_processing.dagbag", "contract_gate.dags.contract_dags")
+CONNECT_MODULES = ("pyspark.sql.connect.session", "contract_gate.runners.spark_connect",
+                   "contract_gate_spark.commands.gate_job")
 
 
 def test_the_command_starts_the_compose_stacks_airflow_components():
@@ -27,42 +32,53 @@ def test_the_command_starts_the_compose_stacks_airflow_components():
 
 
 WORKER_PROBE = """
-import json, multiprocessing, os, sys
+import json, multiprocessing, sys
 from airflow.utils.process_utils import set_component_mp_start_method
 set_component_mp_start_method("scheduler")  # what `airflow scheduler` does before its executor starts
 def loaded(queue):
-    queue.put({name: name in sys.modules for name in sys.argv[1].split(",")})
+    from airflow.sdk.listener import get_listener_manager
+    queue.put({"modules": {name: name in sys.modules for name in sys.argv[1].split(",")},
+               "listeners_loaded": get_listener_manager.cache_info().currsize == 1})
 if __name__ == "__main__":
     queue = multiprocessing.SimpleQueue()
     worker = multiprocessing.Process(target=loaded, args=(queue,))  # as LocalExecutor starts a worker
     worker.start()
-    print(json.dumps({"method": multiprocessing.get_start_method(), "loaded": queue.get()}))
+    print(json.dumps({"method": multiprocessing.get_start_method(), **queue.get()}))
     worker.join()
 """
 
 
-def test_the_executors_workers_start_with_a_gate_tasks_modules_loaded(tmp_path):
-    """A task process is forked from a LocalExecutor worker: the worker (forked from the
-    forkserver ``up`` configures) already holds the task runner, the gate's DAG code and the Spark
-    Connect client, which each task imported otherwise (about 2 s of CPU)."""
-    settings = first_settings(Options(tmp_path / "home", spark_connect=True))
-    modules = settings["AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD"]
-    assert modules == worker_preload(True) and "pyspark.sql.connect.session" in modules
-    assert "pyspark.sql.connect.session" not in worker_preload(False)
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "home"),
-           **{k: v for k, v in settings.items() if k.startswith("AIRFLOW__SCHEDULER__MP_")}}
+def _worker_loaded(tmp_path: Path, spark_connect: bool) -> dict:
+    settings = first_settings(Options(tmp_path / "home", spark_connect=spark_connect))
+    env = {name: value for name, value in os.environ.items() if not name.startswith("AIRFLOW__CONTRACT_GATE__")}
+    env.update({"AIRFLOW_HOME": str(tmp_path / "home"),
+                **{k: v for k, v in settings.items() if k.startswith(("AIRFLOW__SCHEDULER__MP_",
+                                                                       "AIRFLOW__CONTRACT_GATE__EXECUTION"))}})
+    tmp_path.mkdir()
     probe = tmp_path / "probe.py"
     probe.write_text(WORKER_PROBE)
+    modules = ",".join((*TASK_MODULES, *CONNECT_MODULES))
     done = subprocess.run([sys.executable, str(probe), modules], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["method"] == "forkserver"
-    assert found["loaded"] == {name: True for name in modules.split(",")}
-    # the compose stack's scheduler is configured the same way (its gates run over Spark Connect)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_executors_workers_start_with_a_gate_tasks_modules_loaded(tmp_path):
+    """A task process is forked from a LocalExecutor worker: the worker (forked from the
+    forkserver ``up`` configures) already holds the task runner, Airflow's plugins and listeners,
+    the gate's DAG code and, over Spark Connect, the Connect client, which each task loaded
+    otherwise (about 3 s of CPU)."""
+    found = _worker_loaded(tmp_path / "connect", spark_connect=True)
+    assert found["method"] == "forkserver" and found["listeners_loaded"]
+    assert found["modules"] == {name: True for name in (*TASK_MODULES, *CONNECT_MODULES)}
+    # in local mode the task process runs no Spark itself: the Connect client is not loaded
+    found = _worker_loaded(tmp_path / "local", spark_connect=False)
+    assert found["modules"] == {**{name: True for name in TASK_MODULES}, **{name: False for name in CONNECT_MODULES}}
+    # the compose stack's scheduler is configured the same way
     compose = yaml.safe_load((REPO / "docker-compose.yaml").read_text())["x-airflow-common"]["environment"]
     assert {k: compose[k] for k in ("AIRFLOW__SCHEDULER__MP_START_METHOD", "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD")} == {
-        "AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver", "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD": modules}
+        "AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver", "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD": WORKER_PRELOAD}
 
 
 def test_the_first_settings_are_absolute_and_sized_to_the_machine(tmp_path, monkeypatch):

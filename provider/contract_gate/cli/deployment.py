@@ -70,20 +70,10 @@ def parallelism(spark_connect: bool, cores: int | None = None) -> int:
     return max(2, cores * (4 if spark_connect else 1))
 
 
-def worker_preload(spark_connect: bool) -> str:
-    """``[scheduler] mp_forkserver_preload``: what LocalExecutor's workers are forked with.
-
-    Every task process is forked from a worker (Airflow's supervisor forks, it does not exec), so a
-    gate task starts with Airflow's task runner and the gate's DAG code, and over Spark Connect with
-    the Connect client (pandas, pyarrow, grpc: about 2 s of CPU), already imported, instead of
-    importing them each task. ``up`` sets ``[scheduler] mp_start_method = forkserver`` beside it
-    (Airflow 3.3 and later; earlier releases ignore both, and their tasks import as before)."""
-    modules = ["airflow.executors.local_executor", "airflow.sdk.execution_time.task_runner",
-               "contract_gate.dags.contract_dags"]
-    if spark_connect:  # a fork never copies a gRPC channel here: none is open in the forkserver
-        modules += ["pyspark.sql.connect.session", "contract_gate.runners.spark_connect",
-                    "contract_gate_spark.commands.gate_job"]
-    return ",".join(modules)
+WORKER_PRELOAD = "airflow.executors.local_executor,contract_gate.worker_preload"
+"""``[scheduler] mp_forkserver_preload``: LocalExecutor's workers, and every task forked from them,
+start with a gate task's modules loaded (``contract_gate.worker_preload``). ``up`` sets
+``[scheduler] mp_start_method = forkserver`` beside it."""
 
 
 def first_settings(options: Options) -> dict[str, str]:
@@ -108,9 +98,9 @@ def first_settings(options: Options) -> dict[str, str]:
         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "60",
         # a gate's next task starts a quarter second after the last one ends, not up to a second
         "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.25",
-        # tasks start with their modules loaded (``worker_preload``)
+        # tasks start with their modules loaded (``WORKER_PRELOAD``)
         "AIRFLOW__SCHEDULER__MP_START_METHOD": "forkserver",
-        "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD": worker_preload(options.spark_connect),
+        "AIRFLOW__SCHEDULER__MP_FORKSERVER_PRELOAD": WORKER_PRELOAD,
         HOME_OPTION: str((options.gate_home or home).resolve()),
         config.environment_variable("contracts_dir"): str((options.contracts or home / "contracts").resolve()),
         config.environment_variable("dags_paused_at_creation"): "true" if options.paused else "false",

@@ -119,7 +119,12 @@ def _detach(keep: int) -> None:
 def _reap(pid: int, timeout: float) -> None:
     """Wait up to ``timeout`` seconds for the forked watcher to exit, as ``Popen.wait`` would."""
     deadline = time.monotonic() + timeout
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG) != (0, 0):
+                return
+        except ChildProcessError:  # reaped already (a process that ignores SIGCHLD reaps none itself)
+            return
         if time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(f"connect fence {pid}", timeout)
         time.sleep(0.01)  # it exits as soon as it reads "done": a few milliseconds
