@@ -19,6 +19,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 
+from airflow.sdk.listener import get_listener_manager
+
+from contract_gate import config
+
 TASK_MODULES = ("airflow.sdk.execution_time.task_runner", "airflow.dag_processing.dagbag",
                 "contract_gate.dags.contract_dags")
 CONNECT_MODULES = ("pyspark.sql.connect.session", "contract_gate.runners.spark_connect",
@@ -26,10 +30,6 @@ CONNECT_MODULES = ("pyspark.sql.connect.session", "contract_gate.runners.spark_c
 
 
 def preload() -> None:
-    from airflow.sdk.listener import get_listener_manager
-
-    from contract_gate import config
-
     for name in TASK_MODULES:
         importlib.import_module(name)
     with contextlib.suppress(Exception):  # a plugin that fails to load fails its tasks, not the executor
