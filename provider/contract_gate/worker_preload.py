@@ -19,12 +19,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 
-from airflow.sdk.listener import get_listener_manager
+from airflow.sdk.execution_time import task_runner
 
 from contract_gate import config
 
-TASK_MODULES = ("airflow.sdk.execution_time.task_runner", "airflow.dag_processing.dagbag",
-                "contract_gate.dags.contract_dags")
+TASK_MODULES = ("airflow.dag_processing.dagbag", "contract_gate.dags.contract_dags")
 CONNECT_MODULES = ("pyspark.sql.connect.session", "contract_gate.runners.spark_connect",
                    "contract_gate_spark.commands.gate_job")
 
@@ -33,7 +32,9 @@ def preload() -> None:
     for name in TASK_MODULES:
         importlib.import_module(name)
     with contextlib.suppress(Exception):  # a plugin that fails to load fails its tasks, not the executor
-        get_listener_manager()  # Airflow's plugins and their listeners: loaded once, cached per process
+        # Airflow's plugins and their listeners, as the task runner loads them on start (its own
+        # name for the function: its module moved between Airflow releases); cached per process
+        task_runner.get_listener_manager()
     if config.get("execution_mode") == "spark_connect":
         for name in CONNECT_MODULES:
             importlib.import_module(name)
