@@ -12,12 +12,14 @@ Connect client or a classic driver, not both."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -77,14 +79,24 @@ def _attach(url: str, session_id: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+@contextlib.contextmanager
+def _worker(url: str, folder: Path) -> Iterator[tuple[subprocess.Popen, dict]]:
+    """The worker (``WORKER``) and what it printed once both watchers were told their sessions;
+    SIGKILLed on exit."""
+    with (folder / "worker.log").open("w") as log:
+        worker = subprocess.Popen([sys.executable, "-c", WORKER, url], stdout=subprocess.PIPE, stderr=log,
+                                  text=True, cwd=folder)
+        try:
+            yield worker, json.loads(worker.stdout.readline())
+        finally:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait()
+
+
 @pytest.mark.slow  # three Connect clients: about 30 s on two shared cores
 def test_a_worker_killed_with_sigkill_has_its_sessions_closed_by_either_watcher(spark_connect_server, tmp_path):
     url = spark_connect_server.url
-    log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, url], stdout=subprocess.PIPE, stderr=log, text=True,
-                              cwd=tmp_path)
-    try:
-        started = json.loads(worker.stdout.readline())
+    with _worker(url, tmp_path) as (worker, started):
         watchers = _watchers(worker.pid)
         assert set(watchers) == {"forked", "spawned"}, watchers
         forked, spawned = watchers["forked"], watchers["spawned"]
@@ -99,10 +111,6 @@ def test_a_worker_killed_with_sigkill_has_its_sessions_closed_by_either_watcher(
         forked.send_signal(signal.SIGTERM)  # the worker's handler would ignore it: the default ends the watcher
         wait_until(lambda: _ended(forked), timeout=30,
                    message="the forked watcher ended by SIGTERM (default handling)")
-    finally:
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
-        log.close()
     # the spawned watcher, alone now, ends its session once its worker is gone
     wait_until(lambda: _ended(spawned), timeout=120, message="the spawned watcher done")
     assert _attach(url, started["sessions"]["spawned"]) == "closed"
@@ -111,18 +119,10 @@ def test_a_worker_killed_with_sigkill_has_its_sessions_closed_by_either_watcher(
 @pytest.mark.slow
 def test_the_forked_watcher_closes_its_session_when_its_worker_dies(spark_connect_server, tmp_path):
     url = spark_connect_server.url
-    log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, url], stdout=subprocess.PIPE, stderr=log, text=True,
-                              cwd=tmp_path)
-    try:
-        started = json.loads(worker.stdout.readline())
+    with _worker(url, tmp_path) as (worker, started):
         forked = _watchers(worker.pid)["forked"]
         assert _attach(url, started["sessions"]["forked"]) == "open"
-    finally:
-        worker.send_signal(signal.SIGKILL)
-        killed = time.monotonic()
-        worker.wait()
-        log.close()
+    killed = time.monotonic()
     wait_until(lambda: _ended(forked), timeout=60, message="the forked watcher done")
     print(f"forked watcher: worker SIGKILL to its sessions ended: {time.monotonic() - killed:.1f} s")
     assert _attach(url, started["sessions"]["forked"]) == "closed"
