@@ -10,8 +10,7 @@ DAG bag, Airflow's plugins and their listeners (about 1 s of CPU), the gate's DA
 (pandas, pyarrow, grpc: about 2 s). No gRPC channel is opened here, so a task's fork may use gRPC
 (``contract_gate.runners.connect_fence``).
 
-Importing it never fails on its own account: the forkserver skips a module that cannot be
-imported, and a task loads whatever is missing itself.
+Importing it never fails: a task loads whatever is missing itself.
 """
 
 from __future__ import annotations
@@ -40,5 +39,7 @@ def preload() -> None:
             importlib.import_module(name)
 
 
-with contextlib.suppress(ImportError):  # the Connect client is an extra: without it, tasks import what they use
+# Anything that fails here (the Connect client is an extra) is loaded, or fails, in the task that
+# uses it: an error here would stop the forkserver, and with it every task of the scheduler.
+with contextlib.suppress(Exception):
     preload()
