@@ -42,7 +42,6 @@ from _postgres import free_port, start_postgres  # noqa: E402
 from contract_gate.decisions import Decision  # noqa: E402
 
 POLL_SECONDS = 2.0
-TASKS = ("submission", "stage_validate", "branch", "publish", "record_decision")
 
 
 def contract_ids(count: int) -> list[str]:
