@@ -1,4 +1,4 @@
-"""Run as a child process: a gate whose contract query would run for hours
+"""Run as a child process: a gate whose contract query would run for many minutes
 (``tests/budget_contracts.py``), through ``dag.test()`` in ``spark_connect`` mode against the
 server in ``AIRFLOW_CONN_SPARK_CONNECT_DEFAULT``, twice:
 
@@ -45,7 +45,7 @@ SERVER_UI_ENV = "CONTRACT_GATE_TEST_SERVER_UI"  # the server's Spark UI REST API
 
 def running_query(ui: str) -> bool:
     """The server runs a contract query: a job under the validation's budget and the query's own.
-    A UI too busy to answer (the server stages 300,000 rows on two cores) has not said so yet."""
+    A UI too busy to answer (the server stages 40,000 rows on two cores) has not said so yet."""
     try:
         with urllib.request.urlopen(f"{ui}/applications", timeout=30) as response:
             (app,) = json.load(response)

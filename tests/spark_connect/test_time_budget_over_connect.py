@@ -146,7 +146,7 @@ def test_a_client_killed_with_sigkill_leaves_no_job_on_the_server(server_with_ui
     """After the DAG runs (the module's server is then idle): a client process runs the slow
     validation through the ``spark_connect`` runner and is killed with SIGKILL while its query
     runs; the server's own status shows no running job of the submission within 15 s. The server
-    itself never notices (its query would run for hours): the job's fence
+    itself never notices (its query would run for many minutes): the job's fence
     (``contract_gate.runners.connect_fence``) ends the dead client's sessions. The delay is printed
     (``-s``); the decision is recorded only after Airflow's task heartbeat timeout, 300 s by
     default, has declared the killed task failed."""
