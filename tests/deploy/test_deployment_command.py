@@ -170,6 +170,10 @@ def test_the_units_run_the_commands_up_runs_with_its_settings_and_stop(tmp_path)
     assert "org.apache.spark.sql.connect.service.SparkConnectServer" in command
     port = re.search(r'"port":(\d+)', settings["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"]).group(1)
     assert f"spark.connect.grpc.binding.port={port}" in command  # the server the gates' connection names
+    # Spark's shuffle files (rows) in a folder the unit makes owner-only before the server starts
+    scratch = tmp_path / "home" / "contract-gate-run" / "spark-connect" / "spark-local"
+    assert f"spark.local.dir={scratch}" in command
+    assert shlex.split(unit_lines(connect, "ExecStartPre")[0]) == ["mkdir", "-p", "-m", "700", str(scratch)]
 
 
 def test_the_unit_the_deployment_guide_shows_is_the_generators():

@@ -239,8 +239,9 @@ def test_candidate_and_quarantine_logs_keep_no_statistics_of_classified_columns(
 
 @pytest.mark.slow  # the local runner: spark-submit, a JVM of its own
 def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tmp_path, monkeypatch):
-    """The real local runner (spark-submit, a JVM of its own): its work folder (plan, Spark's log
-    settings, the step's result) and the candidate it stages are owner-only."""
+    """The real local runner (spark-submit, a JVM of its own): its work folder (plan, the step's
+    result) and the candidate it stages are owner-only, and the job's Spark scratch folder (Spark's
+    log settings, shuffle and spill files) is gone once it ends."""
     from contract_gate.config import environment_variable
     from contract_gate.operators.base import SparkGateOperator
     from contract_gate.runners.base import GateJob
@@ -259,7 +260,7 @@ def test_a_local_gate_job_started_with_umask_000_leaves_only_owner_only_files(tm
         os.umask(previous)
 
     assert (result["status"], result["row_count"]) == ("staged", 2)
-    assert {p.name for p in folder.iterdir()} >= {"plan.json", "log4j2.properties", "stage.result.json"}
+    assert {p.name for p in folder.iterdir()} == {"plan.json", "stage.result.json", "job.lock"}
     for private in (str(tmp_path / "lakehouse/_runs"), plan["tables"]["candidate_schema"]["path"]):
         assert _modes(private) == {("dir", 0o700), ("file", 0o600)}, private
 

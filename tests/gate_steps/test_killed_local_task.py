@@ -6,7 +6,9 @@ a gate task runs it) killed with SIGKILL, as an OOM kill or ``kill -9`` does, wi
 Then the decision is written as the record task writes it (``job_fence.no_job_running`` around
 the write). Every process below the task (spark-submit, the JVM, the Python driver and workers)
 is gone within 15 s of the kill, and the target's Delta version when the decision was written is
-its version once they are all gone: no commit after the decision.
+its version once they are all gone: no commit after the decision. Spark's scratch files (rows of
+the batch), which a killed JVM cannot remove, are in an owner-only folder of the job's in the
+owner-only work folder, not in the machine's ``/tmp``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -27,6 +30,7 @@ from waiting import wait_until
 from contract_gate import decisions
 from contract_gate.runners.job_fence import no_job_running
 from contract_gate_plan.model import load_plan
+from contract_gate_plan.restricted import make_private_folder
 from contract_gate_spark.steps.publish import publish
 from contract_gate_spark.validation.candidate import read_candidate
 from contract_gate_spark.validation.engine import run_validation
@@ -52,7 +56,7 @@ def _world(spark, tmp_path: Path, rows: int) -> dict:
     candidate = {"kind": "path", "path": str(tmp_path / "candidates" / "killed"), "format": "delta"}
     cases_df(spark, [case(f"K{i}", 1 + i % 28, i) for i in range(rows)]).write.format("delta").save(candidate["path"])
     work = tmp_path / "work" / "killed"
-    work.mkdir(parents=True)
+    make_private_folder(work)  # as SparkGateOperator.workdir makes it
     staged = read_candidate(spark, candidate["path"], format="delta", version=0)
     report = run_validation(spark, plan, staged, submission_id="killed")
     write_report(report, work / "report.json")
@@ -99,7 +103,13 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
     world = _world(spark, tmp_path, rows=2000)
     target = world["plan"]["tables"]["target"]
     before, files = version_of(spark, target), _data_files(target["path"])
-    killed_at, below = _kill_task("publish", world, lambda _: _data_files(target["path"]) > files)
+    block_managers: list[Path] = []
+
+    def writing(_) -> bool:
+        block_managers[:] = world["work"].glob("spark-*/blockmgr-*")  # Spark's shuffle and spill files
+        return _data_files(target["path"]) > files
+
+    killed_at, below = _kill_task("publish", world, writing)
     assert below, "the task started no job process"
 
     with no_job_running(world["work"]):  # as the record task writes the decision
@@ -113,6 +123,10 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
                message="every process of the killed task's job gone")
     assert time.monotonic() - killed_at <= OUTLIVES_SECONDS
     assert version_of(spark, target) == decided_at  # nothing committed after the decision
+    # the killed JVM ran no shutdown hook: its scratch stays, in the job's owner-only folder
+    assert block_managers and all(folder.is_dir() for folder in block_managers)
+    (scratch,) = {folder.parent for folder in block_managers}
+    assert stat.S_IMODE(scratch.stat().st_mode) == 0o700 and scratch.parent == world["work"]
     history = spark.sql(f"DESCRIBE HISTORY delta.`{target['path']}`").collect()
     tagged = [row["version"] for row in history if row["userMetadata"] == "killed"]
     # the kill came while the MERGE wrote: it never committed, or it did before the decision (the

@@ -1,6 +1,6 @@
 """The product's local Spark Connect server (``contract_gate.local_spark.connect_server``, what
 the quick start's demo gates through): it listens on 127.0.0.1 only, serves Delta to a client,
-and is gone, port and process, after ``stop``; a server that cannot start is an error with its log.
+keeps Spark's scratch files owner-only, and is gone, port and process, after ``stop``; a server that cannot start is an error with its log.
 
 The client runs in a child process: the suite's shared local Spark makes this process a classic
 PySpark driver, and a process is a Connect client or a classic driver, not both."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import stat
 import subprocess
 import sys
 
@@ -44,6 +45,8 @@ def test_the_local_server_serves_delta_on_loopback_and_stops(tmp_path):
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout.strip().splitlines()[-1]) == {"rows": 3, "operations": ["WRITE"]}
+        # Spark's shuffle and spill files (rows) in the server's owner-only folder, not in /tmp
+        assert list(server.scratch.glob("blockmgr-*")) and stat.S_IMODE(server.scratch.stat().st_mode) == 0o700
     finally:
         server.stop()
     assert server.process.poll() is not None

@@ -277,8 +277,10 @@ def units(settings: dict[str, str], bin_dir: Path, user: str) -> dict[str, str]:
     if port:
         server = LocalConnectServer(home / RUN_FOLDER / CONNECT, port=port)
         environment = {key: server.environment()[key] for key in ("SPARK_HOME", "PYSPARK_PYTHON")}
+        private_scratch = ["mkdir", "-p", "-m", "700", str(server.scratch)]  # as LocalConnectServer.launch makes it
         written[f"gate-{CONNECT}.service"] = _unit(f"Spark Connect server of {home}", "network-online.target", user,
-                                                  settings_file, server.folder, [], server.command(), environment)
+                                                  settings_file, server.folder, [private_scratch], server.command(),
+                                                  environment)
     after = " ".join(filter(None, ("network-online.target", database, f"gate-{CONNECT}.service" if port else "")))
     for component in COMPONENTS:
         before = [migrate_command(bin_dir), sync_command(bin_dir, settings)] if component == "scheduler" else []

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home
 from contract_gate.local_spark.submit import submit_argv
+from contract_gate_plan.restricted import make_private_folder
 from contract_gate_spark.runtime.job_start import CONNECT_CLIENT_ENV
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -62,6 +63,11 @@ class LocalConnectServer:
         self.process: subprocess.Popen | None = None
 
     @property
+    def scratch(self) -> Path:
+        """Spark's local directory (shuffle, spill and broadcast files), owner-only."""
+        return self.folder / "spark-local"
+
+    @property
     def url(self) -> str:
         return f"sc://127.0.0.1:{self.port}"
 
@@ -81,6 +87,8 @@ class LocalConnectServer:
             "spark.ui.enabled": "false",
             "spark.default.parallelism": str(self.cores),
             "spark.sql.warehouse.dir": str(self.folder / "warehouse"),
+            # shuffle and spill files hold rows: owner-only, not in the world-readable /tmp
+            "spark.local.dir": str(self.scratch),
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.folder}",
             **({"spark.jars": ",".join(jars)} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
             **self.conf,
@@ -102,6 +110,7 @@ class LocalConnectServer:
         """Start the server's JVM (in a session of its own) without waiting for it: the caller
         can do its own set-up while the JVM starts, then :meth:`wait`."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        make_private_folder(self.scratch)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(self.command(), env=self.environment(), cwd=self.folder,
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

@@ -53,8 +53,14 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
     started in-process (``contract-gate validate``): local mode with Delta's jars from disk on the
     driver's class path (no Ivy resolution; ``spark.jars.packages`` only when they are not on
     disk), the short-job JVM options, ``archive_options`` (the class archive's,
-    :func:`~contract_gate.local_spark.class_archive.java_options`), and Spark's quiet log
-    configuration written into ``scratch`` (an owner-only folder). ``spark_conf`` comes last."""
+    :func:`~contract_gate.local_spark.class_archive.java_options`), Spark's quiet log
+    configuration written into ``scratch`` (an owner-only folder), and ``scratch`` as Spark's
+    local directory. ``spark_conf`` comes last.
+
+    Spark's local directory holds its shuffle, spill and broadcast files: rows of the batch.
+    Under ``/tmp`` (Spark's default) they are readable by every user of the machine, and a JVM
+    killed with SIGKILL (its task killed: the job follows it, ``task_watch``) leaves them there
+    for good; in ``scratch`` they are owner-only and go with it."""
     from contract_gate_spark.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
 
     spark_conf = spark_conf or {}
@@ -68,6 +74,7 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
     return {
         **local_defaults(cores),
         "spark.ui.enabled": "false",
+        "spark.local.dir": str(scratch),
         **({} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
         **spark_conf,
         # the caller's options come last: for a repeated -XX flag the JVM takes the last one

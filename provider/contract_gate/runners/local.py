@@ -14,11 +14,16 @@ A job dies with its task: it watches the task's process and ends its whole proce
 the task is gone (``contract_gate_spark.runtime.task_watch``), so a task killed with SIGKILL leaves no
 JVM behind; and while any process of it lives, it holds its submission's lock, which the
 decision waits for (:mod:`contract_gate.runners.job_fence`), so an orphan cannot commit after the verdict.
+Spark's scratch files (rows of the batch) go to a folder of the job's own in the submission's
+owner-only work folder, removed when the job ends, however it ends; a worker killed with SIGKILL
+leaves it there, still owner-only.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from contract_gate.local_spark import class_archive
@@ -49,9 +54,6 @@ class LocalRunner(GateRunner):
         self._process: StreamedProcess | None = None
         self._credentials: PropertiesFile | None = None
 
-    def command(self, job: GateJob, properties_file: Path | None = None) -> list[str]:
-        return self.submit_argv(gate_job_script(), job.argv(), job.workdir, job.name, properties_file)
-
     def submit_argv(self, script: Path | str, arguments: list[str], scratch: Path, name: str,
                     properties_file: Path | None = None) -> list[str]:
         """``spark-submit`` in local mode with Delta, quiet logging and this runner's settings
@@ -66,14 +68,20 @@ class LocalRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict:
         self._credentials = PropertiesFile(self.credentials, spark_home())
-        with self._credentials as properties_file:
-            # the job holds its submission's lock while it lives: no decision is written meanwhile (job_fence)
-            lock = hold_for_job(job.workdir)
-            self._process = StreamedProcess(
-                self.command(job, properties_file), env=self.environment(), cwd=self.cwd, log=self.log,
-                label=f"gate job {job.steps} (local spark-submit)", handed_fds=(lock,),
-            )
-            self._process.run()
+        # one per job: two jobs of one submission may run at once (the second then finds it gated)
+        scratch = Path(tempfile.mkdtemp(prefix="spark-", dir=job.workdir))
+        try:
+            with self._credentials as properties_file:
+                # the job holds its submission's lock while it lives: no decision is written meanwhile (job_fence)
+                lock = hold_for_job(job.workdir)
+                self._process = StreamedProcess(
+                    self.submit_argv(gate_job_script(), job.argv(), scratch, job.name, properties_file),
+                    env=self.environment(), cwd=self.cwd, log=self.log,
+                    label=f"gate job {job.steps} (local spark-submit)", handed_fds=(lock,),
+                )
+                self._process.run()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         return job.read_result()
 
     def on_kill(self) -> None:
