@@ -135,10 +135,10 @@ def test_a_task_stopped_with_sigterm_at_a_sql_rule_fails_without_a_verdict(serve
     wait_until(lambda: no_running_job(server_with_ui), timeout=10, interval=0.5, message="no job running on the server")
 
 
-def running_query_of(server, submission_id: str) -> bool:
-    """The server runs the submission's contract query: a job under the validation's budget and the query's own."""
-    return any(sum("contract-gate-budget-" in tag for tag in job.get("jobTags", [])) >= 2
-               for job in submission_jobs(server, submission_id) if job["status"] == "RUNNING")
+def query_jobs_running(server, submission_id: str) -> set[int]:
+    """The server's running jobs of the submission's contract query: under the validation's budget and the query's own."""
+    return {job["jobId"] for job in submission_jobs(server, submission_id)
+            if job["status"] == "RUNNING" and sum("contract-gate-budget-" in tag for tag in job.get("jobTags", [])) >= 2}
 
 
 @pytest.mark.slow
@@ -154,13 +154,20 @@ def test_a_client_killed_with_sigkill_leaves_no_job_on_the_server(server_with_ui
         client = subprocess.Popen([sys.executable, str(CLIENT), "slow", server_with_ui.url, str(tmp_path)],
                                   cwd=tmp_path, stdout=log, stderr=log)
         try:
+            # The query runs as several jobs: short ones (its scan, its broadcast) and then the one of
+            # minutes. A kill between two short ones would let the test see "no job" before the next
+            # starts, so the kill waits for a query job still running 3 s after it was first seen.
+            first_seen: dict[int, float] = {}
+
             def query_running() -> bool:
                 if client.poll() is not None:
                     raise AssertionError(f"the client ended first: {(tmp_path / 'client.log').read_text()[-3000:]}")
                 try:
-                    return running_query_of(server_with_ui, "slow-killed")
+                    running = query_jobs_running(server_with_ui, "slow-killed")
                 except OSError:  # a UI too busy to answer (staging on two cores) has not said so yet
                     return False
+                now = time.monotonic()
+                return any(now - first_seen.setdefault(job, now) >= 3 for job in running)
 
             wait_until(query_running, timeout=600, interval=0.5, message="the client's query running on the server")
         finally:
