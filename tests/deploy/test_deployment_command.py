@@ -172,7 +172,9 @@ def test_the_units_run_the_commands_up_runs_with_its_settings_and_stop(tmp_path)
     assert f"spark.connect.grpc.binding.port={port}" in command  # the server the gates' connection names
     # Spark's shuffle files (rows) in a folder the unit makes owner-only before the server starts
     scratch = tmp_path / "home" / "contract-gate-run" / "spark-connect" / "spark-local"
-    assert f"spark.local.dir={scratch}" in command
+    assert f"spark.local.dir={scratch}" in command and f"spark.hadoop.hadoop.tmp.dir={scratch}" in command
+    (java_options,) = [part for part in command if part.startswith("spark.driver.extraJavaOptions=")]
+    assert f"-Djava.io.tmpdir={scratch}" in java_options.split()  # the JVM's temporary files (clients' artifacts) too
     assert shlex.split(unit_lines(connect, "ExecStartPre")[0]) == ["mkdir", "-p", "-m", "700", str(scratch)]
 
 

@@ -127,6 +127,10 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
     assert block_managers and all(folder.is_dir() for folder in block_managers)
     (scratch,) = {folder.parent for folder in block_managers}
     assert stat.S_IMODE(scratch.stat().st_mode) == 0o700 and scratch.parent == world["work"]
+    # and the JVM's own temporary files with it: the native libraries it unpacked (lz4 for its
+    # shuffle, snappy for the Parquet files it wrote), which would be left in /tmp
+    unpacked = sorted(path.name for path in scratch.iterdir())
+    assert all(any(name.startswith(library) for name in unpacked) for library in ("liblz4-java-", "snappy-")), unpacked
     history = spark.sql(f"DESCRIBE HISTORY delta.`{target['path']}`").collect()
     tagged = [row["version"] for row in history if row["userMetadata"] == "killed"]
     # the kill came while the MERGE wrote: it never committed, or it did before the decision (the

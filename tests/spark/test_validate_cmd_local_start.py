@@ -56,3 +56,8 @@ def test_validate_starts_local_spark_like_the_local_runner_without_ivy(tmp_path)
     assert SHORT_JOB_JVM_OPTIONS in command
     archive = class_archive.java_options()
     assert (bool(archive) and archive in command) or (not archive and "SharedArchiveFile" not in command)
+    # Spark's, the JVM's and Hadoop's scratch files (rows, unpacked native libraries, S3A's upload
+    # buffers) in one owner-only folder of the command's, removed when it exits: none in /tmp
+    scratch = re.search(r"-Djava\.io\.tmpdir=(\S+)", command).group(1)
+    assert f"spark.local.dir={scratch}" in command and f"spark.hadoop.hadoop.tmp.dir={scratch}" in command
+    assert not Path(scratch).exists()

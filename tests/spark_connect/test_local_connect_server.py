@@ -1,6 +1,6 @@
 """The product's local Spark Connect server (``contract_gate.local_spark.connect_server``, what
 the quick start's demo gates through): it listens on 127.0.0.1 only, serves Delta to a client,
-keeps Spark's scratch files owner-only, and is gone, port and process, after ``stop``; a server that cannot start is an error with its log.
+keeps Spark's and the JVM's scratch files owner-only, and is gone, port and process, after ``stop``; a server that cannot start is an error with its log.
 
 The client runs in a child process: the suite's shared local Spark makes this process a classic
 PySpark driver, and a process is a Connect client or a classic driver, not both."""
@@ -47,6 +47,9 @@ def test_the_local_server_serves_delta_on_loopback_and_stops(tmp_path):
         assert json.loads(done.stdout.strip().splitlines()[-1]) == {"rows": 3, "operations": ["WRITE"]}
         # Spark's shuffle and spill files (rows) in the server's owner-only folder, not in /tmp
         assert list(server.scratch.glob("blockmgr-*")) and stat.S_IMODE(server.scratch.stat().st_mode) == 0o700
+        # and the JVM's temporary files: the clients' artifacts, the native library Parquet's snappy unpacked
+        assert list(server.scratch.glob("artifacts-*")) and list(server.scratch.glob("snappy-*")), \
+            sorted(path.name for path in server.scratch.iterdir())
     finally:
         server.stop()
     assert server.process.poll() is not None

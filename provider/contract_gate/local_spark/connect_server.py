@@ -64,7 +64,9 @@ class LocalConnectServer:
 
     @property
     def scratch(self) -> Path:
-        """Spark's local directory (shuffle, spill and broadcast files), owner-only."""
+        """Spark's local directory (shuffle, spill and broadcast files), the JVM's temporary
+        folder (clients' artifacts, unpacked native libraries) and Hadoop's (S3A's upload
+        buffers), owner-only."""
         return self.folder / "spark-local"
 
     @property
@@ -87,9 +89,12 @@ class LocalConnectServer:
             "spark.ui.enabled": "false",
             "spark.default.parallelism": str(self.cores),
             "spark.sql.warehouse.dir": str(self.folder / "warehouse"),
-            # shuffle and spill files hold rows: owner-only, not in the world-readable /tmp
+            # shuffle and spill files and S3A's upload buffers hold rows, clients' artifacts are
+            # code: owner-only, not in the world-readable /tmp (artifacts go to the JVM's temporary
+            # folder, S3A's buffers to Hadoop's)
             "spark.local.dir": str(self.scratch),
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.folder}",
+            "spark.hadoop.hadoop.tmp.dir": str(self.scratch),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.folder} -Djava.io.tmpdir={self.scratch}",
             **({"spark.jars": ",".join(jars)} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
             **self.conf,
         }

@@ -55,19 +55,23 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
     disk), the short-job JVM options, ``archive_options`` (the class archive's,
     :func:`~contract_gate.local_spark.class_archive.java_options`), Spark's quiet log
     configuration written into ``scratch`` (an owner-only folder), and ``scratch`` as Spark's
-    local directory. ``spark_conf`` comes last.
+    local directory, the JVM's temporary folder and Hadoop's. ``spark_conf`` comes last.
 
     Spark's local directory holds its shuffle, spill and broadcast files: rows of the batch.
     Under ``/tmp`` (Spark's default) they are readable by every user of the machine, and a JVM
     killed with SIGKILL (its task killed: the job follows it, ``task_watch``) leaves them there
-    for good; in ``scratch`` they are owner-only and go with it."""
+    for good; in ``scratch`` they are owner-only and go with it. So do the JVM's own temporary
+    files (the native libraries snappy and lz4 unpack, Spark's temporary folders) and Hadoop's
+    (S3A buffers the blocks it uploads there: rows again; Hadoop's default is
+    ``/tmp/hadoop-<user>``, world-readable)."""
     from contract_gate_spark.runtime.session import DELTA_PACKAGE, local_defaults  # imports pyspark: not at import time
 
     spark_conf = spark_conf or {}
     log_config = Path(scratch) / "log4j2.properties"
     write_private_text(log_config, LOG4J2_PROPERTIES)
     java_options = " ".join(filter(None, (SHORT_JOB_JVM_OPTIONS, archive_options,
-                                          f"-Dlog4j2.configurationFile=file:{log_config}")))
+                                          f"-Dlog4j2.configurationFile=file:{log_config}",
+                                          f"-Djava.io.tmpdir={scratch}")))
     own = spark_conf.get("spark.driver.extraJavaOptions")
     jars = delta_jars_on_disk()
     class_path = os.pathsep.join(filter(None, (*jars, spark_conf.get("spark.driver.extraClassPath"))))
@@ -75,6 +79,7 @@ def local_start_conf(scratch: Path, cores: int | None = None, spark_conf: dict[s
         **local_defaults(cores),
         "spark.ui.enabled": "false",
         "spark.local.dir": str(scratch),
+        "spark.hadoop.hadoop.tmp.dir": str(scratch),  # S3A's upload buffers (rows) are under it
         **({} if jars else {"spark.jars.packages": DELTA_PACKAGE}),
         **spark_conf,
         # the caller's options come last: for a repeated -XX flag the JVM takes the last one
