@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from _airflow_gate import REPO, regional_rows
@@ -121,9 +123,50 @@ def test_spark_submit_mode_runs_a_gate_job_through_spark_submit_hook(tmp_path, m
                                "--report": tmp_path / "report.json"}, tmp_path, writes_result=False)
     runner = get_runner("spark_submit", conn_id="spark_local",
                         spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
-    assert runner.start(job) == {}
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    seen: dict[Path, set[str]] = {}  # the work folder's scratch folders, and what was in them while the job ran
+    modes: set[int] = set()
+    done = threading.Event()
+
+    def look() -> None:
+        while not done.wait(0.05):
+            for folder in tmp_path.glob("spark-*"):
+                try:
+                    seen.setdefault(folder, set()).update(p.name for p in folder.iterdir())
+                    modes.add(stat.S_IMODE(folder.stat().st_mode))
+                except FileNotFoundError:  # removed as the job ended
+                    pass
+
+    watcher = threading.Thread(target=look)
+    watcher.start()
+    try:
+        assert runner.start(job) == {}
+    finally:
+        done.set()
+        watcher.join()
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
+    # the driver ran here (client mode): its Spark scratch (block manager, PySpark's temporary
+    # files: rows of the batch) was one folder of the work folder, not /tmp, gone once the job ended
+    ((scratch, left),) = seen.items()
+    assert any(name.startswith("blockmgr-") for name in left) and any(name.startswith("spark-") for name in left), left
+    assert modes == {0o700} and not scratch.exists()
+
+def test_a_driver_on_the_cluster_or_with_chosen_local_dirs_gets_no_scratch_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
+    job = GateJob("validate", {}, tmp_path)
+    client = get_runner("spark_submit", conn_id="spark_local")
+    assert client.driver_scratch(job, {}).parent == tmp_path
+    assert client.driver_scratch(job, {"spark.local.dir": "/disks/spill"}) is None
+    assert get_runner("spark_submit", conn_id="spark_local", deploy_mode="cluster").driver_scratch(job, {}) is None
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text("spark.local.dir   /disks/spill\n")
+    assert client.driver_scratch(job, {}) is None
+    (tmp_path / "conf" / "spark-defaults.conf").unlink()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", "/disks/spill")
+    assert client.driver_scratch(job, {}) is None
 
 
 VIOLATION = """

@@ -22,6 +22,14 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
   workers read and write at the same path (a shared mount).
 - ``cluster`` on YARN or Kubernetes: ``SparkSubmitHook`` submits and tracks the driver, blocking.
 
+In client mode the driver's Spark scratch files (shuffle, spill and broadcast blocks, the rows
+PySpark hands the JVM: rows of the batch) go to a 0700 folder of the job's own in the
+submission's owner-only work folder, as ``spark.local.dir``, removed when the job ends; not
+``/tmp``. The executors are unaffected: every cluster manager gives them its own local
+directories (the standalone worker's, YARN's container dirs, Kubernetes' volumes), and a
+``SPARK_LOCAL_DIRS`` set on this worker or a ``spark.local.dir`` in the settings or this
+worker's ``spark-defaults.conf`` wins.
+
 A plan with S3 tables brings the S3A connector's jars (``spark.jars``; in standalone cluster mode
 through the shared storage, on the class paths) and its buckets' credentials, which travel in an
 owner-only file, never on a command line (:mod:`contract_gate.runners.job_credentials`).
@@ -30,8 +38,10 @@ owner-only file, never on a command line (:mod:`contract_gate.runners.job_creden
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -44,7 +54,8 @@ import contract_gate_plan
 from contract_gate.config import gate_home
 from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
 from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
-from contract_gate.runners.job_credentials import PropertiesFile, driver_settings_file, write_driver_settings
+from contract_gate.runners.job_credentials import (PropertiesFile, driver_settings_file, spark_defaults,
+                                                   write_driver_settings)
 from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 from contract_gate_plan.addresses import HOME_ENV
@@ -91,7 +102,10 @@ class SparkSubmitRunner(GateRunner):
         self.packages = packages
         self.deploy_mode = deploy_mode
         given = {"polling_period_seconds": polling_period_seconds, "deferrable": deferrable}
-        connection = self.connection_options()
+        extra = self.connection_extra()
+        # as SparkSubmitHook resolves it: the driver runs here unless this says cluster
+        self.driver_here = (deploy_mode or extra.get("deploy-mode")) != "cluster"
+        connection = dict(extra.get("contract_gate") or {})
         options = {**connection, **{k: v for k, v in given.items() if v is not None}}
         self.polling_period_seconds = float(options.get("polling_period_seconds", 10))
         self.deferrable = bool(options.get("deferrable", default_deferrable()))
@@ -101,14 +115,13 @@ class SparkSubmitRunner(GateRunner):
         self._driver_settings: Path | None = None  # a standalone driver's secret settings, until it ends
         self._driver: tuple[SparkStandaloneRestHook, str] | None = None  # (REST server, driver id) in standalone cluster mode
 
-    def connection_options(self) -> dict:
-        """The ``contract_gate`` settings in the connection's extra; none without the connection
-        (``SparkSubmitHook`` then falls back to its default master, as it always has)."""
+    def connection_extra(self) -> dict:
+        """The connection's extra; none without the connection (``SparkSubmitHook`` then falls
+        back to its default master, as it always has)."""
         try:
-            extra = BaseHook.get_connection(self.conn_id).extra_dejson
+            return dict(BaseHook.get_connection(self.conn_id).extra_dejson)
         except AirflowNotFoundException:
             return {}
-        return dict(extra.get("contract_gate") or {})
 
     def connection_spark_conf(self, options: dict) -> dict[str, str]:
         """The connection's ``spark_conf``: a mapping of setting names to plain values."""
@@ -130,6 +143,25 @@ class SparkSubmitRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict | Deferral:
         packages, conf = self.job_conf()
+        scratch = self.driver_scratch(job, conf)
+        try:
+            return self.submit(job, packages, {**conf, "spark.local.dir": str(scratch)} if scratch else conf)
+        finally:
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def driver_scratch(self, job: GateJob, conf: dict[str, str]) -> Path | None:
+        """An owner-only folder for the Spark scratch files of a driver running here (client
+        mode), one per job; none when the driver runs on the cluster or its local directories
+        are already chosen (``SPARK_LOCAL_DIRS`` on this worker, ``spark.local.dir`` in the
+        settings or in this worker's ``spark-defaults.conf``)."""
+        defaults = spark_defaults(os.environ.get("SPARK_HOME"))
+        if (not self.driver_here or os.environ.get("SPARK_LOCAL_DIRS") or "spark.local.dir" in conf
+                or re.search(r"^\s*spark\.local\.dir[\s=:]", defaults, re.MULTILINE)):
+            return None
+        return Path(tempfile.mkdtemp(prefix="spark-", dir=job.workdir))
+
+    def submit(self, job: GateJob, packages: str | None, conf: dict[str, str]) -> dict | Deferral:
         # read by spark-submit on this worker: the SPARK_HOME its defaults come from is this one's
         self._credentials = PropertiesFile(self.credentials, os.environ.get("SPARK_HOME"))
         with self._credentials as properties_file:
