@@ -3,7 +3,8 @@
 The world is a folder with contracts, landings and a lakehouse. Each step does what a user or a
 producer does: land a batch (good, bad, malformed, empty, oversized) and gate it, evolve a
 contract (an optional column, a wider enum, a new major version with a new target, a refused
-breaking change), re-run or correct a batch, ask ``validate --target``, or stop a run. The gate is
+breaking change), re-run or correct a batch, ask ``validate --target``, apply retention days
+later, or stop a run. The gate is
 driven the way its DAG drives it, in-process on one Spark session: the submission id from the
 landing, the Spark side's ``stage+validate+batch_keys`` and outcome chains (``gate_job``), the
 branch's :func:`decide`, the record task's :func:`verdict`, the decision store. Stops run the
@@ -33,7 +34,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -56,6 +57,7 @@ from contract_gate.submission import derive_submission_id, object_of
 from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
+from contract_gate_spark.steps.retention import cleanup
 from waiting import wait_until
 
 KNOWN_OPEN: dict[str, str] = {}  # step -> the open finding it exposes; the CI seed leaves these steps out
@@ -569,6 +571,26 @@ class GateWorld:
             self.disagree(f"{contract.name}: audit --repair of an agreeing log exits {code}, repaired {repaired}: "
                           f"{out[-300:]}")
 
+    def step_retention(self) -> None:
+        """The retention DAG's job on a contract's object as if ``days`` had passed: its candidates
+        frozen before then dropped and its quarantined rows deleted (``cleanup``, the ``cleanup``
+        gate job's step), then the decision table's upkeep (compaction, log clean-up). Later steps
+        meet what retention removed: a preview reads the target instead of the candidate, a
+        stopped split is finished, a batch is gated again; ``check`` still finds the log and the
+        tables in agreement."""
+        contract = self.rng.choice(list(self.contracts.values()))
+        plan = self.plan(contract)
+        days = self.rng.choice((0, 8, 100))
+        cleanup(self.spark, plan, now=datetime.now(timezone.utc) + timedelta(days=days))
+        decisions.upkeep_decisions(plan)
+        candidates = Path(plan.candidate("x").location).parent
+        left = sorted(p.name for p in candidates.glob(f"{plan.object}__*")) if candidates.is_dir() else []
+        if days > 7 and left:
+            self.disagree(f"{contract.name}: retention {days} days on left candidates {left[:3]}")
+        quarantine = Path(plan.require_tables().require_quarantine().location)
+        if days > 90 and (quarantine / "_delta_log").is_dir() and DeltaTable(str(quarantine)).to_pyarrow_table().num_rows:
+            self.disagree(f"{contract.name}: retention {days} days on left quarantined rows")
+
     def cli(self, *args) -> tuple[int, str]:
         """A ``contract-gate`` command in-process (Spark commands use the walk's session)."""
         out, err = io.StringIO(), io.StringIO()
@@ -597,6 +619,7 @@ class GateWorld:
             "stop_connect_sigkill": lambda: self.step_stop_connect(signal.SIGKILL),
             "preview_object": self.step_preview_object,
             "audit_repair": self.step_audit_repair,
+            "retention": self.step_retention,
         })
         return {name: action for name, action in every.items() if name not in self.skip}
 
