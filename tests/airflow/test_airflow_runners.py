@@ -156,17 +156,18 @@ def test_a_driver_on_the_cluster_or_with_chosen_local_dirs_gets_no_scratch_folde
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", json.dumps({"conn_type": "spark", "host": "local[2]"}))
     monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
-    job = GateJob("validate", {}, tmp_path)
     client = get_runner("spark_submit", conn_id="spark_local")
-    assert client.driver_scratch(job, {}).parent == tmp_path
-    assert client.driver_scratch(job, {"spark.local.dir": "/disks/spill"}) is None
-    assert get_runner("spark_submit", conn_id="spark_local", deploy_mode="cluster").driver_scratch(job, {}) is None
+    assert client.needs_driver_scratch({})
+    with GateJob("validate", {}, tmp_path).scratch() as scratch:
+        assert scratch.parent == tmp_path
+    assert not client.needs_driver_scratch({"spark.local.dir": "/disks/spill"})
+    assert not get_runner("spark_submit", conn_id="spark_local", deploy_mode="cluster").needs_driver_scratch({})
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "spark-defaults.conf").write_text("spark.local.dir   /disks/spill\n")
-    assert client.driver_scratch(job, {}) is None
+    assert not client.needs_driver_scratch({})
     (tmp_path / "conf" / "spark-defaults.conf").unlink()
     monkeypatch.setenv("SPARK_LOCAL_DIRS", "/disks/spill")
-    assert client.driver_scratch(job, {}) is None
+    assert not client.needs_driver_scratch({})
 
 
 VIOLATION = """

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -76,6 +80,18 @@ class GateJob:
             if value is not True:
                 argv.append(str(value))
         return argv
+
+    @contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """A folder of this job's own for Spark's scratch files (rows of the batch) on this
+        machine: owner-only in the submission's owner-only work folder (two jobs of one submission
+        may run at once), removed when the job ends, however it ends; a worker killed with
+        SIGKILL leaves it there, still owner-only."""
+        folder = Path(tempfile.mkdtemp(prefix="spark-", dir=self.workdir))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def read_result(self) -> dict:
         if self.result_path is None:

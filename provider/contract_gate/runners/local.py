@@ -22,8 +22,6 @@ leaves it there, still owner-only.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from contract_gate.local_spark import class_archive
@@ -68,20 +66,15 @@ class LocalRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict:
         self._credentials = PropertiesFile(self.credentials, spark_home())
-        # one per job: two jobs of one submission may run at once (the second then finds it gated)
-        scratch = Path(tempfile.mkdtemp(prefix="spark-", dir=job.workdir))
-        try:
-            with self._credentials as properties_file:
-                # the job holds its submission's lock while it lives: no decision is written meanwhile (job_fence)
-                lock = hold_for_job(job.workdir)
-                self._process = StreamedProcess(
-                    self.submit_argv(gate_job_script(), job.argv(), scratch, job.name, properties_file),
-                    env=self.environment(), cwd=self.cwd, log=self.log,
-                    label=f"gate job {job.steps} (local spark-submit)", handed_fds=(lock,),
-                )
-                self._process.run()
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        with job.scratch() as scratch, self._credentials as properties_file:
+            # the job holds its submission's lock while it lives: no decision is written meanwhile (job_fence)
+            lock = hold_for_job(job.workdir)
+            self._process = StreamedProcess(
+                self.submit_argv(gate_job_script(), job.argv(), scratch, job.name, properties_file),
+                env=self.environment(), cwd=self.cwd, log=self.log,
+                label=f"gate job {job.steps} (local spark-submit)", handed_fds=(lock,),
+            )
+            self._process.run()
         return job.read_result()
 
     def on_kill(self) -> None:

@@ -41,8 +41,8 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import zipfile
+from contextlib import nullcontext
 from pathlib import Path
 
 import sqlglot
@@ -143,23 +143,16 @@ class SparkSubmitRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict | Deferral:
         packages, conf = self.job_conf()
-        scratch = self.driver_scratch(job, conf)
-        try:
+        with job.scratch() if self.needs_driver_scratch(conf) else nullcontext() as scratch:
             return self.submit(job, packages, {**conf, "spark.local.dir": str(scratch)} if scratch else conf)
-        finally:
-            if scratch:
-                shutil.rmtree(scratch, ignore_errors=True)
 
-    def driver_scratch(self, job: GateJob, conf: dict[str, str]) -> Path | None:
-        """An owner-only folder for the Spark scratch files of a driver running here (client
-        mode), one per job; none when the driver runs on the cluster or its local directories
-        are already chosen (``SPARK_LOCAL_DIRS`` on this worker, ``spark.local.dir`` in the
-        settings or in this worker's ``spark-defaults.conf``)."""
+    def needs_driver_scratch(self, conf: dict[str, str]) -> bool:
+        """Whether the driver runs here (client mode) with no local directories chosen for it
+        (``SPARK_LOCAL_DIRS`` on this worker, ``spark.local.dir`` in the settings or in this
+        worker's ``spark-defaults.conf``): then it gets the job's scratch folder."""
         defaults = spark_defaults(os.environ.get("SPARK_HOME"))
-        if (not self.driver_here or os.environ.get("SPARK_LOCAL_DIRS") or "spark.local.dir" in conf
-                or re.search(r"^\s*spark\.local\.dir[\s=:]", defaults, re.MULTILINE)):
-            return None
-        return Path(tempfile.mkdtemp(prefix="spark-", dir=job.workdir))
+        return self.driver_here and not (os.environ.get("SPARK_LOCAL_DIRS") or "spark.local.dir" in conf
+                                         or re.search(r"^\s*spark\.local\.dir[\s=:]", defaults, re.MULTILINE))
 
     def submit(self, job: GateJob, packages: str | None, conf: dict[str, str]) -> dict | Deferral:
         # read by spark-submit on this worker: the SPARK_HOME its defaults come from is this one's
