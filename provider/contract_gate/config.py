@@ -64,6 +64,10 @@ OPTIONS = {option.name: option for option in (
     Option("work_dir", "The folder of each submission's plan, report and step results (the report pages read "
            "the reports there). Unset: ``lakehouse/_runs`` in the gate's home (``home``).",
            example="/opt/lakehouse/_runs", old_names=("CONTRACT_GATE_WORK_DIR",)),
+    Option("work_dir_days", "How many days a run's work folder (``work_dir``) is kept after anything in it last "
+           "changed: each contract's retention DAG removes older ones, never one whose job still runs. The decision "
+           "log keeps every decision; a report page then says its report is gone. ``0`` keeps them for ever.",
+           example="30", default="90", type="integer"),
     Option("status_dir", "The folder of freshness status files. Unset: ``_contract_gate_status`` beside a "
            "local path target, else ``lakehouse/_contract_gate_status`` in the gate's home (``home``).",
            example="/opt/lakehouse/_contract_gate_status", old_names=("CONTRACT_GATE_STATUS_DIR",)),

@@ -177,24 +177,30 @@ def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
     older than ``candidateDays`` (7) is dropped, younger ones and the quarantined rows (90 days)
     stay. The old candidate is made old by dating its commit file back, which is what Delta's
     history reads as the commit time. The test stages its own two candidates (only the
-    staging job runs: the later tasks are marked done, the candidates are all it needs)."""
+    staging job runs: the later tasks are marked done, the candidates are all it needs). The
+    first one's work folder, dated back 100 days, is removed too (``work_dir_days``, 90); the
+    second one's stays."""
     import os
     import time
 
     from _airflow_gate import HOME
 
-    candidates = []
+    candidates, work_folders = [], []
     for region in ("U", "V"):
         gate.land(REGIONAL, regional_rows(region=region), "csv")
         staged = gate.run(REGIONAL, mark_success="publish|quarantine|split|record_decision")
         submission_id = staged.xcoms["submission"]["submission_id"]
         candidates.append(HOME / CANDIDATES / f"{REGIONAL}__{submission_id}")
+        work_folders.append(Path(staged.xcoms["stage_validate"]["report_path"]).parent)
     assert all((c / "_delta_log").is_dir() for c in candidates)
     old, kept = candidates[0], candidates[1:]
     others = sorted(set((HOME / CANDIDATES).glob(f"{REGIONAL}__*")) - set(candidates))  # other tests'
     ten_days_ago = time.time() - 10 * 86400
     for commit in (old / "_delta_log").glob("*.json"):
         os.utime(commit, (ten_days_ago, ten_days_ago))
+    hundred_days_ago = time.time() - 100 * 86400
+    for path in (*work_folders[0].rglob("*"), work_folders[0]):
+        os.utime(path, (hundred_days_ago, hundred_days_ago))
     quarantined, target = len(gate.rows(QUARANTINE)), (gate.version(TARGET), len(gate.rows(TARGET)))
 
     run = gate.run(f"{REGIONAL}__retention")
@@ -204,5 +210,7 @@ def test_the_retention_dag_drops_only_candidates_past_their_days(gate):
     assert [Path(p).name for p in result["candidates_dropped"]] == [old.name]
     assert result["quarantine_rows_deleted"] == 0
     assert not old.exists() and all((c / "_delta_log").is_dir() for c in kept + others)
+    assert result["work_folders_removed"] == [work_folders[0].name]
+    assert not work_folders[0].exists() and (work_folders[1] / "report.json").is_file()
     assert len(gate.rows(QUARANTINE)) == quarantined
     assert (gate.version(TARGET), len(gate.rows(TARGET))) == target

@@ -54,6 +54,7 @@ from contract_gate.operators.branch import decide
 from contract_gate.operators.record import migration_record, verdict
 from contract_gate.operators.validate import summarize
 from contract_gate.submission import derive_submission_id, object_of
+from contract_gate.work_folders import gate_folder, keep_days, prune_work_folders, submission_folder
 from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
@@ -229,7 +230,7 @@ class GateWorld:
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             return prior
-        folder = self.root / "work" / contract.name / submission_id
+        folder = submission_folder(plan, submission_id)
         folder.mkdir(parents=True, exist_ok=True)
         plan_file = folder / "plan.json"
         plan_file.write_text(render_plan(plan.document), encoding="utf-8")
@@ -377,7 +378,7 @@ class GateWorld:
         contract, rows, plan, submission_id, landing = self.stoppable_batch()
         if contract is None:
             return
-        folder = self.root / "work" / contract.name / f"{submission_id}-stopped"
+        folder = submission_folder(plan, f"{submission_id}-stopped")
         folder.mkdir(parents=True, exist_ok=True)
         plan_file = folder / "plan.json"
         plan_file.write_text(render_plan(plan.document), encoding="utf-8")
@@ -462,7 +463,7 @@ class GateWorld:
         return contract, rows, plan, submission_id, landing
 
     def run_folder(self, contract: Contract, plan: Plan, name: str) -> Path:
-        folder = self.root / "work" / contract.name / name
+        folder = submission_folder(plan, name)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "plan.json").write_text(render_plan(plan.document), encoding="utf-8")
         return folder
@@ -574,15 +575,24 @@ class GateWorld:
     def step_retention(self) -> None:
         """The retention DAG's job on a contract's object as if ``days`` had passed: its candidates
         frozen before then dropped and its quarantined rows deleted (``cleanup``, the ``cleanup``
-        gate job's step), then the decision table's upkeep (compaction, log clean-up). Later steps
-        meet what retention removed: a preview reads the target instead of the candidate, a
-        stopped split is finished, a batch is gated again; ``check`` still finds the log and the
-        tables in agreement."""
+        gate job's step), then the decision table's upkeep (compaction, log clean-up) and the
+        pruning of the gate's work folders (``[contract_gate] work_dir_days``, 90 by default). Later
+        steps meet what retention removed: a preview reads the target instead of the candidate, a
+        stopped split is finished, a batch is gated again without its old work folder; ``check``
+        still finds the log and the tables in agreement."""
         contract = self.rng.choice(list(self.contracts.values()))
         plan = self.plan(contract)
         days = self.rng.choice((0, 8, 100))
-        cleanup(self.spark, plan, now=datetime.now(timezone.utc) + timedelta(days=days))
+        now = datetime.now(timezone.utc) + timedelta(days=days)
+        cleanup(self.spark, plan, now=now)
         decisions.upkeep_decisions(plan)
+        runs = gate_folder(plan)
+        before = sorted(p.name for p in runs.iterdir()) if runs.is_dir() else []
+        removed = prune_work_folders(plan, now=now)
+        expected = before if days > (keep_days() or float("inf")) else []  # no job of the walk outlives its step
+        if removed != expected:
+            self.disagree(f"{contract.name}: retention {days} days removed work folders {removed[:3]} of "
+                          f"{len(before)}, expected {expected[:3]}")
         candidates = Path(plan.candidate("x").location).parent
         left = sorted(p.name for p in candidates.glob(f"{plan.object}__*")) if candidates.is_dir() else []
         if days > 7 and left:

@@ -22,7 +22,7 @@ from contract_gate.config import gate_home, work_root
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.object_storage import spark_job_storage
 from contract_gate.runners import RUNNERS, Deferral, GateJob, GateRunner, get_runner
-from contract_gate.submission import check_submission_id
+from contract_gate.work_folders import submission_folder
 from contract_gate_plan import keys_across_batches
 from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan, load_plan
@@ -86,9 +86,8 @@ class ContractGateBaseOperator(BaseOperator):
         return plan
 
     def workdir(self, plan: Plan) -> Path:
-        root = work_root()
-        folder = root / plan.names.gate / check_submission_id(self.submission_id)
-        for level in (root, folder.parent, folder):  # each owner-only from its creation
+        folder = submission_folder(plan, self.submission_id)
+        for level in (work_root(), folder.parent, folder):  # each owner-only from its creation
             make_private_folder(level)
         return folder
 

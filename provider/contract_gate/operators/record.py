@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowFailException
-from contract_gate.config import work_root
 from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate.metrics import decision_recorded
 from contract_gate.notifications.rejection import alert_rejection
@@ -35,7 +34,7 @@ from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink, base_url
 from contract_gate.pages.urls import URL_PREFIX, report_path
 from contract_gate.runners.job_fence import no_job_running
-from contract_gate.submission import check_submission_id
+from contract_gate.work_folders import submission_folder
 from contract_gate_plan.limits import Stop
 from contract_gate_plan.migration import migration_id
 
@@ -187,7 +186,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                           "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}
         migrated = migration_record(results, record["submission_id"])
         # written while no local job of the submission lives, so none can commit after it (job_fence)
-        with no_job_running(work_root() / plan.names.gate / check_submission_id(record["submission_id"])):
+        with no_job_running(submission_folder(plan, record["submission_id"])):
             if record["outcome"] == "failed":  # a step may fail after its commit: the record says what it committed
                 committed, note = decisions.recovery.committed_effects(plan, record["submission_id"],
                                                                        decisions.history_for(plan))

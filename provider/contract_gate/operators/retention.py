@@ -6,7 +6,9 @@ possibly classified, so they are kept no longer than the contract says.
 Then, without Spark, the upkeep of the shared decision table for this contract
 (:func:`contract_gate.decisions.upkeep_decisions`): its small files are compacted, a checkpoint
 is written and log entries older than the table's retention window are deleted, so reading and
-recording decisions stays fast and ``_delta_log`` stays bounded after a year of gating."""
+recording decisions stays fast and ``_delta_log`` stays bounded after a year of gating. Last, the
+gate's work folders unchanged for ``[contract_gate] work_dir_days`` are removed
+(:mod:`contract_gate.work_folders`), so a year of runs does not fill the worker's disk."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 from contract_gate import decisions
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.runners import GateJob
+from contract_gate.work_folders import prune_work_folders
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -26,8 +29,8 @@ if TYPE_CHECKING:
 class GateRetentionOperator(SparkGateOperator):
     """Run the ``cleanup`` gate job for one contract through its execution mode.
 
-    Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n, "decisions": {...}}``
-    (``decisions``: what the decision table's upkeep did).
+    Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n, "decisions": {...},
+    "work_folders_removed": [submission ids]}`` (``decisions``: what the decision table's upkeep did).
 
     :param contract: path of the ODCS contract file. (templated)
     """
@@ -40,8 +43,11 @@ class GateRetentionOperator(SparkGateOperator):
                        name=f"contract-gate {plan.contract_id} retention")
 
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
-        result = {**result, "decisions": decisions.upkeep_decisions(plan)}
+        result = {**result, "decisions": decisions.upkeep_decisions(plan),
+                  "work_folders_removed": prune_work_folders(plan)}
         self.log.info("decision table upkeep for %s: %s", plan.contract_id, result["decisions"])
+        self.log.info("%d work folder(s) of %s removed (unchanged for [contract_gate] work_dir_days)",
+                      len(result["work_folders_removed"]), plan.names.gate)
         self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",
                       plan.contract_id, len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
         return result

@@ -24,6 +24,7 @@ from contract_gate.freshness.decision_log import of_object, read_decisions
 from contract_gate.object_storage import address_storage_options
 from contract_gate_plan.model import Plan
 from contract_gate.submission import check_submission_id
+from contract_gate.work_folders import submission_folder
 
 DECISION_COLUMNS = tuple(name for name, _, _ in COLUMNS)
 LISTED_COLUMNS = ("submission_id", "contract_id", "outcome", "decided_at", "rows_published", "rows_quarantined",
@@ -155,7 +156,7 @@ def stored_report(plan: Plan, decision: Decision | None, submission_id: str) -> 
     (``<work dir>/<gate>/<submission id>/report.json``, the gate named as in the plan's ``names``),
     so a page never reads a file because a table row named it."""
     root = work_root().resolve()
-    expected = root / plan.names.gate / check_submission_id(submission_id) / "report.json"
+    expected = submission_folder(plan, submission_id) / "report.json"
     candidates = [Path(decision.report_path)] if decision is not None and decision.report_path else []
     for path in [*candidates, expected]:
         resolved = path.resolve()
