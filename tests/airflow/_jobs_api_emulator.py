@@ -13,8 +13,10 @@ fails the test. Responses are built with the SDK's models too (``jobs.Run``, ``j
 the method signatures. The SDK's optional probes (the host's ``/.well-known`` configuration, the
 Files API's transfer endpoints and download URLs) are answered 404, as by a workspace without them.
 
-Emulated: the Files API on Unity Catalog volumes (``PUT``/``GET``/``HEAD /api/2.0/fs/files/Volumes/...``;
-a volume must be registered in ``volumes`` first, as it exists in a metastore), one-time runs of
+Emulated: the Files API on Unity Catalog volumes (``PUT``/``GET``/``HEAD``/``DELETE
+/api/2.0/fs/files/Volumes/...``; ``GET`` (list) and ``DELETE`` (only when empty, as Databricks
+refuses a non-empty one) ``/api/2.0/fs/directories/Volumes/...``; a volume must be registered in
+``volumes`` first, as it exists in a metastore), one-time runs of
 a ``python_wheel_task`` (the wheel, a task library on a cluster or a dependency of a serverless
 environment, is read from the volume, unpacked, and its entry point run: on an existing or a job
 cluster as a local-mode spark-submit, as a single-node cluster would; on serverless as a Spark
@@ -50,6 +52,7 @@ from databricks.sdk.service import files, jobs, sql
 from contract_gate.runners.local import LocalRunner
 
 FILES = "/api/2.0/fs/files"
+DIRECTORIES = "/api/2.0/fs/directories"
 
 
 class RequestRejected(Exception):
@@ -107,6 +110,7 @@ class JobsApiEmulator:
         self.runs: dict[int, dict] = {}
         self.submitted: list[dict] = []  # the runs/submit bodies, as sent
         self.uploads: list[str] = []  # the volume paths written, in order
+        self.deletions: list[str] = []  # the volume files and folders deleted, in order
         self.cancelled: list[int] = []
         self.installed: list[tuple[str, str]] = []  # (wheel, "library" | "environment"), per run
         self.rejected: list[str] = []
@@ -348,11 +352,16 @@ class JobsApiEmulator:
             def do_POST(self) -> None:
                 self.handle_call("POST")
 
+            def do_DELETE(self) -> None:
+                self.handle_call("DELETE")
+
         return Handler
 
     def call(self, method: str, path: str, query: dict, payload: bytes) -> tuple[dict | bytes, int]:
         if path.startswith(FILES + "/"):
             return self.files(method, unquote(path.removeprefix(FILES)), query, payload)
+        if path.startswith(DIRECTORIES + "/"):
+            return self.directories(method, unquote(path.removeprefix(DIRECTORIES)), query)
         body = json.loads(payload or b"{}")
         if method == "POST" and path == "/api/2.2/jobs/runs/submit":
             return self.submit(body), 200
@@ -408,7 +417,34 @@ class JobsApiEmulator:
             raise RequestRejected(f"{method} {path} takes no query parameters: {sorted(query)}")
         if not target.is_file():
             return {"error_code": "NOT_FOUND", "message": f"No such file: {path}"}, 404
+        if method == "DELETE":
+            target.unlink()
+            self.deletions.append(path)
+            return b"", 204
         return target.read_bytes(), 200
+
+    def directories(self, method: str, path: str, query: dict) -> tuple[dict | bytes, int]:
+        """List a volume folder (one page) or delete it when it is empty."""
+        try:
+            target = self.local(path)
+        except FileNotFoundError:
+            return {"error_code": "NOT_FOUND", "message": f"The volume of {path} does not exist"}, 404
+        if not target.is_dir():
+            return {"error_code": "NOT_FOUND", "message": f"No such directory: {path}"}, 404
+        if method == "GET":
+            sdk_request(files.FilesAPI.list_directory_contents, query)
+            entries = [files.DirectoryEntry(path=f"{path.rstrip('/')}/{child.name}", name=child.name,
+                                            is_directory=child.is_dir(),
+                                            file_size=None if child.is_dir() else child.stat().st_size)
+                       for child in sorted(target.iterdir())]
+            return {"contents": [entry.as_dict() for entry in entries]}, 200
+        if method != "DELETE" or query:
+            raise RequestRejected(f"{method} {DIRECTORIES}{path} is not a Files API call")
+        if any(target.iterdir()):
+            return {"error_code": "DIRECTORY_NOT_EMPTY", "message": f"{path} is not empty"}, 400
+        target.rmdir()
+        self.deletions.append(path)
+        return b"", 204
 
     def submit(self, body: dict) -> dict:
         request = sdk_request(jobs.JobsAPI.submit, body)

@@ -186,11 +186,31 @@ def test_a_plan_over_one_megabyte_travels_through_the_files_api(workspace, tmp_p
     job = GateJob("validate", {"--plan": plan, "--candidate": str(batch), "--format": "json",
                                "--report": work / "report.json"}, work, writes_result=False)
     get_runner("databricks", conn_id="databricks_emulator").start(job)
-    remote = f"{VOLUME}/runs/regional_daily_cases/s-big/plan.json"
-    assert remote in workspace.uploads and workspace.local(remote).read_bytes() == plan.read_bytes()
+    remote = f"{VOLUME}/runs/regional_daily_cases/s-big"
+    assert f"{remote}/plan.json" in workspace.uploads
     report = json.loads((work / "report.json").read_text())  # written on the cluster, downloaded
     assert report["outcome"] == "pass" and report["candidate"]["row_count"] == 3
-    assert json.loads(plan.read_text())["fingerprint"] == report["plan_fingerprint"]
+    assert json.loads(plan.read_text())["fingerprint"] == report["plan_fingerprint"]  # the whole plan was read
+    # downloaded, then the run's folder is deleted from the volume: the local work folder keeps it
+    assert workspace.deletions[-1] == remote and not workspace.local(remote).exists()
+
+
+def test_a_volume_folder_is_deleted_with_everything_in_it(workspace, monkeypatch):
+    from contract_gate.hooks.databricks import DatabricksWorkspaceHook
+
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME))
+    hook = DatabricksWorkspaceHook("databricks_emulator")
+    folder = f"{VOLUME}/runs/orders/s1"
+    for name in ("plan.json", "report.json", "nested/deeper/stop.json"):
+        hook.upload(f"{folder}/{name}", b"{}")
+    hook.upload(f"{VOLUME}/runs/orders/s2/plan.json", b"{}")
+
+    hook.remove_folder(folder)
+
+    assert not workspace.local(folder).exists()
+    assert workspace.local(f"{VOLUME}/runs/orders/s2/plan.json").is_file()  # its neighbour stays
+    assert hook.remove_folder(f"{VOLUME}/runs/orders/never-there") is None  # nothing there: nothing to do
+    assert workspace.rejected == []
 
 
 # -- whole gates in each compute --------------------------------------------------------------
@@ -249,6 +269,7 @@ def publish_then_quarantine(gate, name: str, api: JobsApiEmulator, compute: str)
     parameters = first["tasks"][0]["python_wheel_task"]["parameters"]
     assert parameters[0] == "stage+validate+batch_keys"
     assert any(p.startswith(f"{VOLUME}/runs/{name}/") and p.endswith("plan.json") for p in parameters)
+    assert list(api.local(f"{VOLUME}/runs/{name}").iterdir()) == []  # each run's folder deleted once downloaded
     assert not any("dbfs" in json.dumps(body).lower() for body in api.submitted)
 
 

@@ -88,6 +88,22 @@ class DatabricksWorkspaceHook(BaseHook):
         with contents:
             return contents.read()
 
+    def remove_folder(self, path: str) -> None:
+        """Delete the volume folder ``path`` and everything in it (the Files API deletes only an
+        empty folder: its files and sub-folders go first); nothing when it is not there."""
+        try:
+            entries = list(self.client.files.list_directory_contents(path))
+            for entry in entries:
+                if entry.path is None:
+                    continue
+                if entry.is_directory:
+                    self.remove_folder(entry.path)
+                else:
+                    self.client.files.delete(entry.path)
+            self.client.files.delete_directory(path)
+        except NotFound:
+            return
+
     def exists(self, path: str) -> bool:
         try:
             self.client.files.get_metadata(path)

@@ -21,7 +21,9 @@ The job's files live in a Unity Catalog volume (``volume``, ``/Volumes/<catalog>
 optionally with a folder): the plan (and the report, for outcome steps) are uploaded with the
 Files API to ``<volume>/runs/<contract>/<submission>``, the job reads and writes them through
 the volume's ``/Volumes/...`` path, and the result and report are downloaded when the run has
-ended. The Files API has no per-call size limit a plan could reach.
+ended; then the run's folder in the volume is deleted (the local work folder holds it all, and
+the retention DAG prunes that one). A failed run's folder stays in the volume, to look into.
+The Files API has no per-call size limit a plan could reach.
 
 Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key of
 the Databricks connection's extra (so generated DAGs need no code), e.g. ``{"contract_gate":
@@ -205,6 +207,9 @@ class DatabricksRunner(GateRunner):
         for path in outputs:
             if path.parent == job.workdir and path.name != "plan.json":
                 path.write_bytes(hook.download(posixpath.join(remote, path.name)))
+        # everything the run wrote is in the local work folder now, and the next job of the
+        # submission uploads what it reads again: the volume keeps no copy (a failed run's stays)
+        hook.remove_folder(remote)
         result = job.read_result()
         self.grant_access(hook, job, result)
         return result
