@@ -111,6 +111,7 @@ class JobsApiEmulator:
         self.submitted: list[dict] = []  # the runs/submit bodies, as sent
         self.uploads: list[str] = []  # the volume paths written, in order
         self.deletions: list[str] = []  # the volume files and folders deleted, in order
+        self.refuse_deletes = False  # every DELETE answered 403, as after WRITE VOLUME was revoked
         self.cancelled: list[int] = []
         self.installed: list[tuple[str, str]] = []  # (wheel, "library" | "environment"), per run
         self.rejected: list[str] = []
@@ -401,6 +402,8 @@ class JobsApiEmulator:
         return {"error_code": "ENDPOINT_NOT_FOUND", "message": f"{method} {path}"}, 404
 
     def files(self, method: str, path: str, query: dict, payload: bytes) -> tuple[dict | bytes, int]:
+        if method == "DELETE" and self.refuse_deletes:
+            return {"error_code": "PERMISSION_DENIED", "message": f"no WRITE VOLUME privilege on {path}"}, 403
         try:
             target = self.local(path)
         except FileNotFoundError:

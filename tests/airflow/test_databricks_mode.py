@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import zipfile
 from io import BytesIO
+from unittest import mock
 
 import pytest
 from _airflow_gate import REPO, gate_home, regional_rows
@@ -193,6 +195,35 @@ def test_a_plan_over_one_megabyte_travels_through_the_files_api(workspace, tmp_p
     assert json.loads(plan.read_text())["fingerprint"] == report["plan_fingerprint"]  # the whole plan was read
     # downloaded, then the run's folder is deleted from the volume: the local work folder keeps it
     assert workspace.deletions[-1] == remote and not workspace.local(remote).exists()
+
+
+def test_a_run_that_succeeded_still_succeeds_when_its_volume_folder_cannot_be_deleted(workspace, tmp_path,
+                                                                                      monkeypatch):
+    """The end of a successful run (``finish``, as after its trigger fired): its files are downloaded,
+    and a refused delete of its volume folder is a warning, not a failed task after a commit."""
+    from contract_gate.hooks.databricks import DatabricksWorkspaceHook
+
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME))
+    work = tmp_path / "regional_daily_cases" / "s-ok"
+    work.mkdir(parents=True)
+    plan = big_plan_file(work)
+    job = GateJob("publish", {"--plan": plan, "--report": work / "report.json"}, work)
+    remote = f"{VOLUME}/runs/regional_daily_cases/s-ok"
+    hook = DatabricksWorkspaceHook("databricks_emulator")
+    hook.upload(f"{remote}/report.json", b'{"outcome": "pass"}')
+    hook.upload(f"{remote}/publish.result.json", b'{"published": true}')
+    workspace.refuse_deletes = True
+
+    log = mock.Mock(spec=logging.Logger)  # the task's logger, as the operator hands it over
+    runner = get_runner("databricks", conn_id="databricks_emulator", log=log)
+    result = runner.finish(job, {"run_id": 7, "result_state": "SUCCESS"})
+
+    assert result == {"published": True}
+    assert json.loads((work / "report.json").read_text()) == {"outcome": "pass"}
+    assert workspace.local(f"{remote}/report.json").is_file()  # left in the volume, and said so
+    (warning,) = log.warning.call_args_list
+    assert (warning.args[0] % warning.args[1:]).startswith(
+        f"the files of Databricks run 7 stay in {remote}: no WRITE VOLUME privilege on {remote}/")
 
 
 def test_a_volume_folder_is_deleted_with_everything_in_it(workspace, monkeypatch):

@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from databricks.sdk.errors import DatabricksError
 from databricks.sdk.service import compute, jobs
 
 import contract_gate
@@ -208,8 +209,12 @@ class DatabricksRunner(GateRunner):
             if path.parent == job.workdir and path.name != "plan.json":
                 path.write_bytes(hook.download(posixpath.join(remote, path.name)))
         # everything the run wrote is in the local work folder now, and the next job of the
-        # submission uploads what it reads again: the volume keeps no copy (a failed run's stays)
-        hook.remove_folder(remote)
+        # submission uploads what it reads again: the volume keeps no copy (a failed run's stays).
+        # A run that succeeded must not fail over its leftovers: a refused delete is only logged.
+        try:
+            hook.remove_folder(remote)
+        except DatabricksError as exc:
+            self.log.warning("the files of Databricks run %s stay in %s: %s", event["run_id"], remote, exc)
         result = job.read_result()
         self.grant_access(hook, job, result)
         return result
