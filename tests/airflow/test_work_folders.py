@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from contract_gate.contract.compiler import compile_plan
-from contract_gate.runners.job_fence import hold_for_job
+from contract_gate.work_folders.job_fence import hold_for_job
 from contract_gate.work_folders import gate_folder, keep_days, prune_work_folders, submission_folder
 
 REPO = Path(__file__).resolve().parents[2]

@@ -28,7 +28,7 @@ from _gate_plans import case, cases_df, plan_for, version_of
 from waiting import wait_until
 
 from contract_gate import decisions
-from contract_gate.runners.job_fence import no_job_running
+from contract_gate.work_folders.job_fence import no_job_running
 from contract_gate_plan.model import load_plan
 from contract_gate_plan.restricted import make_private_folder
 from contract_gate_spark.steps.publish import publish

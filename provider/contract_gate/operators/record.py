@@ -9,7 +9,7 @@ exceeded`` and the rule that was running; that record is not final, so the same 
 gated again once the cause is fixed.
 
 The record holds counts and rule ids only, never data values. It is written while no local
-job of the submission lives (:mod:`contract_gate.runners.job_fence`): a job orphaned by a
+job of the submission lives (:mod:`contract_gate.work_folders.job_fence`): a job orphaned by a
 killed task cannot commit after the verdict.
 
 After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try that recorded it
@@ -33,7 +33,7 @@ from contract_gate.operators.base import ContractGateBaseOperator
 from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink, base_url
 from contract_gate.pages.urls import URL_PREFIX, report_path
-from contract_gate.runners.job_fence import no_job_running
+from contract_gate.work_folders.job_fence import no_job_running
 from contract_gate.work_folders import submission_folder
 from contract_gate_plan.limits import Stop
 from contract_gate_plan.migration import migration_id

@@ -13,7 +13,7 @@ job loads the Delta snapshots its steps will read on a second thread (``contract
 A job dies with its task: it watches the task's process and ends its whole process group when
 the task is gone (``contract_gate_spark.runtime.task_watch``), so a task killed with SIGKILL leaves no
 JVM behind; and while any process of it lives, it holds its submission's lock, which the
-decision waits for (:mod:`contract_gate.runners.job_fence`), so an orphan cannot commit after the verdict.
+decision waits for (:mod:`contract_gate.work_folders.job_fence`), so an orphan cannot commit after the verdict.
 Spark's scratch files (rows of the batch) go to a folder of the job's own in the submission's
 owner-only work folder, removed when the job ends, however it ends; a worker killed with SIGKILL
 leaves it there, still owner-only.
@@ -30,7 +30,7 @@ from contract_gate.local_spark.submit import local_start_conf, submit_argv, subm
 from contract_gate_spark.runtime.task_watch import TASK_PID_ENV
 from contract_gate.runners.base import GateJob, GateRunner
 from contract_gate.runners.job_credentials import PropertiesFile
-from contract_gate.runners.job_fence import hold_for_job
+from contract_gate.work_folders.job_fence import hold_for_job
 from contract_gate.runners.process import StreamedProcess
 
 

@@ -12,7 +12,7 @@ A watch thread rather than a parent-death signal (``PR_SET_PDEATHSIG``): that si
 process, the direct child, and only when the *thread* that started it ends; the group kill
 reaches every process of the job. The task is told from a process that reused its pid by its
 start time (``/proc/<pid>/stat``). The decision never depends on how fast this is: it waits
-for the job's lock (``contract_gate.runners.job_fence``).
+for the job's lock (``contract_gate.work_folders.job_fence``).
 """
 
 from __future__ import annotations

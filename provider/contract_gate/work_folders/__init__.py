@@ -1,7 +1,7 @@
 """The work folders of a gate's runs, ``<work dir>/<gate>/<submission id>/``, and their pruning.
 
 A run writes its plan, its report and its steps' results there, and a ``local`` job holds the
-submission's job lock there (:mod:`contract_gate.runners.job_fence`). Nothing else records
+submission's job lock there (:mod:`contract_gate.work_folders.job_fence`). Nothing else records
 them: the decision log is the system of record, and every reader of a report (the report page,
 ``run``'s terminal summary) says so when the file is gone. So the retention DAG removes a folder
 once nothing has changed in it for ``[contract_gate] work_dir_days`` days, a deployment setting
@@ -10,6 +10,8 @@ long the gate keeps its account of the producer's batches.
 
 A folder whose job lock is held (a job of that submission still lives) is never removed, and
 entries that are not plain folders (a link, a file) are left alone: the gate makes neither.
+The lock itself, the fence between a submission's local jobs and its decision, is
+:mod:`contract_gate.work_folders.job_fence`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from contract_gate import config
-from contract_gate.runners.job_fence import JobStillRunning, no_job_running
+from contract_gate.work_folders.job_fence import JobStillRunning, no_job_running
 from contract_gate.submission import check_submission_id
 from contract_gate_plan.model import Plan
 
