@@ -436,9 +436,12 @@ class JobsApiEmulator:
             return {"error_code": "NOT_FOUND", "message": f"No such directory: {path}"}, 404
         if method == "GET":
             sdk_request(files.FilesAPI.list_directory_contents, query)
+            # a file's size and time of its last write; a folder has neither, as on Databricks
             entries = [files.DirectoryEntry(path=f"{path.rstrip('/')}/{child.name}", name=child.name,
                                             is_directory=child.is_dir(),
-                                            file_size=None if child.is_dir() else child.stat().st_size)
+                                            file_size=None if child.is_dir() else child.stat().st_size,
+                                            last_modified=None if child.is_dir() else
+                                            int(child.stat().st_mtime * 1000))
                        for child in sorted(target.iterdir())]
             return {"contents": [entry.as_dict() for entry in entries]}, 200
         if method != "DELETE" or query:

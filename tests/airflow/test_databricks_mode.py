@@ -10,12 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
+import time
 import zipfile
+from datetime import datetime, timedelta, timezone
 from io import BytesIO
 from unittest import mock
 
 import pytest
+from databricks.sdk.errors import DatabricksError
 from _airflow_gate import REPO, gate_home, regional_rows
 from _jobs_api_emulator import JobsApiEmulator
 from waiting import wait_until
@@ -243,6 +247,64 @@ def test_a_volume_folder_is_deleted_with_everything_in_it(workspace, monkeypatch
     assert hook.remove_folder(f"{VOLUME}/runs/orders/never-there") is None  # nothing there: nothing to do
     assert workspace.rejected == []
 
+
+
+def date_back(api: JobsApiEmulator, folder: str, days: float) -> None:
+    """Every file in the emulated volume folder last written ``days`` ago."""
+    then = time.time() - days * 86400
+    for path in api.local(folder).rglob("*"):
+        os.utime(path, (then, then))
+
+
+def test_retention_removes_the_volume_folders_runs_left_once_unchanged_for_the_days(workspace, tmp_path,
+                                                                                   monkeypatch):
+    """A failed run's volume folder, kept to look into, goes with the gate's work folders: the
+    retention operator's own step (decision table upkeep included), against the emulated volume."""
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.hooks.databricks import DatabricksWorkspaceHook
+    from contract_gate.operators.retention import GateRetentionOperator
+
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME))
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.delenv("AIRFLOW__CONTRACT_GATE__WORK_DIR_DAYS", raising=False)  # the default, 90
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path / "home"))
+    plan = compile_plan(REPO / "contracts" / "orders.yaml")
+    hook = DatabricksWorkspaceHook("databricks_emulator")
+    runs = f"{VOLUME}/runs/{plan.names.gate}"
+    for folder in (f"{runs}/failed-long-ago", f"{runs}/failed-last-week", f"{runs}/rerun-today",
+                   f"{VOLUME}/runs/another_gate/failed-long-ago"):
+        for name in ("plan.json", "report.json", "stop/stop.json"):
+            hook.upload(f"{folder}/{name}", b"{}")
+    date_back(workspace, f"{runs}/failed-long-ago", 120)
+    date_back(workspace, f"{runs}/failed-last-week", 7)
+    date_back(workspace, f"{runs}/rerun-today", 120)
+    hook.upload(f"{runs}/rerun-today/plan.json", b"{}")  # a re-run of the submission, today
+    date_back(workspace, f"{VOLUME}/runs/another_gate/failed-long-ago", 120)
+    assert hook.last_change(f"{runs}/rerun-today") > datetime.now(timezone.utc) - timedelta(minutes=5)
+
+    retention = GateRetentionOperator(task_id="apply_retention", contract="orders.yaml", execution_mode="databricks",
+                                      conn_id="databricks_emulator")
+    pushed = retention.handle_result({}, plan, {"candidates_dropped": [], "quarantine_rows_deleted": 0})
+
+    assert pushed["remote_folders_removed"] == ["failed-long-ago"]
+    assert pushed["work_folders_removed"] == []
+    assert not workspace.local(f"{runs}/failed-long-ago").exists()
+    assert workspace.local(f"{runs}/failed-last-week/stop/stop.json").is_file()
+    assert workspace.local(f"{runs}/rerun-today/report.json").is_file()  # its newest file decides
+    assert workspace.local(f"{VOLUME}/runs/another_gate/failed-long-ago/plan.json").is_file()  # not this gate's
+    runner = get_runner("databricks", conn_id="databricks_emulator")
+    later = datetime.now(timezone.utc) + timedelta(days=1)
+    assert runner.prune_remote_folders(plan.names.gate, later) == ["failed-last-week", "rerun-today"]
+    assert list(workspace.local(runs).iterdir()) == []
+    assert runner.prune_remote_folders("never_ran", later) == []  # no folder of that gate: nothing to do
+
+    # a refused delete fails the retention task and names the folder, so an operator restores WRITE VOLUME
+    hook.upload(f"{runs}/failed-again/plan.json", b"{}")
+    workspace.refuse_deletes = True
+    with pytest.raises(DatabricksError, match=f"no WRITE VOLUME privilege on {runs}/failed-again/plan.json"):
+        runner.prune_remote_folders(plan.names.gate, later)
+    assert workspace.local(f"{runs}/failed-again/plan.json").is_file()
+    assert workspace.rejected == []
 
 # -- whole gates in each compute --------------------------------------------------------------
 def databricks_contract(gate, name: str) -> str:

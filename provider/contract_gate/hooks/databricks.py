@@ -104,6 +104,29 @@ class DatabricksWorkspaceHook(BaseHook):
         except NotFound:
             return
 
+    def last_change(self, path: str) -> datetime | None:
+        """When a file in the volume folder ``path`` or below was last written; None when it holds
+        no file (the Files API gives a folder no time of its own) or is not there."""
+        newest = self._newest_write(path)
+        return None if newest is None else datetime.fromtimestamp(newest / 1000, timezone.utc)
+
+    def _newest_write(self, path: str) -> int | None:
+        """The newest ``last_modified`` (milliseconds since the epoch) of the files in ``path`` and below."""
+        try:
+            times = [self._newest_write(entry.path) if entry.is_directory else entry.last_modified
+                     for entry in self.client.files.list_directory_contents(path) if entry.path is not None]
+        except NotFound:
+            return None
+        return max((written for written in times if written is not None), default=None)
+
+    def folders(self, path: str) -> list[str]:
+        """The paths of the folders in the volume folder ``path``; none when it is not there."""
+        try:
+            return [entry.path for entry in self.client.files.list_directory_contents(path)
+                    if entry.is_directory and entry.path is not None]
+        except NotFound:
+            return []
+
     def exists(self, path: str) -> bool:
         try:
             self.client.files.get_metadata(path)

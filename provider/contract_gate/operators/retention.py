@@ -8,7 +8,8 @@ Then, without Spark, the upkeep of the shared decision table for this contract
 is written and log entries older than the table's retention window are deleted, so reading and
 recording decisions stays fast and ``_delta_log`` stays bounded after a year of gating. Last, the
 gate's work folders unchanged for ``[contract_gate] work_dir_days`` are removed
-(:mod:`contract_gate.work_folders`), so a year of runs does not fill the worker's disk."""
+(:mod:`contract_gate.work_folders`), so a year of runs does not fill the worker's disk, and so are
+the run folders the execution mode keeps elsewhere (a failed Databricks run's, in the volume)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from contract_gate import decisions
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.runners import GateJob
-from contract_gate.work_folders import prune_work_folders
+from contract_gate.work_folders import prune_work_folders, unchanged_since
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -30,7 +31,9 @@ class GateRetentionOperator(SparkGateOperator):
     """Run the ``cleanup`` gate job for one contract through its execution mode.
 
     Pushes ``{"candidates_dropped": [locations], "quarantine_rows_deleted": n, "decisions": {...},
-    "work_folders_removed": [submission ids]}`` (``decisions``: what the decision table's upkeep did).
+    "work_folders_removed": [submission ids], "remote_folders_removed": [submission ids]}``
+    (``decisions``: what the decision table's upkeep did; ``remote_folders_removed``: the run folders
+    the ``databricks`` mode kept in its volume, :meth:`~contract_gate.runners.GateRunner.prune_remote_folders`).
 
     :param contract: path of the ODCS contract file. (templated)
     """
@@ -43,11 +46,15 @@ class GateRetentionOperator(SparkGateOperator):
                        name=f"contract-gate {plan.contract_id} retention")
 
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
+        since = unchanged_since()
         result = {**result, "decisions": decisions.upkeep_decisions(plan),
-                  "work_folders_removed": prune_work_folders(plan)}
+                  "work_folders_removed": prune_work_folders(plan),
+                  "remote_folders_removed": [] if since is None else
+                  self.make_runner(plan).prune_remote_folders(plan.names.gate, since)}
         self.log.info("decision table upkeep for %s: %s", plan.contract_id, result["decisions"])
-        self.log.info("%d work folder(s) of %s removed (unchanged for [contract_gate] work_dir_days)",
-                      len(result["work_folders_removed"]), plan.names.gate)
+        self.log.info("%d work folder(s) and %d remote run folder(s) of %s removed (unchanged for "
+                      "[contract_gate] work_dir_days)", len(result["work_folders_removed"]),
+                      len(result["remote_folders_removed"]), plan.names.gate)
         self.log.info("retention of %s: %d candidate(s) dropped, %d quarantined row(s) deleted",
                       plan.contract_id, len(result["candidates_dropped"]), result["quarantine_rows_deleted"])
         return result

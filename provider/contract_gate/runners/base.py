@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -142,6 +143,13 @@ class GateRunner(ABC):
     def finish(self, job: GateJob, event: dict) -> dict:
         """Turn the trigger's event into the job's result (deferring modes only)."""
         raise NotImplementedError(f"the {self.mode} runner never defers")
+
+    def prune_remote_folders(self, gate: str, unchanged_since: datetime) -> list[str]:
+        """Remove the copies of ``gate``'s run folders this mode keeps away from this machine, in
+        which nothing changed since ``unchanged_since``; returns their names (submission ids).
+        Only ``databricks`` keeps any (a failed run's folder in the volume): the other modes'
+        jobs read and write the local work folder itself."""
+        return []
 
     def on_kill(self) -> None:
         """Stop the running job; the task was killed (timeout, mark-failed, shutdown)."""

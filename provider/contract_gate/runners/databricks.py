@@ -22,7 +22,8 @@ optionally with a folder): the plan (and the report, for outcome steps) are uplo
 Files API to ``<volume>/runs/<contract>/<submission>``, the job reads and writes them through
 the volume's ``/Volumes/...`` path, and the result and report are downloaded when the run has
 ended; then the run's folder in the volume is deleted (the local work folder holds it all, and
-the retention DAG prunes that one). A failed run's folder stays in the volume, to look into.
+the retention DAG prunes that one). A failed run's folder stays in the volume, to look into,
+until the retention DAG removes it with the local ones (``[contract_gate] work_dir_days``).
 The Files API has no per-call size limit a plan could reach.
 
 Mode settings come from the operator's ``runner_options``, else from the ``contract_gate`` key of
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +141,13 @@ class DatabricksRunner(GateRunner):
     def hook(self) -> DatabricksWorkspaceHook:
         return DatabricksWorkspaceHook(self.conn_id)
 
+    def runs_folder(self, gate: str) -> str:
+        """``<volume>/runs/<gate>``: the volume folders of the gate's runs."""
+        return posixpath.join(self.volume, "runs", gate)
+
     def remote_dir(self, job: GateJob) -> str:
-        """``<volume>/runs/<contract id>/<submission id>``: mirrors the local work folder."""
-        return posixpath.join(self.volume, "runs", job.workdir.parent.name, job.workdir.name)
+        """``<volume>/runs/<gate>/<submission id>``: mirrors the local work folder."""
+        return posixpath.join(self.runs_folder(job.workdir.parent.name), job.workdir.name)
 
     def deploy_spark_side(self, hook: DatabricksWorkspaceHook) -> str:
         """The volume path of this provider version's Spark side wheel, uploaded unless it is there."""
@@ -246,6 +252,21 @@ class DatabricksRunner(GateRunner):
         issued = apply_access(plan, lambda statement: hook.run_statement(statement, warehouse_id), self.principal,
                               staged.location if staged is not None and not staged.is_path else None)
         self.log.info("access boundary of %s: %d statement(s) issued", plan.contract_id, len(issued))
+
+    def prune_remote_folders(self, gate: str, unchanged_since: datetime) -> list[str]:
+        """The volume folders a successful run's ``finish`` did not delete (a failed or cancelled
+        run's, kept to look into, or one whose delete was refused) go once no file in them was
+        written since ``unchanged_since``. A run in flight wrote its plan when it started, so its
+        folder stays; so does a folder a re-run of its submission has written to since."""
+        hook = self.hook()
+        removed = []
+        for folder in sorted(hook.folders(self.runs_folder(gate))):
+            changed = hook.last_change(folder)
+            if changed is not None and changed >= unchanged_since:
+                continue
+            hook.remove_folder(folder)
+            removed.append(posixpath.basename(folder))
+        return removed
 
     def on_kill(self) -> None:
         if self._run_id is not None:

@@ -54,14 +54,21 @@ def keep_days() -> int | None:
     return days or None
 
 
-def prune_work_folders(plan: Plan, now: datetime | None = None) -> list[str]:
-    """Remove the work folders of ``plan``'s gate in which nothing changed for :func:`keep_days`
-    days before ``now`` (UTC; for tests); returns their names (submission ids), sorted."""
+def unchanged_since(now: datetime | None = None) -> datetime | None:
+    """The moment a work folder must not have changed since to be removed: :func:`keep_days`
+    days before ``now`` (UTC; for tests); None when they are kept for ever."""
     days = keep_days()
+    return None if days is None else (now or datetime.now(timezone.utc)) - timedelta(days=days)
+
+
+def prune_work_folders(plan: Plan, now: datetime | None = None) -> list[str]:
+    """Remove the work folders of ``plan``'s gate in which nothing changed since
+    :func:`unchanged_since` ``now``; returns their names (submission ids), sorted."""
+    since = unchanged_since(now)
     folder = gate_folder(plan)
-    if days is None or not folder.is_dir():
+    if since is None or not folder.is_dir():
         return []
-    cutoff = ((now or datetime.now(timezone.utc)) - timedelta(days=days)).timestamp()
+    cutoff = since.timestamp()
     removed = []
     for entry in sorted(folder.iterdir()):
         if not stat.S_ISDIR(entry.lstat().st_mode) or last_change(entry) >= cutoff:
