@@ -73,6 +73,12 @@ def spark(tmp_path_factory):
             "spark.default.parallelism": "2",
             "spark.databricks.delta.snapshotPartitions": "2",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("warehouse")),
+            # Interpreted evaluation, as Spark's own test suites run it besides generated code:
+            # compiling each of thousands of tiny queries cost this session a quarter of its CPU,
+            # on a suite that is CPU-bound. The gate's jobs and Spark Connect servers in the
+            # end-to-end tests keep generated code, as production runs it.
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         },
     )
     session.sparkContext.setLogLevel("ERROR")
