@@ -4,7 +4,7 @@ storage, temporary credentials) come from Unity Catalog's tables API through the
 ``DatabricksWorkspaceHook`` (``databricks-sdk``).
 
 The catalog is a local emulation of the two Unity Catalog endpoints on 127.0.0.1, at the paths the
-installed SDK calls, reading each request with the SDK's own models (``_jobs_api_emulator.sdk_request``),
+installed SDK calls, reading each request with the SDK's own models (``jobs_api_emulator.sdk_request``),
 over real Delta tables: one in a local folder, one in a bucket of the moto S3
 server whose temporary credentials are the server's keys.
 """
@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pyarrow as pa
 import pytest
-from _jobs_api_emulator import sdk_request
+from jobs_api_emulator import sdk_request
 from _s3_server import KEY, REGION, SECRET
 from databricks.sdk.service.catalog import TablesAPI, TemporaryTableCredentialsAPI
 from deltalake import write_deltalake

@@ -1,5 +1,5 @@
 """The ``databricks`` mode against a local emulation of a workspace that reads every request with
-the installed ``databricks-sdk``'s own models (``_jobs_api_emulator``): the Spark side deploys
+the installed ``databricks-sdk``'s own models (``jobs_api_emulator``): the Spark side deploys
 itself as a wheel in a Unity Catalog volume, and runs on serverless (a Spark Connect client of a
 real local Connect server), a job cluster or an existing cluster (local-mode spark-submit). No
 Databricks workspace is involved.
@@ -21,11 +21,15 @@ from unittest import mock
 import pytest
 from databricks.sdk.errors import DatabricksError
 from _airflow_gate import REPO, gate_home, regional_rows
-from _jobs_api_emulator import JobsApiEmulator
+from jobs_api_emulator import JobsApiEmulator
 from waiting import wait_until
 
 import contract_gate
-from contract_gate.runners import GateJob, GateJobError, get_runner
+from contract_gate import decisions
+from contract_gate.contract.compiler import compile_plan
+from contract_gate.operators.record import GateRecordDecisionOperator, verdict, write_decision
+from contract_gate.runners import GateJob, GateJobError, get_runner, run_name
+from contract_gate.work_folders import submission_folder
 from contract_gate.runners.spark_side_wheel import build_wheel
 
 VOLUME = "/Volumes/main/contract_gate/work"
@@ -163,7 +167,6 @@ def big_plan_file(folder):
     a contract of a few hundred kB, a plan of over 1 MB (the plan repeats it per column)."""
     import yaml
 
-    from contract_gate.contract.compiler import compile_plan
     from contract_gate_plan.document import render_plan
 
     document = yaml.safe_load((REPO / "contracts" / "regional_daily_cases.yaml").read_text())
@@ -260,7 +263,6 @@ def test_retention_removes_the_volume_folders_runs_left_once_unchanged_for_the_d
                                                                                    monkeypatch):
     """A failed run's volume folder, kept to look into, goes with the gate's work folders: the
     retention operator's own step (decision table upkeep included), against the emulated volume."""
-    from contract_gate.contract.compiler import compile_plan
     from contract_gate.hooks.databricks import DatabricksWorkspaceHook
     from contract_gate.operators.retention import GateRetentionOperator
 
@@ -305,6 +307,64 @@ def test_retention_removes_the_volume_folders_runs_left_once_unchanged_for_the_d
         runner.prune_remote_folders(plan.names.gate, later)
     assert workspace.local(f"{runs}/failed-again/plan.json").is_file()
     assert workspace.rejected == []
+
+def test_runs_that_outlived_their_task_are_ended_before_the_decision_and_before_a_retry(workspace, tmp_path,
+                                                                                      monkeypatch):
+    """A worker lost without a word cancels nothing, and its Databricks run goes on. A task's next
+    try cancels its earlier try's run before it submits its own; the record task's own step
+    (``write_decision``, with the runner of the DAG's mode) cancels every run of the submission
+    still going and waits for its end before it writes the decision, and leaves other
+    submissions' and other contracts' runs alone. The runs wait for their compute here (PENDING),
+    so what ends them is the gate; a run ended mid-commit is the walk's (tests/model_based)."""
+    monkeypatch.setenv(CONNECTION, workspace.connection(volume=VOLUME, existing_cluster_id="all-purpose-1",
+                                                        deferrable=True))
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path / "home"))
+    workspace.cluster_start_seconds = 600
+    plan = compile_plan(REPO / "contracts" / "orders.yaml")
+
+    def lost_worker(steps: str, submission: str = "s1", contract_id: str = plan.contract_id) -> int:
+        """A task's run submitted by a worker that then died (no ``on_kill``): its run id."""
+        folder = submission_folder(plan, submission)
+        folder.mkdir(parents=True, exist_ok=True)
+        runner = get_runner("databricks", conn_id="databricks_emulator")
+        runner.start(GateJob(steps, {"--submission-id": submission}, folder,
+                             name=run_name(contract_id, steps, submission)))
+        assert runner._run_id is not None
+        return runner._run_id
+
+    def life_cycle(run_id: int) -> str:
+        return workspace.run_info(run_id).state.life_cycle_state.value
+
+    first_try = lost_worker("stage+validate+batch_keys")
+    second_try = lost_worker("stage+validate+batch_keys")  # the task's retry, itself lost
+    assert workspace.cancelled == [first_try] and life_cycle(first_try) == "TERMINATED"
+    publish = lost_worker("publish")
+    others = [lost_worker("publish", "s2"), lost_worker("publish", "s1", "another_contract")]
+    assert [life_cycle(run) for run in (second_try, publish, *others)] == ["PENDING"] * 4
+
+    record = verdict({"submission_id": "s1"}, None, {}, {"stage_validate": "failed"})
+    runner = GateRecordDecisionOperator(task_id="record_decision", contract="orders.yaml", task_ids={},
+                                        execution_mode="databricks", conn_id="databricks_emulator").runner(plan)
+    context = {"contract_id": plan.contract_id, "object": plan.object, "plan_fingerprint": plan.fingerprint,
+               "dag_id": "orders", "run_id": "manual__1", "try_number": 1}
+    stored = write_decision(plan, record, {}, context, runner)
+
+    assert sorted(workspace.cancelled) == sorted([first_try, second_try, publish])
+    assert [life_cycle(run) for run in (second_try, publish)] == ["TERMINATED"] * 2
+    assert [life_cycle(run) for run in others] == ["PENDING"] * 2  # another submission's, another contract's
+    assert stored["outcome"] == "failed" and not stored.get("rows_published")
+    assert "ended 2 job(s) of the submission that outlived their task" in stored["reason"]
+    assert decisions.final_decision(plan, "s1") is None  # not final: the batch can be gated again
+    again = write_decision(plan, verdict({"submission_id": "s1"}, None, {}, {"stage_validate": "failed"}), {},
+                           {**context, "try_number": 2}, runner)
+    assert "outlived" not in again["reason"]  # nothing of the submission goes on any more
+    assert workspace.rejected == []
+    # a mode whose runner cannot be made started no job either: the run is recorded all the same
+    unmade = GateRecordDecisionOperator(task_id="record_decision", contract="orders.yaml", task_ids={},
+                                        execution_mode="databricks", conn_id="no_such_connection").runner(plan)
+    assert unmade.mode == "local" and unmade.end_orphaned_jobs(plan.contract_id, "s1") == []
+
 
 # -- whole gates in each compute --------------------------------------------------------------
 def databricks_contract(gate, name: str) -> str:

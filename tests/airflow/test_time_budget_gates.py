@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 from _airflow_gate import regional_rows
-from _jobs_api_emulator import JobsApiEmulator
+from jobs_api_emulator import JobsApiEmulator
 from budget_contracts import RULE_ID, many_rows, slow_contract
 
 from contract_gate.operators.record import verdict

@@ -1,7 +1,7 @@
 """The Databricks access boundary: a contract's ODCS roles become Unity Catalog GRANTs.
 
 Run against a local emulation of the Databricks SQL Statement Execution API
-(``_jobs_api_emulator``: it parses GRANT / REVOKE / SHOW GRANTS with Databricks' identifier
+(``jobs_api_emulator``: it parses GRANT / REVOKE / SHOW GRANTS with Databricks' identifier
 quoting and keeps the grants they make), not a Databricks workspace. The statements go through
 the gate's ``DatabricksWorkspaceHook`` (``databricks-sdk``) over HTTP, exactly as the runner sends
 them, and the emulator reads each request with the SDK's own models."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from _airflow_gate import REPO
-from _jobs_api_emulator import JobsApiEmulator
+from jobs_api_emulator import JobsApiEmulator
 
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.runners.base import GateJob, GateJobError

@@ -13,6 +13,11 @@ SIGKILL), or a whole run in the ``spark_connect`` mode (``_connect_run.py``, a C
 the walk's own server, started when the first such step is drawn; :meth:`GateWorld.close` stops
 it), stopped with SIGTERM (Airflow's ``on_kill``) or SIGKILL at a random moment; after a Connect
 stop no job of the submission runs on the server (its own status API) within ``CONNECT_STOP_SECONDS``.
+Or a whole run in the ``databricks`` mode (``_databricks_run.py``, polling runs on the walk's
+emulated workspace, ``jobs_api_emulator``, whose existing cluster is a local-mode spark-submit of
+the Spark side's wheel), stopped the same ways: a SIGKILL leaves its run going, and once the
+decision is written no run of the submission goes on (the record's own step,
+:func:`~contract_gate.operators.record.write_decision`, ends them first).
 
 The reference model keeps, per contract and target, which row ids must be in the target and how
 many rows the quarantine holds; after every step the invariants (``check``) are compared with
@@ -51,14 +56,18 @@ from contract_gate.decisions.audit import audit
 from contract_gate.local_spark.connect_server import LocalConnectServer, free_port
 from contract_gate.operators.base import as_correction
 from contract_gate.operators.branch import decide
-from contract_gate.operators.record import migration_record, verdict
+from contract_gate.operators.record import verdict, write_decision
+from contract_gate.operators.retention import prune_run_folders
+from contract_gate.runners import GateRunner, get_runner
+from contract_gate.runners.base import is_run_of
 from contract_gate.operators.validate import summarize
 from contract_gate.submission import derive_submission_id, object_of
-from contract_gate.work_folders import gate_folder, keep_days, prune_work_folders, submission_folder
+from contract_gate.work_folders import gate_folder, keep_days, submission_folder
 from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
 from contract_gate_spark.steps.retention import cleanup
+from jobs_api_emulator import JobsApiEmulator
 from waiting import wait_until
 
 KNOWN_OPEN: dict[str, str] = {}  # step -> the open finding it exposes; the CI seed leaves these steps out
@@ -72,6 +81,9 @@ MAX_ROWS = 40  # the contracts' rowCount limit: an oversized batch has more
 KINDS = ("good", "bad", "malformed", "empty", "oversized")
 CONNECT_RUN = Path(__file__).with_name("_connect_run.py")
 CONNECT_STOP_SECONDS = 15  # after a Connect client is stopped, no job of its submission runs on the server
+DATABRICKS_RUN = Path(__file__).with_name("_databricks_run.py")
+DATABRICKS_CONN = "databricks_walk"  # the walk's emulated workspace, AIRFLOW_CONN_DATABRICKS_WALK
+VOLUME = "/Volumes/main/contract_gate/walk"
 
 
 def contract_text(name: str, version: str, mode: str, policy: str, *, optional_column: bool = False,
@@ -165,12 +177,19 @@ class GateWorld:
         self.connect_server: LocalConnectServer | None = None
         self.connect_ui: str | None = None  # the server's status API
         self.connect_stops: list[tuple[str, float]] = []  # (signal, seconds until no job of it ran on the server)
+        self.workspace: JobsApiEmulator | None = None
+        self.local_runner = get_runner("local", cwd=str(root))  # the in-process runs' record: nothing to end
+        self.databricks_stops: list[tuple[str, int]] = []  # (signal, runs the decision had to end)
 
     def close(self) -> None:
-        """Stop the walk's Spark Connect server, if a step started it."""
+        """Stop the walk's Spark Connect server and emulated workspace, if a step started them."""
         if self.connect_server is not None:
             self.connect_server.stop()
             self.connect_server = None
+        if self.workspace is not None:
+            self.workspace.__exit__(None, None, None)
+            self.workspace = None
+            os.environ.pop(f"AIRFLOW_CONN_{DATABRICKS_CONN.upper()}", None)
 
     # ---- the world ------------------------------------------------------------------------
     def file(self, contract: Contract) -> Path:
@@ -256,20 +275,13 @@ class GateWorld:
         return self.record(plan, submission, summary, results, {branch: "success"})
 
     def record(self, plan: Plan, submission: dict, summary: dict | None, results: dict,
-               states: dict[str, str]) -> dict:
-        record = verdict(submission, summary, results, states)
-        if record["outcome"] == "failed":  # as the record task: a step may fail after its commit
-            committed, note = decisions.recovery.committed_effects(plan, record["submission_id"],
-                                                                   decisions.history_for(plan))
-            record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])
+               states: dict[str, str], runner: GateRunner | None = None) -> dict:
+        """The record task's own step (``runner``: the mode the run's jobs ran in)."""
         context_fields = {"contract_id": plan.contract_id, "object": plan.object,
                           "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
                           "dag_id": "walk", "run_id": f"walk-{len(self.steps)}", "try_number": 1}
-        migrated = migration_record(results, record["submission_id"])
-        if migrated:
-            decisions.record_decision(plan, {**migrated, **context_fields})
-        record.update(contract_version=plan.contract_version, **context_fields)
-        return decisions.record_decision(plan, record)
+        return write_decision(plan, verdict(submission, summary, results, states), results, context_fields,
+                              runner or self.local_runner)
 
     # ---- steps ----------------------------------------------------------------------------
     def step_land_and_gate(self, kind: str) -> None:
@@ -450,6 +462,56 @@ class GateWorld:
         branch = decide(plan, summary)[0] if summary else "publish"
         self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json")
 
+    def step_stop_databricks(self, sig: signal.Signals) -> None:
+        """A whole run of a good batch in the ``databricks`` mode (stage+validate, then the branch's
+        step, each a run on the emulated workspace) in a worker process stopped with ``sig`` at a
+        random moment; once its decision is written, no run of the submission goes on."""
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
+            return
+        runner = self.databricks_runner()
+        folder = self.run_folder(contract, plan, f"{submission_id}-databricks-stopped")
+        with (folder / "worker.log").open("w") as log:
+            child = subprocess.Popen([sys.executable, str(DATABRICKS_RUN), DATABRICKS_CONN, str(folder / "plan.json"),
+                                      submission_id, json.dumps(landing), str(folder)], stdout=log, stderr=log,
+                                     start_new_session=True)
+            self.stop_at_random(child, sig, 2.0, 60.0)
+        going = self.runs_going(plan, submission_id)
+        summary_file = folder / "summary.json"
+        summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
+        branch = decide(plan, summary)[0] if summary else "publish"
+        self.databricks_stops.append((sig.name, len(going)))
+        if self.workspace is not None and self.workspace.rejected:
+            self.disagree(f"requests the workspace's SDK models refuse: {self.workspace.rejected[-3:]}")
+            self.workspace.rejected.clear()
+        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json",
+                        runner)
+
+    def databricks_runner(self) -> GateRunner:
+        """The runner of the walk's emulated workspace, started when first needed."""
+        if self.workspace is None:
+            workspace = JobsApiEmulator(self.root / "workspace", self.root).__enter__()
+            workspace.volumes.add(VOLUME)
+            workspace.clusters.add("walk-cluster")
+            os.environ[f"AIRFLOW_CONN_{DATABRICKS_CONN.upper()}"] = workspace.connection(
+                volume=VOLUME, existing_cluster_id="walk-cluster", polling_period_seconds=1)
+            self.workspace = workspace
+        return get_runner("databricks", conn_id=DATABRICKS_CONN)
+
+    def remote_run_folders(self, plan: Plan) -> list[str]:
+        """The gate's run folders in the emulated volume (a failed or stopped run's), sorted."""
+        if self.workspace is None:
+            return []
+        folder = self.workspace.local(f"{VOLUME}/runs/{plan.names.gate}")
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+    def runs_going(self, plan: Plan, submission_id: str) -> list[str]:
+        """The names of the submission's runs on the emulated workspace not yet ended."""
+        assert self.workspace is not None
+        return [run["name"] for run in self.workspace.runs.values()
+                if is_run_of(run["name"] or "", plan.contract_id, submission_id)
+                and self.workspace.state(run).life_cycle_state.value in ("PENDING", "RUNNING", "TERMINATING")]
+
     def stoppable_batch(self):
         """(contract, rows, plan, submission, landing) of a new good batch landed for a stopped run;
         all None when its submission has a final decision already."""
@@ -484,7 +546,7 @@ class GateWorld:
             child.wait(timeout=60)
 
     def after_stop(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], summary: dict | None,
-                   branch: str, result_path: Path) -> None:
+                   branch: str, result_path: Path, runner: GateRunner | None = None) -> None:
         """Record the stopped run as the record task does (its verdict if the branch's step ended
         before the stop, else ``failed`` with what it committed); then the batch is in the target
         whole or not at all, and without a verdict there is no final decision. An operator's
@@ -496,7 +558,10 @@ class GateWorld:
             results, states = {branch: result if branch == "split" else {branch: result}}, {branch: "success"}
         else:
             results, states = {}, {branch: "failed"}
-        recorded = self.record(plan, {"submission_id": submission_id}, summary, results, states)
+        recorded = self.record(plan, {"submission_id": submission_id}, summary, results, states, runner)
+        if self.workspace is not None and self.runs_going(plan, submission_id):
+            self.disagree(f"{contract.name}: a run of {submission_id} goes on after its decision was written: "
+                          f"{self.runs_going(plan, submission_id)}")
         target = plan.require_tables().require_target().location
         if recorded["outcome"] == "failed" and decisions.final_decision(plan, submission_id) is not None:
             self.disagree(f"{contract.name}: the run stopped before its verdict has a final decision")
@@ -576,7 +641,9 @@ class GateWorld:
         """The retention DAG's job on a contract's object as if ``days`` had passed: its candidates
         frozen before then dropped and its quarantined rows deleted (``cleanup``, the ``cleanup``
         gate job's step), then the decision table's upkeep (compaction, log clean-up) and the
-        pruning of the gate's work folders (``[contract_gate] work_dir_days``, 90 by default). Later
+        pruning of the gate's work folders (``[contract_gate] work_dir_days``, 90 by default), and of
+        the run folders stopped Databricks runs left in the emulated volume, as the retention task
+        prunes them (:func:`~contract_gate.operators.retention.prune_run_folders`). Later
         steps meet what retention removed: a preview reads the target instead of the candidate, a
         stopped split is finished, a batch is gated again without its old work folder; ``check``
         still finds the log and the tables in agreement."""
@@ -588,11 +655,13 @@ class GateWorld:
         decisions.upkeep_decisions(plan)
         runs = gate_folder(plan)
         before = sorted(p.name for p in runs.iterdir()) if runs.is_dir() else []
-        removed = prune_work_folders(plan, now=now)
-        expected = before if days > (keep_days() or float("inf")) else []  # no job of the walk outlives its step
+        remote = self.remote_run_folders(plan)
+        removed = prune_run_folders(plan, self.databricks_runner() if self.workspace else self.local_runner, now)
+        expired = days > (keep_days() or float("inf"))
+        # no job of the walk outlives its step, and a successful Databricks run's folder is gone already
+        expected = {"work_folders_removed": before if expired else [], "remote_folders_removed": remote if expired else []}
         if removed != expected:
-            self.disagree(f"{contract.name}: retention {days} days removed work folders {removed[:3]} of "
-                          f"{len(before)}, expected {expected[:3]}")
+            self.disagree(f"{contract.name}: retention {days} days removed {removed}, expected {expected}")
         candidates = Path(plan.candidate("x").location).parent
         left = sorted(p.name for p in candidates.glob(f"{plan.object}__*")) if candidates.is_dir() else []
         if days > 7 and left:
@@ -627,6 +696,8 @@ class GateWorld:
             "stop_publish_sigkill": lambda: self.step_stop_publish(signal.SIGKILL),
             "stop_connect_sigterm": lambda: self.step_stop_connect(signal.SIGTERM),
             "stop_connect_sigkill": lambda: self.step_stop_connect(signal.SIGKILL),
+            "stop_databricks_sigterm": lambda: self.step_stop_databricks(signal.SIGTERM),
+            "stop_databricks_sigkill": lambda: self.step_stop_databricks(signal.SIGKILL),
             "preview_object": self.step_preview_object,
             "audit_repair": self.step_audit_repair,
             "retention": self.step_retention,

@@ -1,9 +1,10 @@
 """The gate's whole life as a seeded random walk (``gate_walk``): after every step the audit finds
 nothing, every final decision's rows add up, no row is in a target twice, a stopped run leaves no
 final decision, and the tables hold what the reference model says; after a run in the
-``spark_connect`` mode is stopped, no job of it runs on the server. A fixed seed (whose walk stops
-a Connect run), so a failure reproduces; the soak (benchmarks/model_based/soak.py) walks longer
-with every step type."""
+``spark_connect`` mode is stopped, no job of it runs on the server, and once a stopped run in the
+``databricks`` mode is decided, no run of it goes on in the workspace. A fixed seed (whose walk
+stops a Connect run and a Databricks run), so a failure reproduces; the soak
+(benchmarks/model_based/soak.py) walks longer with every step type."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from gate_walk import KNOWN_OPEN, GateWorld
 
 SEED = 20261206
 STEPS = int(os.environ.get("GATE_WALK_STEPS", "12"))  # within 5 minutes on an idle CI machine
-# a Connect stop drawn more often than in the soak, so that the short walk stops a Connect run
-WEIGHTS = {name: 4.0 for name in ("stop_connect_sigterm", "stop_connect_sigkill")}
+# remote stops drawn more often than in the soak, so that the short walk stops a run of each mode
+REMOTE_STOPS = {"connect": ("stop_connect_sigterm", "stop_connect_sigkill"),
+                "databricks": ("stop_databricks_sigterm", "stop_databricks_sigkill")}
+WEIGHTS = {name: 4.0 for names in REMOTE_STOPS.values() for name in names}
 
 
 @pytest.mark.slow  # a few dozen gate runs on the shared Spark session
@@ -27,7 +30,9 @@ def test_a_fixed_walk_keeps_the_decision_log_and_the_tables_in_agreement(spark, 
         disagreements = world.walk(STEPS, weights=WEIGHTS)
     finally:
         world.close()
-    print(f"{world.reproduction()}; Connect stops, seconds until no job of the run on the server: {world.connect_stops}")
-    assert {"stop_connect_sigterm", "stop_connect_sigkill"} & set(world.steps), "the seed's walk stops no Connect run"
+    print(f"{world.reproduction()}; Connect stops, seconds until no job of the run on the server: {world.connect_stops}; "
+          f"Databricks stops, runs the decision ended: {world.databricks_stops}")
+    for mode, names in REMOTE_STOPS.items():
+        assert set(names) & set(world.steps), f"the seed's walk stops no {mode} run"
     assert disagreements == [], f"{world.reproduction()}\n" + "\n".join(
         f"step {d.step} {d.action}: {d.what}" for d in disagreements)

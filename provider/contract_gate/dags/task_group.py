@@ -119,7 +119,7 @@ def contract_gate_task_group(
         record = GateRecordDecisionOperator(
             task_id="record_decision", trigger_rule=TriggerRule.ALL_DONE,
             task_ids={name: group.child_id(name) for name in TASK_IDS if name != "record_decision"},
-            **common,
+            execution_mode=execution_mode, conn_id=conn_id, runner_options=runner_options, **common,
         )
         branch >> outcomes
         [submission, validate, branch, *outcomes] >> record

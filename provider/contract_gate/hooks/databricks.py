@@ -2,7 +2,7 @@
 Airflow ``databricks`` connection.
 
 Everything the gate asks of Databricks goes through :class:`DatabricksWorkspaceHook`: the jobs
-(``runs/submit``, a run's state, ``runs/cancel``), the work files and the Spark side's wheel in a
+(``runs/submit``, a run's state, the active one-time runs, ``runs/cancel``), the work files and the Spark side's wheel in a
 Unity Catalog volume (the Files API, ``/Volumes/<catalog>/<schema>/<volume>/...``), the SQL
 statements (GRANTs, catalog landings' history, the catalog decision log, freshness) on a SQL
 warehouse through the Statement Execution API, and the tables API with its temporary
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -36,7 +36,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 from databricks.sdk import WorkspaceClient
 from databricks.sdk.config import Config
-from databricks.sdk.errors import NotFound
+from databricks.sdk.errors import NotFound, OperationFailed
 from databricks.sdk.service import jobs, sql
 from databricks.sdk.service.catalog import GenerateTemporaryTableCredentialResponse, TableInfo, TableOperation
 
@@ -148,6 +148,18 @@ class DatabricksWorkspaceHook(BaseHook):
 
     def cancel_run(self, run_id: int) -> None:
         self.client.jobs.cancel_run(run_id)
+
+    def active_runs(self) -> list[jobs.BaseRun]:
+        """The workspace's one-time runs (``runs/submit``) not yet ended: pending, running or terminating."""
+        return list(self.client.jobs.list_runs(active_only=True, run_type=jobs.RunType.SUBMIT_RUN))
+
+    def end_run(self, run_id: int, timeout: timedelta) -> None:
+        """Cancel ``run_id`` and wait until it has ended (the SDK's waiter); a ``TimeoutError`` when it
+        still goes after ``timeout``."""
+        try:
+            self.client.jobs.cancel_run(run_id).result(timeout=timeout)
+        except OperationFailed:  # it ended in INTERNAL_ERROR, which is an end as well
+            pass
 
     def run_error(self, run: jobs.Run) -> str:
         """The error of the run's failed task (its output), or "" when it tells none."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.lineage import GateLineageMixin, outcome_lineage
 from contract_gate.operators.base import SparkGateOperator
-from contract_gate.runners import GateJob
+from contract_gate.runners import GateJob, run_name
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -51,7 +51,7 @@ class CandidateStepOperator(GateLineageMixin, SparkGateOperator):
             "--report": self.summary["report_path"],
         }
         return GateJob(self.steps, arguments, folder,
-                       name=f"contract-gate {plan.contract_id} {self.steps} {self.submission_id}")
+                       name=run_name(plan.contract_id, self.steps, self.submission_id))
 
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
         """Push ``{"publish": ..., "quarantine": ...}`` (the steps that ran); a publish that the

@@ -8,9 +8,9 @@ as ``failed`` with the failing task named, or, when a time budget ran out, with 
 exceeded`` and the rule that was running; that record is not final, so the same batch can be
 gated again once the cause is fixed.
 
-The record holds counts and rule ids only, never data values. It is written while no local
-job of the submission lives (:mod:`contract_gate.work_folders.job_fence`): a job orphaned by a
-killed task cannot commit after the verdict.
+The record holds counts and rule ids only, never data values. It is written once no job of the
+submission can commit any more (:func:`write_decision`): a job orphaned by a killed task cannot
+commit after the verdict.
 
 After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try that recorded it
 alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`) exactly once; a
@@ -29,10 +29,11 @@ from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate.metrics import decision_recorded
 from contract_gate.notifications.rejection import alert_rejection
-from contract_gate.operators.base import ContractGateBaseOperator
+from contract_gate.operators.base import ContractGateBaseOperator, pick_execution
 from contract_gate.operators.validate import STOPPED_KEY
 from contract_gate.pages.links import GateReportLink, base_url
 from contract_gate.pages.urls import URL_PREFIX, report_path
+from contract_gate.runners import GateRunner, get_runner
 from contract_gate.work_folders.job_fence import no_job_running
 from contract_gate.work_folders import submission_folder
 from contract_gate_plan.limits import Stop
@@ -135,6 +136,30 @@ def migration_record(results: dict[str, dict | None], submission_id: str) -> dic
     }
 
 
+def write_decision(plan: Plan, record: dict[str, Any], results: dict[str, dict | None],
+                   context_fields: dict[str, Any], runner: GateRunner) -> dict[str, Any]:
+    """Append the run's ``record`` (a :func:`verdict`) and, first, the target's migration its publish
+    made; the stored record. Written once no job of the submission can commit any more: the jobs
+    that outlived their task are ended first (:meth:`GateRunner.end_orphaned_jobs`, a lost
+    worker's Databricks run), and the write holds the job lock (no local job of the submission
+    lives meanwhile, :mod:`contract_gate.work_folders.job_fence`). So a ``failed`` record says
+    what the run committed, and nothing commits after it."""
+    submission_id = record["submission_id"]
+    ended = runner.end_orphaned_jobs(plan.contract_id, submission_id)
+    if ended:
+        record["reason"] = "; ".join(filter(None, (record.get("reason"), f"ended {len(ended)} job(s) of the "
+                                                   "submission that outlived their task before deciding")))
+    with no_job_running(submission_folder(plan, submission_id)):
+        if record["outcome"] == "failed":  # a step may fail after its commit: the record says what it committed
+            committed, note = decisions.recovery.committed_effects(plan, submission_id, decisions.history_for(plan))
+            record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])
+        migrated = migration_record(results, submission_id)
+        if migrated:  # before the verdict, so the log reads in the order things happened
+            decisions.record_decision(plan, {**migrated, **context_fields})
+        record.update(contract_version=plan.contract_version, **context_fields)
+        return decisions.record_decision(plan, record)
+
+
 def retry_cap_reached(plan: Plan, decision: dict) -> int | None:
     """The batch's ``runs_per_batch`` when ``decision`` is the failed run that used up the last of
     them, else None. Exactly that run: the watcher and the schedule start no later one, and a run
@@ -150,15 +175,23 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
 
     :param task_ids: the gate's task ids by role: ``submission``, ``stage_validate``,
         ``branch``, ``publish``, ``quarantine``, ``split``.
+    :param execution_mode, conn_id, runner_options: those of the gate's Spark tasks (see
+        :class:`~contract_gate.operators.base.SparkGateOperator`): the runner that ends their jobs
+        that outlived their task before the decision is written. (``runner_options`` templated)
     """
 
+    template_fields = (*ContractGateBaseOperator.template_fields, "runner_options")
     ui_color = "#fff4e5"
     operator_extra_links = (GateReportLink(),)  # the submission's report page (contract_gate.pages)
 
-    def __init__(self, *, task_ids: dict[str, str], **kwargs) -> None:
+    def __init__(self, *, task_ids: dict[str, str], execution_mode: str | None = None, conn_id: str | None = None,
+                 runner_options: dict | None = None, **kwargs) -> None:
         kwargs.setdefault("trigger_rule", "all_done")
         super().__init__(**kwargs)
         self.task_ids = task_ids
+        self.execution_mode = execution_mode
+        self.conn_id = conn_id
+        self.runner_options = runner_options
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         ti = context["ti"]
@@ -184,18 +217,9 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         context_fields = {"contract_id": plan.contract_id, "object": plan.object,
                           "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
                           "dag_id": ti.dag_id, "run_id": ti.run_id, "try_number": ti.try_number}
-        migrated = migration_record(results, record["submission_id"])
-        # written while no local job of the submission lives, so none can commit after it (job_fence)
-        with no_job_running(submission_folder(plan, record["submission_id"])):
-            if record["outcome"] == "failed":  # a step may fail after its commit: the record says what it committed
-                committed, note = decisions.recovery.committed_effects(plan, record["submission_id"],
-                                                                       decisions.history_for(plan))
-                record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])
-            if migrated:  # before the verdict, so the log reads in the order things happened
-                decisions.record_decision(plan, {**migrated, **context_fields})
-                self.log.info("%s", migrated["reason"])
-            record.update(contract_version=plan.contract_version, **context_fields)
-            stored = decisions.record_decision(plan, record)
+        stored = write_decision(plan, record, results, context_fields, self.runner(plan))
+        if migrated := migration_record(results, record["submission_id"]):
+            self.log.info("%s", migrated["reason"])
         if stored.get("run_id") == ti.run_id:  # recorded by this run, not found from an earlier one
             from contract_gate.freshness.check import age_after_publication  # deltalake: not at DAG parse time
 
@@ -221,6 +245,19 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             ti.xcom_push(key="return_value", value=stored)
             raise AirflowFailException("; ".join(problems))
         return stored
+
+    def runner(self, plan: Plan) -> GateRunner:
+        """The runner of the mode the gate's Spark tasks ran in, to end their jobs that outlived
+        them (without their storage settings: a run that failed for want of those is recorded all
+        the same). A mode whose runner cannot be made (a wrong setting) started no job either, and
+        the run is recorded as the local mode's."""
+        try:
+            mode, conn_id = pick_execution(self.execution_mode, self.conn_id, plan)
+            return get_runner(mode, conn_id=conn_id, log=self.log, **(self.runner_options or {}))
+        except Exception as exc:  # noqa: BLE001 - whatever the runner's settings broke, the run is recorded
+            self.log.warning("no runner of the gate's execution mode (%s): its tasks started no job with these "
+                             "settings either", exc)
+            return get_runner(None, log=self.log)
 
     def alert(self, plan: Plan, decision: dict, context: Context, retry_cap: int | None) -> list[str]:
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""

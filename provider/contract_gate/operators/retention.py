@@ -14,17 +14,26 @@ the run folders the execution mode keeps elsewhere (a failed Databricks run's, i
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from contract_gate import decisions
 from contract_gate.operators.base import SparkGateOperator
-from contract_gate.runners import GateJob
+from contract_gate.runners import GateJob, GateRunner
 from contract_gate.work_folders import prune_work_folders, unchanged_since
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from contract_gate_plan.model import Plan
+
+
+def prune_run_folders(plan: Plan, runner: GateRunner, now: datetime | None = None) -> dict[str, list[str]]:
+    """Remove the run folders of ``plan``'s gate unchanged for ``[contract_gate] work_dir_days``
+    before ``now``: the local work folders, and those ``runner``'s mode keeps elsewhere."""
+    since = unchanged_since(now)
+    return {"work_folders_removed": prune_work_folders(plan, now=now),
+            "remote_folders_removed": [] if since is None else runner.prune_remote_folders(plan.names.gate, since)}
 
 
 class GateRetentionOperator(SparkGateOperator):
@@ -46,11 +55,8 @@ class GateRetentionOperator(SparkGateOperator):
                        name=f"contract-gate {plan.contract_id} retention")
 
     def handle_result(self, context: Context, plan: Plan, result: dict) -> dict:
-        since = unchanged_since()
         result = {**result, "decisions": decisions.upkeep_decisions(plan),
-                  "work_folders_removed": prune_work_folders(plan),
-                  "remote_folders_removed": [] if since is None else
-                  self.make_runner(plan).prune_remote_folders(plan.names.gate, since)}
+                  **prune_run_folders(plan, self.make_runner(plan))}
         self.log.info("decision table upkeep for %s: %s", plan.contract_id, result["decisions"])
         self.log.info("%d work folder(s) and %d remote run folder(s) of %s removed (unchanged for "
                       "[contract_gate] work_dir_days)", len(result["work_folders_removed"]),

@@ -30,7 +30,7 @@ from contract_gate.decisions.batch_history import accepted_history, null_counts
 from contract_gate.lineage import GateLineageMixin, validation_lineage
 from contract_gate.operators.base import SparkGateOperator
 from contract_gate.pages.links import GateReportLink
-from contract_gate.runners import GateJob, GateJobError
+from contract_gate.runners import GateJob, GateJobError, run_name
 from contract_gate_plan.addresses import Address
 from contract_gate_plan.limits import clear_stop, read_stop
 from contract_gate_plan.restricted import write_private_text
@@ -143,7 +143,7 @@ class GateValidateOperator(GateLineageMixin, SparkGateOperator):
             arguments["--version"] = candidate["version"]
             steps = "validate+batch_keys"
         return GateJob(steps, arguments, folder, writes_result=self.stage,
-                       name=f"contract-gate {plan.contract_id} {steps} {self.submission_id}",
+                       name=run_name(plan.contract_id, steps, str(self.submission_id)),
                        time_limit=plan.limits.validation_seconds + START_AND_STAGE_SECONDS)
 
     @staticmethod

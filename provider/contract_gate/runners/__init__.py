@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateJobStopped, GateRunner
+from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateJobStopped, GateRunner, run_name
 
 RUNNERS = {
     "local": "contract_gate.runners.local.LocalRunner",
@@ -28,4 +28,5 @@ def get_runner(mode: str | None, **kwargs) -> GateRunner:
     return getattr(importlib.import_module(module), name)(**kwargs)
 
 
-__all__ = ["DEFAULT_MODE", "RUNNERS", "Deferral", "GateJob", "GateJobError", "GateJobStopped", "GateRunner", "get_runner"]
+__all__ = ["DEFAULT_MODE", "RUNNERS", "Deferral", "GateJob", "GateJobError", "GateJobStopped", "GateRunner", "get_runner",
+           "run_name"]

@@ -35,6 +35,18 @@ class GateJobStopped(GateJobError):
     out or told to stop), whatever the job did meanwhile: no verdict follows from it."""
 
 
+def run_name(contract_id: str, steps: str, submission_id: str) -> str:
+    """The name of a submission's gate job (its Spark application, its Databricks run):
+    ``contract-gate <contract id> <steps> <submission id>``; :func:`is_run_of` finds a
+    submission's jobs by it."""
+    return f"contract-gate {contract_id} {steps} {submission_id}"
+
+
+def is_run_of(name: str, contract_id: str, submission_id: str) -> bool:
+    """``name`` is the name :func:`run_name` gives a job of ``submission_id`` of ``contract_id``."""
+    return name.startswith(f"contract-gate {contract_id} ") and name.endswith(f" {submission_id}")
+
+
 @dataclass(frozen=True)
 class GateJob:
     """One ``gate_job.py`` invocation.
@@ -149,6 +161,15 @@ class GateRunner(ABC):
         which nothing changed since ``unchanged_since``; returns their names (submission ids).
         Only ``databricks`` keeps any (a failed run's folder in the volume): the other modes'
         jobs read and write the local work folder itself."""
+        return []
+
+    def end_orphaned_jobs(self, contract_id: str, submission_id: str) -> list[str]:
+        """End the jobs of ``submission_id`` that outlived their task (a worker lost without a word
+        stops nothing) and return once they have ended, so that none commits after the decision
+        the caller writes next; returns their names. Only ``databricks`` runs jobs that nothing
+        else ends: a job on this worker ends with its task, and the job lock fences it until it has
+        (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job's watcher stops its
+        queries on the server (``contract_gate.runners.connect_fence``)."""
         return []
 
     def on_kill(self) -> None:

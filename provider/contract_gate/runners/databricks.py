@@ -34,12 +34,15 @@ For catalog tables, every successful run ends with the contract's Unity Catalog 
 
 A validation run carries ``timeout_seconds`` (``GateJob.time_limit``), so Databricks ends a run
 whose in-Spark budget could not stop it; a killed task cancels its run (``on_kill``, and the
-trigger's ``on_kill`` for a deferred one). A run stopped by a budget leaves its stop record in
+trigger's ``on_kill`` for a deferred one). A worker lost without a word cancels nothing, and its
+run goes on: the task's next try cancels it before it submits its own, and the record task
+cancels every run of the submission still going, and waits for its end, before it writes the
+decision (:meth:`DatabricksRunner.end_orphaned_jobs`), so no run commits after the decision. A run stopped by a budget leaves its stop record in
 the work folder (``contract_gate_plan.limits``): the Spark side's, downloaded from the volume, or
 one naming the run when Databricks ended it at its timeout.
 
 Tested against a local emulation of the Jobs, Files and Statement Execution APIs that parses
-every request with the installed SDK's own models (``tests/airflow/_jobs_api_emulator.py``),
+every request with the installed SDK's own models (``tests/jobs_api_emulator.py``),
 not against a Databricks workspace.
 """
 
@@ -47,7 +50,8 @@ from __future__ import annotations
 
 import posixpath
 import time
-from datetime import datetime
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +61,7 @@ from databricks.sdk.service import compute, jobs
 import contract_gate
 from contract_gate.airflow_compat import default_deferrable
 from contract_gate.hooks.databricks import DEFAULT_CONN_ID, DatabricksWorkspaceHook, run_event
-from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner, is_run_of
 from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, wheel_for
 from contract_gate.triggers.databricks_run import DatabricksRunTrigger
 from contract_gate.unity_catalog.grants import apply_access
@@ -69,6 +73,8 @@ from contract_gate_plan.restricted import write_private_text
 TASK_KEY = "contract_gate"
 ENVIRONMENT_KEY = "contract_gate"
 DEFAULT_ENVIRONMENT_VERSION = "4"
+END_WAIT = timedelta(minutes=10)
+"""How long a cancelled run may take to end (a job cluster tears down within a minute or two)."""
 # Settings of the DBFS-based mode this one replaced: named in the error, with what replaces them.
 _REPLACED = {"python_file": "the runner deploys the Spark side itself (a wheel in the volume)",
              "work_dir": "volume (a Unity Catalog volume, /Volumes/<catalog>/<schema>/<volume>)"}
@@ -181,6 +187,8 @@ class DatabricksRunner(GateRunner):
 
     def start(self, job: GateJob) -> dict | Deferral:
         hook = self.hook()
+        if job.arguments.get("--submission-id"):  # a job of a submission: its name is its own
+            self.end_runs(hook, lambda name: name == job.name, "an earlier try of this job, still going")
         wheel = self.deploy_spark_side(hook)
         remote = self.remote_dir(job)
         local = str(job.workdir)
@@ -267,6 +275,29 @@ class DatabricksRunner(GateRunner):
             hook.remove_folder(folder)
             removed.append(posixpath.basename(folder))
         return removed
+
+    def end_orphaned_jobs(self, contract_id: str, submission_id: str) -> list[str]:
+        """Cancel the runs of the submission still going (their task's worker was lost) and wait
+        for their end; the names of those it ended."""
+        return self.end_runs(self.hook(), lambda name: is_run_of(name, contract_id, submission_id),
+                             "outlived its task")
+
+    def end_runs(self, hook: DatabricksWorkspaceHook, wanted: Callable[[str], bool], why: str) -> list[str]:
+        """Cancel each active one-time run whose name is ``wanted`` and wait until it has ended."""
+        ended = []
+        for run in hook.active_runs():
+            name = run.run_name or ""
+            if run.run_id is None or not wanted(name):
+                continue
+            self.log.warning("Databricks run %s (%s): %s; cancelling it and waiting for its end", run.run_id, name, why)
+            try:
+                hook.end_run(run.run_id, END_WAIT)
+            except TimeoutError as exc:
+                raise GateJobError(f"Databricks run {run.run_id} ({name}) still goes {END_WAIT} after its cancel: "
+                                   "nothing is decided while it may commit; retry the task once it has "
+                                   "ended") from exc
+            ended.append(name)
+        return ended
 
     def on_kill(self) -> None:
         if self._run_id is not None:

@@ -20,7 +20,7 @@ Every principal is back-quoted as an identifier (``contract_gate_plan.sql_text``
 back-quote, a semicolon or ``TO`` in it stays one principal name. The statements go to a SQL
 warehouse through the Statement Execution API (``warehouse_id`` in the same extra), by
 :meth:`~contract_gate.hooks.databricks.DatabricksWorkspaceHook.run_statement`. Tested against a
-local emulation of that API (``tests/airflow/_jobs_api_emulator.py``), which keeps the grants the
+local emulation of that API (``tests/jobs_api_emulator.py``), which keeps the grants the
 statements make; not against a Databricks workspace.
 """
 

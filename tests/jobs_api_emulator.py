@@ -2,7 +2,7 @@
 speaking the installed ``databricks-sdk``'s own request and response models.
 
 Every request is read against the SDK: its fields must be parameters of the SDK method that
-sends it (``JobsAPI.submit``, ``JobsAPI.cancel_run``, ``JobsAPI.get_run``,
+sends it (``JobsAPI.submit``, ``JobsAPI.cancel_run``, ``JobsAPI.get_run``, ``JobsAPI.list_runs``,
 ``JobsAPI.get_run_output``, ``FilesAPI.upload``, ``StatementExecutionAPI.execute_statement``),
 and every structured value is parsed with the SDK's dataclass for it (``jobs.SubmitTask``,
 ``jobs.JobEnvironment``, ``compute.Library``, ``compute.ClusterSpec`` inside them, SQL enums...)
@@ -22,9 +22,10 @@ environment, is read from the volume, unpacked, and its entry point run: on an e
 cluster as a local-mode spark-submit, as a single-node cluster would; on serverless as a Spark
 Connect client of ``connect_url``, the only Spark serverless has), ``/Volumes/...`` parameters
 mapped to the emulated volumes' folder, a run's ``timeout_seconds`` (from submission: the run
-ends ``TIMEDOUT``), ``runs/cancel``, and the SQL warehouse's Unity Catalog statements (``GRANT``,
-``REVOKE``, ``SHOW GRANTS``, parsed with Databricks' identifier quoting and kept in an emulated
-grant table; objects must be registered in ``catalog_objects`` first).
+ends ``TIMEDOUT``), ``runs/cancel``, ``runs/list`` (the one-time runs, all or the active ones,
+paged), and the SQL warehouse's Unity Catalog statements (``GRANT``, ``REVOKE``, ``SHOW GRANTS``,
+parsed with Databricks' identifier quoting and kept in an emulated grant table; objects must be
+registered in ``catalog_objects`` first).
 Not emulated: authentication (any bearer token is accepted), cluster sizes, repairs.
 """
 
@@ -376,6 +377,8 @@ class JobsApiEmulator:
             failed = self.state(run).result_state == jobs.RunResultState.FAILED
             output = jobs.RunOutput(logs=logs, error=(run.get("failure") or logs[-2000:]) if failed else None)
             return output.as_dict(), 200
+        if method == "GET" and path == "/api/2.2/jobs/runs/list":
+            return self.list_runs(sdk_request(jobs.JobsAPI.list_runs, query)).as_dict(), 200
         if method == "POST" and path == "/api/2.2/jobs/runs/cancel":
             request = sdk_request(jobs.JobsAPI.cancel_run, body)
             run = self.runs[request["run_id"]]
@@ -478,6 +481,26 @@ class JobsApiEmulator:
             timer.start()
         threading.Thread(target=self.launch, args=(run_id, task, environments), daemon=True).start()
         return jobs.SubmitRunResponse(run_id=run_id).as_dict()
+
+    def list_runs(self, request: dict) -> jobs.ListRunsResponse:
+        """A page of the one-time runs, newest first (``limit`` at most 25, as Databricks allows);
+        ``active_only``: those not ended (pending, running, terminating)."""
+        if set(request) - {"active_only", "run_type", "limit", "page_token"}:
+            raise RequestRejected(f"runs/list filters the emulation does not apply: {sorted(request)}")
+        if request.get("run_type", jobs.RunType.SUBMIT_RUN) != jobs.RunType.SUBMIT_RUN:
+            return jobs.ListRunsResponse(runs=[], has_more=False)
+        limit = request.get("limit") or 25
+        if not 1 <= limit <= 25:
+            raise RequestRejected(f"runs/list limit {limit} is not within 1-25")
+        ended = (jobs.RunLifeCycleState.TERMINATED, jobs.RunLifeCycleState.SKIPPED, jobs.RunLifeCycleState.INTERNAL_ERROR)
+        runs = [jobs.BaseRun(run_id=run_id, run_name=run["name"], state=self.state(run), run_type=jobs.RunType.SUBMIT_RUN)
+                for run_id, run in sorted(self.runs.items(), reverse=True)]
+        if request.get("active_only"):
+            runs = [run for run in runs if run.state.life_cycle_state not in ended]
+        start = int(request.get("page_token") or 0)
+        more = start + limit < len(runs)
+        return jobs.ListRunsResponse(runs=runs[start:start + limit], has_more=more,
+                                     next_page_token=str(start + limit) if more else None)
 
     def run_info(self, run_id: int) -> jobs.Run:
         run = self.runs[run_id]
