@@ -446,21 +446,13 @@ class GateWorld:
         contract, rows, plan, submission_id, landing = self.stoppable_batch()
         if contract is None:
             return
-        url = self.connect_url()
-        folder = self.run_folder(contract, plan, f"{submission_id}-connect-stopped")
-        with (folder / "client.log").open("w") as log:
-            child = subprocess.Popen([sys.executable, str(CONNECT_RUN), url, str(folder / "plan.json"), submission_id,
-                                      json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
-            self.stop_at_random(child, sig, 2.0, 40.0)
+        folder = self.stopped_run(CONNECT_RUN, self.connect_url(), contract, plan, submission_id, landing, sig, 40.0)
         seconds = self.wait_for_no_job_of(submission_id)
         self.connect_stops.append((sig.name, seconds))
         if seconds > CONNECT_STOP_SECONDS:
             self.disagree(f"{contract.name}: a job of {submission_id} ran on the server {seconds:.0f} s after the "
                           f"client was stopped with {sig.name}")
-        summary_file = folder / "summary.json"
-        summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
-        branch = decide(plan, summary)[0] if summary else "publish"
-        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json")
+        self.after_stopped_run(contract, plan, submission_id, rows, folder)
 
     def step_stop_databricks(self, sig: signal.Signals) -> None:
         """A whole run of a good batch in the ``databricks`` mode (stage+validate, then the branch's
@@ -470,20 +462,30 @@ class GateWorld:
         if contract is None:
             return
         runner = self.databricks_runner()
-        folder = self.run_folder(contract, plan, f"{submission_id}-databricks-stopped")
-        with (folder / "worker.log").open("w") as log:
-            child = subprocess.Popen([sys.executable, str(DATABRICKS_RUN), DATABRICKS_CONN, str(folder / "plan.json"),
-                                      submission_id, json.dumps(landing), str(folder)], stdout=log, stderr=log,
-                                     start_new_session=True)
-            self.stop_at_random(child, sig, 2.0, 60.0)
-        going = self.runs_going(plan, submission_id)
-        summary_file = folder / "summary.json"
-        summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
-        branch = decide(plan, summary)[0] if summary else "publish"
-        self.databricks_stops.append((sig.name, len(going)))
+        folder = self.stopped_run(DATABRICKS_RUN, DATABRICKS_CONN, contract, plan, submission_id, landing, sig, 60.0)
+        self.databricks_stops.append((sig.name, len(self.runs_going(plan, submission_id))))
         if self.workspace is not None and self.workspace.rejected:
             self.disagree(f"requests the workspace's SDK models refuse: {self.workspace.rejected[-3:]}")
             self.workspace.rejected.clear()
+        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+
+    def stopped_run(self, script: Path, address: str, contract: Contract, plan: Plan, submission_id: str,
+                    landing: dict, sig: signal.Signals, latest: float) -> Path:
+        """A whole run of the submission by ``script`` (``_connect_run.py``, ``_databricks_run.py``) in
+        a worker process, stopped with ``sig`` within ``latest`` seconds; the run's folder."""
+        folder = self.run_folder(contract, plan, f"{submission_id}-{script.stem.strip('_')}-stopped")
+        with (folder / "worker.log").open("w") as log:
+            child = subprocess.Popen([sys.executable, str(script), address, str(folder / "plan.json"), submission_id,
+                                      json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
+            self.stop_at_random(child, sig, 2.0, latest)
+        return folder
+
+    def after_stopped_run(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], folder: Path,
+                          runner: GateRunner | None = None) -> None:
+        """:meth:`after_stop` for a whole run of ``stopped_run``, with the summary and branch it got to."""
+        summary_file = folder / "summary.json"
+        summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
+        branch = decide(plan, summary)[0] if summary else "publish"
         self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json",
                         runner)
 
