@@ -2,8 +2,8 @@
 Airflow ``databricks`` connection.
 
 Everything the gate asks of Databricks goes through :class:`DatabricksWorkspaceHook`: the jobs
-(``runs/submit``, a run's state, the active one-time runs, ``runs/cancel``), the work files and the Spark side's wheel in a
-Unity Catalog volume (the Files API, ``/Volumes/<catalog>/<schema>/<volume>/...``), the SQL
+(``runs/submit``, a run's state, the active one-time runs, ``runs/cancel``), the work files and
+the Spark side's wheel in a Unity Catalog volume (the Files API, ``/Volumes/<catalog>/<schema>/<volume>/...``), the SQL
 statements (GRANTs, catalog landings' history, the catalog decision log, freshness) on a SQL
 warehouse through the Statement Execution API, and the tables API with its temporary
 credentials (catalog landings read without a warehouse).

@@ -166,10 +166,11 @@ class GateRunner(ABC):
     def end_orphaned_jobs(self, contract_id: str, submission_id: str) -> list[str]:
         """End the jobs of ``submission_id`` that outlived their task (a worker lost without a word
         stops nothing) and return once they have ended, so that none commits after the decision
-        the caller writes next; returns their names. Only ``databricks`` runs jobs that nothing
-        else ends: a job on this worker ends with its task, and the job lock fences it until it has
+        the caller writes next; returns their names. Only ``databricks`` ends any: a job on this
+        worker ends with its task, and the job lock fences it until it has
         (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job's watcher stops its
-        queries on the server (``contract_gate.runners.connect_fence``)."""
+        queries on the server (``contract_gate.runners.connect_fence``); a ``spark_submit``
+        driver in cluster mode is left to its time budget (its id was known to the lost worker only)."""
         return []
 
     def on_kill(self) -> None:

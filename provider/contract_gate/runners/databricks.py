@@ -37,9 +37,10 @@ whose in-Spark budget could not stop it; a killed task cancels its run (``on_kil
 trigger's ``on_kill`` for a deferred one). A worker lost without a word cancels nothing, and its
 run goes on: the task's next try cancels it before it submits its own, and the record task
 cancels every run of the submission still going, and waits for its end, before it writes the
-decision (:meth:`DatabricksRunner.end_orphaned_jobs`), so no run commits after the decision. A run stopped by a budget leaves its stop record in
-the work folder (``contract_gate_plan.limits``): the Spark side's, downloaded from the volume, or
-one naming the run when Databricks ended it at its timeout.
+decision (:meth:`DatabricksRunner.end_orphaned_jobs`), so no run commits after the decision.
+A run stopped by a budget leaves its stop record in the work folder (``contract_gate_plan.limits``):
+the Spark side's, downloaded from the volume, or one naming the run when Databricks ended it at
+its timeout.
 
 Tested against a local emulation of the Jobs, Files and Statement Execution APIs that parses
 every request with the installed SDK's own models (``tests/jobs_api_emulator.py``),
