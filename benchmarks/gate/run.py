@@ -16,7 +16,7 @@ quarantine), from the call to the recorded decision. Before anything is timed th
 starts what the remote modes need, the way the tests do (and reports how long that took): a
 Spark Connect server with Delta (``contract_gate.local_spark.connect_server``, the command
 line ``tests/connect_server.py`` starts) and a
-standalone master and worker (``tests/airflow/_standalone_cluster.py``) that ``spark_submit``
+standalone master and worker (``tests/standalone_cluster.py``) that ``spark_submit``
 reaches in client deploy mode (the driver in the task's process, the executors on the worker).
 A Connect server that is "already up" has served queries before: ``--connect-warm-up`` gates
 run through it first, on a contract of their own, untimed in the medians (their seconds are
@@ -110,7 +110,7 @@ class RemoteSpark:
     connections go into the environment as ``AIRFLOW_CONN_*`` variables."""
 
     def __init__(self, folder: Path, modes: tuple[str, ...]) -> None:
-        sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "airflow")]  # the tests' cluster helper
+        sys.path.insert(0, str(REPO / "tests"))  # the tests' cluster helper
         self.folder, self.modes = folder, modes
         self.server = self.cluster = None
         self.start_seconds: dict[str, float] = {}
@@ -127,7 +127,7 @@ class RemoteSpark:
                 self.start_seconds["spark_connect server"] = round(time.perf_counter() - started, 1)
                 os.environ["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"] = self.server.connection()
             if "spark_submit" in self.modes:
-                from _standalone_cluster import StandaloneCluster
+                from standalone_cluster import StandaloneCluster
 
                 started = time.perf_counter()
                 self.cluster = StandaloneCluster(self.folder / "standalone")

@@ -363,7 +363,7 @@ def test_runs_that_outlived_their_task_are_ended_before_the_decision_and_before_
     # a mode whose runner cannot be made started no job either: the run is recorded all the same
     unmade = GateRecordDecisionOperator(task_id="record_decision", contract="orders.yaml", task_ids={},
                                         execution_mode="databricks", conn_id="no_such_connection").runner(plan)
-    assert unmade.mode == "local" and unmade.end_orphaned_jobs(plan.contract_id, "s1") == []
+    assert unmade.mode == "local" and unmade.end_orphaned_jobs(plan.contract_id, "s1", tmp_path) == []
 
 
 # -- whole gates in each compute --------------------------------------------------------------

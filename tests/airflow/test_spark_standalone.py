@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from _airflow_gate import REPO, regional_rows
-from _standalone_cluster import StandaloneCluster, spark_home
+from standalone_cluster import StandaloneCluster, spark_home
 from waiting import wait_until
 
 from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
@@ -169,6 +169,70 @@ def test_on_kill_kills_the_driver(connections, tmp_path, killer):
     with pytest.raises(GateJobError, match=f"{driver_id} of gate job validate ended KILLED"):
         runner.finish(GateJob("validate", {}, tmp_path, writes_result=False), event)
     assert not (tmp_path / "report.json").exists()
+
+
+# Drivers that never get an executor: the worker's two cores less a driver's one cannot hold one of
+# two cores, so the driver waits at its first query, as a driver does for a busy cluster.
+WAITING_CONF = {**APP_CONF, "spark.executor.cores": "2", "spark.cores.max": "2", "spark.driver.memory": "512m"}
+
+
+@pytest.mark.slow
+def test_drivers_that_outlived_their_task_are_killed_before_the_decision_and_before_a_retry(
+        connections, tmp_path, monkeypatch):
+    """A worker lost without a word kills nothing, and its cluster-mode driver goes on. Each driver
+    is written down in the submission's work folder as it is launched: a task's next try kills its
+    earlier try's driver before it launches its own, and the record task's own step
+    (``write_decision``, with the runner of the DAG's mode) kills every driver of the submission
+    still running and waits for its end before it writes the decision; another submission's driver
+    runs on. The drivers wait for an executor here, so what ends them is the gate."""
+    from contract_gate import decisions
+    from contract_gate.contract.compiler import compile_plan
+    from contract_gate.operators.record import GateRecordDecisionOperator, verdict, write_decision
+    from contract_gate.runners import run_name
+    from contract_gate.runners.spark_submit import driver_record
+    from contract_gate.work_folders import submission_folder
+
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__WORK_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path / "home"))
+    plan = compile_plan(REPO / "contracts" / "regional_daily_cases.yaml")
+
+    def lost_worker(submission: str) -> str:
+        """A validate task's driver, launched by a worker that then died (no ``on_kill``)."""
+        folder = submission_folder(plan, submission)
+        folder.mkdir(parents=True, exist_ok=True)
+        runner = get_runner("spark_submit", conn_id="spark_standalone_cluster", spark_conf=WAITING_CONF)
+        job = validate_job(folder, regional_rows(region="M"))
+        job = GateJob(job.steps, job.arguments, folder, writes_result=False,
+                      name=run_name(plan.contract_id, job.steps, submission))
+        return runner.start(job).trigger.driver_id
+
+    def running(driver_id: str) -> bool:
+        return driver_states(connections).get(driver_id) == "RUNNING"
+
+    first, other = lost_worker("s1"), lost_worker("s2")
+    wait_until(lambda: running(first) and running(other), timeout=120, interval=0.5, message="both drivers running")
+    retry = lost_worker("s1")  # the task's next try, on another worker
+    assert driver_states(connections)[first] == "KILLED"
+    recorded = json.loads(driver_record(submission_folder(plan, "s1"), "validate").read_text())
+    assert recorded["driver_id"] == retry != first and recorded["rest_endpoint"] == connections.rest_url
+    wait_until(lambda: running(retry), timeout=120, interval=0.5, message="the retry's driver running")
+
+    runner = GateRecordDecisionOperator(task_id="record_decision", contract="regional_daily_cases.yaml", task_ids={},
+                                        execution_mode="spark_submit", conn_id="spark_standalone_cluster").runner(plan)
+    context = {"contract_id": plan.contract_id, "object": plan.object, "plan_fingerprint": plan.fingerprint,
+               "dag_id": "gate", "run_id": "r1", "try_number": 1}
+    stored = write_decision(plan, verdict({"submission_id": "s1"}, None, {}, {"stage_validate": "failed"}), {},
+                            context, runner)
+    assert driver_states(connections)[retry] == "KILLED"  # ended before the decision was written
+    assert driver_states(connections)[other] == "RUNNING"  # another submission's driver runs on
+    assert stored["outcome"] == "failed" and not stored.get("rows_published")
+    assert "ended 1 job(s) of the submission that outlived their task" in stored["reason"]
+    assert decisions.final_decision(plan, "s1") is None  # not final: the batch can be gated again
+    again = write_decision(plan, verdict({"submission_id": "s1"}, None, {}, {"stage_validate": "failed"}), {},
+                           {**context, "try_number": 2}, runner)
+    assert "outlived" not in again["reason"]  # nothing of the submission runs any more
+    runner.end_orphaned_jobs(plan.contract_id, "s2", submission_folder(plan, "s2"))
+    assert driver_states(connections)[other] == "KILLED"
 
 
 def test_the_trigger_takes_only_a_driver_id_into_its_url():

@@ -13,10 +13,12 @@ SIGKILL), or a whole run in the ``spark_connect`` mode (``_connect_run.py``, a C
 the walk's own server, started when the first such step is drawn; :meth:`GateWorld.close` stops
 it), stopped with SIGTERM (Airflow's ``on_kill``) or SIGKILL at a random moment; after a Connect
 stop no job of the submission runs on the server (its own status API) within ``CONNECT_STOP_SECONDS``.
-Or a whole run in the ``databricks`` mode (``_databricks_run.py``, polling runs on the walk's
+Or a whole run in the ``databricks`` mode (``_remote_run.py``, polling runs on the walk's
 emulated workspace, ``jobs_api_emulator``, whose existing cluster is a local-mode spark-submit of
-the Spark side's wheel), stopped the same ways: a SIGKILL leaves its run going, and once the
-decision is written no run of the submission goes on (the record's own step,
+the Spark side's wheel), or in the ``spark_submit`` mode's cluster deploy mode (drivers on the
+walk's standalone master and worker, ``standalone_cluster``, started when first needed), stopped
+the same ways: a SIGKILL leaves its run or driver going, and once the decision is written no run
+or driver of the submission goes on (the record's own step,
 :func:`~contract_gate.operators.record.write_decision`, ends them first).
 
 The reference model keeps, per contract and target, which row ids must be in the target and how
@@ -54,6 +56,7 @@ from contract_gate.cli.main import main
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions.audit import audit
 from contract_gate.local_spark.connect_server import LocalConnectServer, free_port
+from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
 from contract_gate.operators.base import as_correction
 from contract_gate.operators.branch import decide
 from contract_gate.operators.record import verdict, write_decision
@@ -68,6 +71,7 @@ from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
 from contract_gate_spark.steps.retention import cleanup
 from jobs_api_emulator import JobsApiEmulator
+from standalone_cluster import StandaloneCluster
 from waiting import wait_until
 
 KNOWN_OPEN: dict[str, str] = {}  # step -> the open finding it exposes; the CI seed leaves these steps out
@@ -81,8 +85,15 @@ MAX_ROWS = 40  # the contracts' rowCount limit: an oversized batch has more
 KINDS = ("good", "bad", "malformed", "empty", "oversized")
 CONNECT_RUN = Path(__file__).with_name("_connect_run.py")
 CONNECT_STOP_SECONDS = 15  # after a Connect client is stopped, no job of its submission runs on the server
-DATABRICKS_RUN = Path(__file__).with_name("_databricks_run.py")
+REMOTE_RUN = Path(__file__).with_name("_remote_run.py")
 DATABRICKS_CONN = "databricks_walk"  # the walk's emulated workspace, AIRFLOW_CONN_DATABRICKS_WALK
+STANDALONE_CONN = "spark_standalone_walk"  # the walk's standalone cluster, cluster deploy mode
+# Its jobs are a few rows: one executor core beside the driver's on the 2-core worker, and the short-job
+# JVM options a user's spark_conf would set for them.
+STANDALONE_CONF = {"spark.pyspark.python": sys.executable, "spark.cores.max": "1", "spark.executor.memory": "1g",
+                   "spark.sql.shuffle.partitions": "2", "spark.databricks.delta.snapshotPartitions": "2",
+                   "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": SHORT_JOB_JVM_OPTIONS,
+                   "spark.executor.extraJavaOptions": SHORT_JOB_JVM_OPTIONS}
 VOLUME = "/Volumes/main/contract_gate/walk"
 
 
@@ -180,9 +191,12 @@ class GateWorld:
         self.workspace: JobsApiEmulator | None = None
         self.local_runner = get_runner("local", cwd=str(root))  # the in-process runs' record: nothing to end
         self.databricks_stops: list[tuple[str, int]] = []  # (signal, runs the decision had to end)
+        self.cluster: StandaloneCluster | None = None
+        self.standalone_stops: list[tuple[str, int]] = []  # (signal, drivers the decision had to end)
 
     def close(self) -> None:
-        """Stop the walk's Spark Connect server and emulated workspace, if a step started them."""
+        """Stop the walk's Spark Connect server, emulated workspace and standalone cluster, if a step
+        started them."""
         if self.connect_server is not None:
             self.connect_server.stop()
             self.connect_server = None
@@ -190,6 +204,10 @@ class GateWorld:
             self.workspace.__exit__(None, None, None)
             self.workspace = None
             os.environ.pop(f"AIRFLOW_CONN_{DATABRICKS_CONN.upper()}", None)
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
+            os.environ.pop(f"AIRFLOW_CONN_{STANDALONE_CONN.upper()}", None)
 
     # ---- the world ------------------------------------------------------------------------
     def file(self, contract: Contract) -> Path:
@@ -446,7 +464,7 @@ class GateWorld:
         contract, rows, plan, submission_id, landing = self.stoppable_batch()
         if contract is None:
             return
-        folder = self.stopped_run(CONNECT_RUN, self.connect_url(), contract, plan, submission_id, landing, sig, 40.0)
+        folder = self.stopped_run(CONNECT_RUN, [self.connect_url()], contract, plan, submission_id, landing, sig, 40.0)
         seconds = self.wait_for_no_job_of(submission_id)
         self.connect_stops.append((sig.name, seconds))
         if seconds > CONNECT_STOP_SECONDS:
@@ -462,20 +480,37 @@ class GateWorld:
         if contract is None:
             return
         runner = self.databricks_runner()
-        folder = self.stopped_run(DATABRICKS_RUN, DATABRICKS_CONN, contract, plan, submission_id, landing, sig, 60.0)
+        folder = self.stopped_run(REMOTE_RUN, ["databricks", DATABRICKS_CONN], contract, plan, submission_id, landing,
+                                  sig, 60.0)
         self.databricks_stops.append((sig.name, len(self.runs_going(plan, submission_id))))
         if self.workspace is not None and self.workspace.rejected:
             self.disagree(f"requests the workspace's SDK models refuse: {self.workspace.rejected[-3:]}")
             self.workspace.rejected.clear()
         self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
 
-    def stopped_run(self, script: Path, address: str, contract: Contract, plan: Plan, submission_id: str,
-                    landing: dict, sig: signal.Signals, latest: float) -> Path:
-        """A whole run of the submission by ``script`` (``_connect_run.py``, ``_databricks_run.py``) in
-        a worker process, stopped with ``sig`` within ``latest`` seconds; the run's folder."""
-        folder = self.run_folder(contract, plan, f"{submission_id}-{script.stem.strip('_')}-stopped")
+    def step_stop_standalone(self, sig: signal.Signals) -> None:
+        """A whole run of a good batch in the ``spark_submit`` mode's cluster deploy mode (stage+validate,
+        then the branch's step, each a driver launched on the walk's standalone cluster) in a worker
+        process stopped with ``sig`` at a random moment; once its decision is written, no driver of the
+        submission runs. The run works in the submission's own work folder, as the DAG's tasks do:
+        the record task finds the drivers written down there."""
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
+            return
+        runner = self.standalone_runner()
+        folder = self.stopped_run(REMOTE_RUN, ["spark_submit", STANDALONE_CONN], contract, plan, submission_id,
+                                  landing, sig, 80.0, folder_name=submission_id)
+        self.standalone_stops.append((sig.name, len(self.drivers_running())))
+        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+
+    def stopped_run(self, script: Path, where: list[str], contract: Contract, plan: Plan, submission_id: str,
+                    landing: dict, sig: signal.Signals, latest: float, folder_name: str | None = None) -> Path:
+        """A whole run of the submission by ``script`` (``_connect_run.py``, ``_remote_run.py``, given
+        ``where`` it runs) in a worker process, stopped with ``sig`` within ``latest`` seconds; the run's
+        folder (``folder_name`` in the gate's work folders, else one of the stopped run's own)."""
+        folder = self.run_folder(contract, plan, folder_name or f"{submission_id}-{script.stem.strip('_')}-stopped")
         with (folder / "worker.log").open("w") as log:
-            child = subprocess.Popen([sys.executable, str(script), address, str(folder / "plan.json"), submission_id,
+            child = subprocess.Popen([sys.executable, str(script), *where, str(folder / "plan.json"), submission_id,
                                       json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
             self.stop_at_random(child, sig, 2.0, latest)
         return folder
@@ -499,6 +534,23 @@ class GateWorld:
                 volume=VOLUME, existing_cluster_id="walk-cluster", polling_period_seconds=1)
             self.workspace = workspace
         return get_runner("databricks", conn_id=DATABRICKS_CONN)
+
+    def standalone_runner(self) -> GateRunner:
+        """The runner of the walk's standalone cluster in cluster deploy mode, started when first needed."""
+        if self.cluster is None:
+            cluster = StandaloneCluster(self.root / "standalone")
+            cluster.start()
+            self.cluster = cluster
+            os.environ[f"AIRFLOW_CONN_{STANDALONE_CONN.upper()}"] = json.dumps(
+                {"conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.master_port,
+                 "extra": {"deploy-mode": "cluster", "rest-port": cluster.rest_port,
+                           "contract_gate": {"polling_period_seconds": 1, "spark_conf": STANDALONE_CONF}}})
+        return get_runner("spark_submit", conn_id=STANDALONE_CONN)
+
+    def drivers_running(self) -> list[str]:
+        """The drivers the walk's standalone master has not seen end (the walk runs one run at a time)."""
+        assert self.cluster is not None
+        return [driver["id"] for driver in self.cluster.state()["activedrivers"]]  # no state: the step fails
 
     def remote_run_folders(self, plan: Plan) -> list[str]:
         """The gate's run folders in the emulated volume (a failed or stopped run's), sorted."""
@@ -564,6 +616,9 @@ class GateWorld:
         if self.workspace is not None and self.runs_going(plan, submission_id):
             self.disagree(f"{contract.name}: a run of {submission_id} goes on after its decision was written: "
                           f"{self.runs_going(plan, submission_id)}")
+        if self.cluster is not None and self.drivers_running():
+            self.disagree(f"{contract.name}: a driver of {submission_id} runs on after its decision was written: "
+                          f"{self.drivers_running()}")
         target = plan.require_tables().require_target().location
         if recorded["outcome"] == "failed" and decisions.final_decision(plan, submission_id) is not None:
             self.disagree(f"{contract.name}: the run stopped before its verdict has a final decision")
@@ -700,6 +755,8 @@ class GateWorld:
             "stop_connect_sigkill": lambda: self.step_stop_connect(signal.SIGKILL),
             "stop_databricks_sigterm": lambda: self.step_stop_databricks(signal.SIGTERM),
             "stop_databricks_sigkill": lambda: self.step_stop_databricks(signal.SIGKILL),
+            "stop_standalone_sigterm": lambda: self.step_stop_standalone(signal.SIGTERM),
+            "stop_standalone_sigkill": lambda: self.step_stop_standalone(signal.SIGKILL),
             "preview_object": self.step_preview_object,
             "audit_repair": self.step_audit_repair,
             "retention": self.step_retention,

@@ -135,9 +135,14 @@ class SparkStandaloneRestHook(BaseHook):
             self.log.info("Spark driver %s: %s", driver_id, status.get("driverState"))
             await asyncio.sleep(polling_period_seconds)
 
-    def wait_for_driver(self, driver_id: str, polling_period_seconds: float) -> dict:
-        """The blocking wait of a worker that does not defer: the trigger's polling, here."""
-        return asyncio.run(self.a_wait_for_driver(driver_id, polling_period_seconds))
+    def wait_for_driver(self, driver_id: str, polling_period_seconds: float, timeout: float | None = None) -> dict:
+        """The blocking wait of a worker that does not defer: the trigger's polling, here; a
+        ``TimeoutError`` when the driver still runs after ``timeout`` seconds."""
+        return asyncio.run(asyncio.wait_for(self.a_wait_for_driver(driver_id, polling_period_seconds), timeout))
+
+    def driver_event(self, driver_id: str) -> dict | None:
+        """The driver's :func:`status_event` now: ``None`` while it runs."""
+        return status_event(driver_id, asyncio.run(self.a_status(driver_id)))
 
 
 def _json(response: httpx.Response) -> dict:

@@ -145,11 +145,12 @@ def write_decision(plan: Plan, record: dict[str, Any], results: dict[str, dict |
     lives meanwhile, :mod:`contract_gate.work_folders.job_fence`). So a ``failed`` record says
     what the run committed, and nothing commits after it."""
     submission_id = record["submission_id"]
-    ended = runner.end_orphaned_jobs(plan.contract_id, submission_id)
+    folder = submission_folder(plan, submission_id)
+    ended = runner.end_orphaned_jobs(plan.contract_id, submission_id, folder)
     if ended:
         record["reason"] = "; ".join(filter(None, (record.get("reason"), f"ended {len(ended)} job(s) of the "
                                                    "submission that outlived their task before deciding")))
-    with no_job_running(submission_folder(plan, submission_id)):
+    with no_job_running(folder):
         if record["outcome"] == "failed":  # a step may fail after its commit: the record says what it committed
             committed, note = decisions.recovery.committed_effects(plan, submission_id, decisions.history_for(plan))
             record.update(committed, reason=f"{record['reason']}; {note}" if note else record["reason"])

@@ -21,9 +21,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
+
+
+END_WAIT = timedelta(minutes=10)
+"""How long an orphaned job may take to end once told to (a Databricks job cluster tears down
+within a minute or two, a standalone driver within seconds)."""
 
 
 class GateJobError(RuntimeError):
@@ -163,14 +168,18 @@ class GateRunner(ABC):
         jobs read and write the local work folder itself."""
         return []
 
-    def end_orphaned_jobs(self, contract_id: str, submission_id: str) -> list[str]:
+    def end_orphaned_jobs(self, contract_id: str, submission_id: str, folder: Path) -> list[str]:
         """End the jobs of ``submission_id`` that outlived their task (a worker lost without a word
         stops nothing) and return once they have ended, so that none commits after the decision
-        the caller writes next; returns their names. Only ``databricks`` ends any: a job on this
-        worker ends with its task, and the job lock fences it until it has
-        (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job's watcher stops its
-        queries on the server (``contract_gate.runners.connect_fence``); a ``spark_submit``
-        driver in cluster mode is left to its time budget (its id was known to the lost worker only)."""
+        the caller writes next; returns their names. ``folder`` is the submission's work folder.
+
+        ``databricks`` cancels the submission's active runs, found by name; ``spark_submit`` kills
+        the standalone cluster-mode drivers its work folder lists. The other jobs end with their
+        task: a job on this worker, which the job lock fences until it has
+        (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job, whose watcher stops its
+        queries on the server (``contract_gate.runners.connect_fence``); a client-mode driver, which
+        is the task's own process. A YARN or Kubernetes cluster-mode driver is left to its time
+        budget."""
         return []
 
     def on_kill(self) -> None:

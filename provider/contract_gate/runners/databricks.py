@@ -52,7 +52,7 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ from databricks.sdk.service import compute, jobs
 import contract_gate
 from contract_gate.airflow_compat import default_deferrable
 from contract_gate.hooks.databricks import DEFAULT_CONN_ID, DatabricksWorkspaceHook, run_event
-from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner, is_run_of
+from contract_gate.runners.base import END_WAIT, Deferral, GateJob, GateJobError, GateRunner, is_run_of
 from contract_gate.runners.spark_side_wheel import DISTRIBUTION, ENTRY_POINT, wheel_for
 from contract_gate.triggers.databricks_run import DatabricksRunTrigger
 from contract_gate.unity_catalog.grants import apply_access
@@ -74,8 +74,6 @@ from contract_gate_plan.restricted import write_private_text
 TASK_KEY = "contract_gate"
 ENVIRONMENT_KEY = "contract_gate"
 DEFAULT_ENVIRONMENT_VERSION = "4"
-END_WAIT = timedelta(minutes=10)
-"""How long a cancelled run may take to end (a job cluster tears down within a minute or two)."""
 # Settings of the DBFS-based mode this one replaced: named in the error, with what replaces them.
 _REPLACED = {"python_file": "the runner deploys the Spark side itself (a wheel in the volume)",
              "work_dir": "volume (a Unity Catalog volume, /Volumes/<catalog>/<schema>/<volume>)"}
@@ -277,7 +275,7 @@ class DatabricksRunner(GateRunner):
             removed.append(posixpath.basename(folder))
         return removed
 
-    def end_orphaned_jobs(self, contract_id: str, submission_id: str) -> list[str]:
+    def end_orphaned_jobs(self, contract_id: str, submission_id: str, folder: Path) -> list[str]:
         """Cancel the runs of the submission still going (their task's worker was lost) and wait
         for their end; the names of those it ended."""
         return self.end_runs(self.hook(), lambda name: is_run_of(name, contract_id, submission_id),

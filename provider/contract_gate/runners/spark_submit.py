@@ -20,7 +20,13 @@ Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` ru
   zip travel through the work folder, and relative table addresses resolve against the gate
   home (``CONTRACT_GATE_HOME``, passed to the driver): both must be storage the cluster's
   workers read and write at the same path (a shared mount).
+  Each driver is written down in the work folder as it is launched (``<steps>.driver.json``): a
+  task's next try kills its earlier try's driver still running before it launches its own, and
+  the record task kills every driver of the submission still running, and waits for its end,
+  before it writes the decision (:meth:`SparkSubmitRunner.end_orphaned_jobs`): a driver whose
+  worker was lost without a word never commits after the decision.
 - ``cluster`` on YARN or Kubernetes: ``SparkSubmitHook`` submits and tracks the driver, blocking.
+  A driver whose task's worker was lost goes on to its time budget.
 
 In client mode the driver's Spark scratch files (shuffle, spill and broadcast blocks, the rows
 PySpark hands the JVM: rows of the batch) go to a 0700 folder of the job's own in the
@@ -37,6 +43,7 @@ owner-only file, never on a command line (:mod:`contract_gate.runners.job_creden
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -45,6 +52,7 @@ import zipfile
 from contextlib import nullcontext
 from pathlib import Path
 
+import httpx
 import sqlglot
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
@@ -53,12 +61,13 @@ from contract_gate.airflow_compat import AirflowNotFoundException, default_defer
 import contract_gate_plan
 from contract_gate.config import gate_home
 from contract_gate.hooks.spark_standalone import SparkStandaloneError, SparkStandaloneRestHook
-from contract_gate.runners.base import Deferral, GateJob, GateJobError, GateRunner
+from contract_gate.runners.base import END_WAIT, Deferral, GateJob, GateJobError, GateRunner
 from contract_gate.runners.job_credentials import (PropertiesFile, driver_settings_file, spark_defaults,
                                                    write_driver_settings)
 from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
 from contract_gate_plan.addresses import HOME_ENV
+from contract_gate_plan.restricted import write_private_text
 
 DEFAULT_CONN_ID = "spark_default"
 
@@ -73,6 +82,12 @@ def package_spark_side(folder: Path) -> Path:
             for path in sorted(package.rglob("*.py")):
                 zf.write(path, Path(package.name) / path.relative_to(package))
     return archive
+
+
+def driver_record(workdir: Path, steps: str) -> Path:
+    """Where the driver of a standalone cluster-mode job of ``steps`` is written down: its id, its
+    master's REST server and the job's name."""
+    return workdir / f"{steps.replace('+', '_')}.driver.json"
 
 
 class SparkSubmitRunner(GateRunner):
@@ -198,6 +213,8 @@ class SparkSubmitRunner(GateRunner):
         # The plan's relative addresses resolve against the gate home, not the driver's folder on
         # the worker: the shared storage is mounted at the same path on both sides.
         environment = {HOME_ENV: str(gate_home()), **write_driver_settings(job.workdir, job.steps, self.credentials)}
+        record = driver_record(job.workdir, job.steps)
+        self.end_drivers([record], "an earlier try's driver of this job still runs")
         hook = SparkStandaloneRestHook(rest_endpoint)
         try:
             driver_id = hook.create_python_driver(script, [job.workdir / "contract_gate_spark.zip"], job.argv(), properties,
@@ -206,6 +223,8 @@ class SparkSubmitRunner(GateRunner):
             driver_settings_file(job.workdir, job.steps).unlink(missing_ok=True)
             raise GateJobError(str(exc)) from exc
         self._driver = (hook, driver_id)
+        write_private_text(record, json.dumps({"driver_id": driver_id, "rest_endpoint": rest_endpoint,
+                                               "name": job.name}))
         self._driver_settings = driver_settings_file(job.workdir, job.steps)
         self.log.info("gate job %s: driver %s launched on %s through its REST server %s", job.steps, driver_id,
                       master, rest_endpoint)
@@ -282,6 +301,38 @@ class SparkSubmitRunner(GateRunner):
                 + (f": {event['message']}" if event.get("message") else "")
                 + f"; its output is the stderr file in {event['driver_id']}/ of the worker's work directory")
         return job.read_result()
+
+    def end_orphaned_jobs(self, contract_id: str, submission_id: str, folder: Path) -> list[str]:
+        """Kill the standalone cluster-mode drivers of the submission still running (their task's
+        worker was lost) and wait for their end; the names of those it ended."""
+        return self.end_drivers(sorted(folder.glob("*.driver.json")), "outlived its task")
+
+    def end_drivers(self, records: list[Path], why: str) -> list[str]:
+        """Kill each driver written down in ``records`` that its master says still runs, and wait
+        until it has ended; the names of the jobs it ended. A driver its master does not know
+        (a master restarted without recovery) runs no more there."""
+        ended = []
+        for record in records:
+            try:
+                driver = json.loads(record.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue
+            hook, driver_id = SparkStandaloneRestHook(driver["rest_endpoint"]), driver["driver_id"]
+            try:
+                if hook.driver_event(driver_id) is not None:
+                    continue
+                self.log.warning("Spark driver %s (%s): %s; killing it and waiting for its end: %s", driver_id,
+                                 driver["name"], why, hook.kill(driver_id))
+                hook.wait_for_driver(driver_id, 1, END_WAIT.total_seconds())
+            except TimeoutError as exc:
+                raise GateJobError(f"Spark driver {driver_id} ({driver['name']}) still runs {END_WAIT} after its kill: "
+                                   "nothing is decided while it may commit; retry the task once it has ended") from exc
+            except (httpx.HTTPError, ValueError) as exc:  # no answer, or not one in JSON
+                raise GateJobError(f"Spark driver {driver_id} ({driver['name']}) may still run, and its master's REST "
+                                   f"server {driver['rest_endpoint']} does not tell ({exc}): nothing is decided "
+                                   "while it may commit; retry the task once the master answers") from exc
+            ended.append(driver["name"])
+        return ended
 
     def on_kill(self) -> None:
         if self._driver is not None:

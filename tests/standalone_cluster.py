@@ -65,6 +65,15 @@ class StandaloneCluster:
         log.close()  # the child holds its own descriptor
 
     def start(self) -> None:
+        """Start the master, then the worker, and wait until the worker has registered; a daemon
+        already started is stopped again when the start fails."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.work_dir.mkdir(exist_ok=True)
         self._daemon("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -87,11 +96,12 @@ class StandaloneCluster:
         return True
 
     def state(self) -> dict:
-        """The master's ``/json/`` view (workers, applications, drivers), ``{}`` before it is up."""
+        """The master's ``/json/`` view (workers, applications, drivers), ``{}`` before it is up
+        (no answer, or its web UI not serving the JSON yet)."""
         try:
             with urllib.request.urlopen(f"{self.web_url}/json/", timeout=5) as response:
                 return json.load(response)
-        except OSError:
+        except (OSError, ValueError):
             return {}
 
     def stop(self) -> None:

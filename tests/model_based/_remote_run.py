@@ -1,15 +1,19 @@
-"""Run as a child process of the walk (``gate_walk.GateWorld.step_stop_databricks``): one gate run of
-a submission in the ``databricks`` mode, as a worker runs the generated DAG's two Spark tasks, each
-a run of the ``DatabricksRunner`` on the walk's emulated workspace (``jobs_api_emulator``: an
-existing cluster, a local-mode spark-submit of the Spark side's wheel), polled from this process:
+"""Run as a child process of the walk (``gate_walk.GateWorld.step_stop_remote``): one gate run of a
+submission in a mode whose jobs run elsewhere, as a worker runs the generated DAG's two Spark
+tasks, each a job of the mode's runner waited on from this process (never deferred):
 ``stage+validate+batch_keys``, then the branch's step (publish, quarantine or split, as ``decide``
 says). The walk stops it at a random moment.
 
-A SIGTERM does what Airflow's task runner does with it: it calls the running task's ``on_kill``
-(the runner cancels its run) and the task ends failed; the next task of a stopped run never
-starts. A SIGKILL is a worker lost without a word: its Databricks run goes on.
+- ``databricks``: runs on the walk's emulated workspace (``jobs_api_emulator``: an existing
+  cluster, a local-mode spark-submit of the Spark side's wheel), polled.
+- ``spark_submit``: drivers on the walk's standalone cluster (``standalone_cluster``), launched in
+  cluster deploy mode through the master's REST server, their status polled.
 
-    python _databricks_run.py <conn_id> <plan.json> <submission_id> <landing JSON> <folder>
+A SIGTERM does what Airflow's task runner does with it: it calls the running task's ``on_kill``
+(the runner cancels its run, kills its driver) and the task ends failed; the next task of a
+stopped run never starts. A SIGKILL is a worker lost without a word: its run or driver goes on.
+
+    python _remote_run.py <mode> <conn_id> <plan.json> <submission_id> <landing JSON> <folder>
 
 The connection is the walk's ``AIRFLOW_CONN_<CONN_ID>``, inherited.
 """
@@ -29,9 +33,9 @@ from contract_gate_plan.model import load_plan
 STOPPED_EXIT = 3
 
 
-def main(conn_id: str, plan_file: Path, submission_id: str, landing: str, folder: Path) -> int:
+def main(mode: str, conn_id: str, plan_file: Path, submission_id: str, landing: str, folder: Path) -> int:
     plan = load_plan(plan_file)
-    runner = get_runner("databricks", conn_id=conn_id, deferrable=False, polling_period_seconds=1)
+    runner = get_runner(mode, conn_id=conn_id, deferrable=False, polling_period_seconds=1)
     stopped = []
 
     def on_term(signum, frame) -> None:  # Airflow's handler: on_kill, and the task goes on to its end
@@ -56,4 +60,4 @@ def main(conn_id: str, plan_file: Path, submission_id: str, landing: str, folder
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4], Path(sys.argv[5])))
+    sys.exit(main(sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4], sys.argv[5], Path(sys.argv[6])))
