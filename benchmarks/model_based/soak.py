@@ -77,10 +77,12 @@ def main() -> int:
         delays = sorted(delay for name, delay in world.connect_stops if name == signal_name)
         print(f"  Connect client stopped with {signal_name}: no job of its run on the server after "
               f"{delays[len(delays) // 2]:.1f} s (median), {delays[-1]:.1f} s (max) of {len(delays)}")
-    for signal_name in sorted({name for name, _ in world.databricks_stops}):
-        going = [count for name, count in world.databricks_stops if name == signal_name]
-        print(f"  Databricks worker stopped with {signal_name}: {sum(1 for c in going if c)} of {len(going)} left a "
-              "run going, which the decision's record ended first")
+    for what, stops in (("Databricks worker", world.databricks_stops), ("standalone cluster-mode worker",
+                                                                         world.standalone_stops)):
+        for signal_name in sorted({name for name, _ in stops}):
+            going = [count for name, count in stops if name == signal_name]
+            print(f"  {what} stopped with {signal_name}: {sum(1 for c in going if c)} of {len(going)} left a run "
+                  "or driver going, which the decision's record ended first")
     for found in world.disagreements:
         print(f"DISAGREEMENT step {found.step} {found.action}: {found.what}")
     if world.disagreements:

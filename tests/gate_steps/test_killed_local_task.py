@@ -1,6 +1,8 @@
-"""A local gate job dies with its task, and nothing it does lands after the decision.
+"""A gate job whose driver runs on the worker dies with its task, and nothing it does lands after
+the decision: a ``local`` job, and a ``spark_submit`` job in client deploy mode (its driver is a
+process of the worker too; the cluster here is ``local[1]``, so its executors die with it).
 
-The task is a process of its own (``_local_task.py``: the ``local`` runner's spark-submit job, as
+The task is a process of its own (``_local_task.py``: the mode's runner's spark-submit job, as
 a gate task runs it) killed with SIGKILL, as an OOM kill or ``kill -9`` does, with no
 ``on_kill``: while its publish writes the MERGE's data files, and while its validation runs.
 Then the decision is written as the record task writes it (``job_fence.no_job_running`` around
@@ -8,7 +10,8 @@ the write). Every process below the task (spark-submit, the JVM, the Python driv
 is gone within 15 s of the kill, and the target's Delta version when the decision was written is
 its version once they are all gone: no commit after the decision. Spark's scratch files (rows of
 the batch), which a killed JVM cannot remove, are in an owner-only folder of the job's in the
-owner-only work folder, not in the machine's ``/tmp``.
+owner-only work folder, not in the machine's ``/tmp``; in the ``local`` mode the JVM's own
+temporary files too.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import pytest
 from _gate_plans import case, cases_df, plan_for, version_of
 from waiting import wait_until
 
+from _local_task import CONNECTION
 from contract_gate import decisions
 from contract_gate.work_folders.job_fence import no_job_running
 from contract_gate_plan.model import load_plan
@@ -38,6 +42,17 @@ from contract_gate_spark.validation.report import write_report
 
 TASK = Path(__file__).with_name("_local_task.py")
 OUTLIVES_SECONDS = 15
+MODES = ("local", "spark_submit")
+
+
+@pytest.fixture(params=MODES)
+def mode(request, monkeypatch) -> str:
+    """The execution mode of the killed task; ``spark_submit``'s connection is a ``local[1]`` master in
+    client deploy mode, and its spark-submit and driver Python are this virtualenv's."""
+    monkeypatch.setenv(f"AIRFLOW_CONN_{CONNECTION.upper()}", json.dumps({"conn_type": "spark", "host": "local[1]"}))
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    return request.param
 
 
 def _alive(pid: int) -> bool:
@@ -64,7 +79,7 @@ def _world(spark, tmp_path: Path, rows: int) -> dict:
     return {"plan": plan, "candidate": candidate, "work": work}
 
 
-def _kill_task(steps: str, world: dict, moment) -> tuple[float, list[int]]:
+def _kill_task(mode: str, steps: str, world: dict, moment) -> tuple[float, list[int]]:
     """Start the task, SIGKILL it (only it) once ``moment(processes below it)`` holds; the kill's
     time and every process seen below the task."""
     work = world["work"]
@@ -75,7 +90,7 @@ def _kill_task(steps: str, world: dict, moment) -> tuple[float, list[int]]:
     else:
         arguments["--candidate"] = json.dumps(world["candidate"])
     with (work / "task.log").open("w") as log:
-        task = subprocess.Popen([sys.executable, str(TASK), steps, str(work), json.dumps(arguments)],
+        task = subprocess.Popen([sys.executable, str(TASK), mode, steps, str(work), json.dumps(arguments)],
                                 stdout=log, stderr=log, cwd=work)
     below: set[int] = set()
 
@@ -99,7 +114,7 @@ def _data_files(path: str) -> int:
 
 @pytest.mark.slow
 @pytest.mark.reliability
-def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decision(spark, tmp_path):
+def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decision(spark, tmp_path, mode):
     world = _world(spark, tmp_path, rows=2000)
     target = world["plan"]["tables"]["target"]
     before, files = version_of(spark, target), _data_files(target["path"])
@@ -109,7 +124,7 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
         block_managers[:] = world["work"].glob("spark-*/blockmgr-*")  # Spark's shuffle and spill files
         return _data_files(target["path"]) > files
 
-    killed_at, below = _kill_task("publish", world, writing)
+    killed_at, below = _kill_task(mode, "publish", world, writing)
     assert below, "the task started no job process"
 
     with no_job_running(world["work"]):  # as the record task writes the decision
@@ -127,10 +142,11 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
     assert block_managers and all(folder.is_dir() for folder in block_managers)
     (scratch,) = {folder.parent for folder in block_managers}
     assert stat.S_IMODE(scratch.stat().st_mode) == 0o700 and scratch.parent == world["work"]
-    # and the JVM's own temporary files with it: the native libraries it unpacked (lz4 for its
-    # shuffle, snappy for the Parquet files it wrote), which would be left in /tmp
-    unpacked = sorted(path.name for path in scratch.iterdir())
-    assert all(any(name.startswith(library) for name in unpacked) for library in ("liblz4-java-", "snappy-")), unpacked
+    if mode == "local":  # and the JVM's own temporary files with it: the native libraries it unpacked (lz4
+        # for its shuffle, snappy for the Parquet files it wrote), which would be left in /tmp
+        unpacked = sorted(path.name for path in scratch.iterdir())
+        assert all(any(name.startswith(library) for name in unpacked) for library in ("liblz4-java-", "snappy-")), \
+            unpacked
     history = spark.sql(f"DESCRIBE HISTORY delta.`{target['path']}`").collect()
     tagged = [row["version"] for row in history if row["userMetadata"] == "killed"]
     # the kill came while the MERGE wrote: it never committed, or it did before the decision (the
@@ -140,7 +156,7 @@ def test_a_publish_killed_with_its_task_ends_and_commits_nothing_after_the_decis
 
 @pytest.mark.slow
 @pytest.mark.reliability
-def test_a_validation_killed_with_its_task_leaves_no_spark_process(spark, tmp_path):
+def test_a_validation_killed_with_its_task_leaves_no_spark_process(spark, tmp_path, mode):
     world = _world(spark, tmp_path, rows=50)
 
     def driver_started(processes: list[psutil.Process]) -> bool:  # the job's Python driver, below its JVM
@@ -152,7 +168,7 @@ def test_a_validation_killed_with_its_task_leaves_no_spark_process(spark, tmp_pa
 
         return any(map(driver, processes))
 
-    killed_at, below = _kill_task("validate", world, driver_started)
+    killed_at, below = _kill_task(mode, "validate", world, driver_started)
     assert below
     wait_until(lambda: not any(map(_alive, below)), timeout=OUTLIVES_SECONDS, interval=0.1,
                message="every process of the killed task's job gone")

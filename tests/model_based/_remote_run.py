@@ -7,7 +7,9 @@ says). The walk stops it at a random moment.
 - ``databricks``: runs on the walk's emulated workspace (``jobs_api_emulator``: an existing
   cluster, a local-mode spark-submit of the Spark side's wheel), polled.
 - ``spark_submit``: drivers on the walk's standalone cluster (``standalone_cluster``), launched in
-  cluster deploy mode through the master's REST server, their status polled.
+  cluster deploy mode through the master's REST server, their status polled; or in client deploy
+  mode, on this machine, through the virtualenv's ``spark-submit`` (first on the ``PATH``, as on a
+  worker whose environment is the virtualenv).
 
 A SIGTERM does what Airflow's task runner does with it: it calls the running task's ``on_kill``
 (the runner cancels its run, kills its driver) and the task ends failed; the next task of a
@@ -21,6 +23,7 @@ The connection is the walk's ``AIRFLOW_CONN_<CONN_ID>``, inherited.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -34,6 +37,7 @@ STOPPED_EXIT = 3
 
 
 def main(mode: str, conn_id: str, plan_file: Path, submission_id: str, landing: str, folder: Path) -> int:
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     plan = load_plan(plan_file)
     runner = get_runner(mode, conn_id=conn_id, deferrable=False, polling_period_seconds=1)
     stopped = []

@@ -19,7 +19,10 @@ the Spark side's wheel), or in the ``spark_submit`` mode's cluster deploy mode (
 walk's standalone master and worker, ``standalone_cluster``, started when first needed), stopped
 the same ways: a SIGKILL leaves its run or driver going, and once the decision is written no run
 or driver of the submission goes on (the record's own step,
-:func:`~contract_gate.operators.record.write_decision`, ends them first).
+:func:`~contract_gate.operators.record.write_decision`, ends them first). Or a whole run in the
+``spark_submit`` mode's client deploy mode (its drivers on this machine, a ``local[1]`` master),
+whose worker process alone is stopped, as a task is: its drivers, in process groups of their own,
+must be gone once the decision is written.
 
 The reference model keeps, per contract and target, which row ids must be in the target and how
 many rows the quarantine holds; after every step the invariants (``check``) are compared with
@@ -48,6 +51,7 @@ from typing import Any, Callable
 import urllib.request
 from time import monotonic
 
+import psutil
 import yaml
 from deltalake import DeltaTable
 
@@ -88,6 +92,7 @@ CONNECT_STOP_SECONDS = 15  # after a Connect client is stopped, no job of its su
 REMOTE_RUN = Path(__file__).with_name("_remote_run.py")
 DATABRICKS_CONN = "databricks_walk"  # the walk's emulated workspace, AIRFLOW_CONN_DATABRICKS_WALK
 STANDALONE_CONN = "spark_standalone_walk"  # the walk's standalone cluster, cluster deploy mode
+CLIENT_CONN = "spark_client_walk"  # spark_submit in client deploy mode on a local[1] master
 # Its jobs are a few rows: one executor core beside the driver's on the 2-core worker, and the short-job
 # JVM options a user's spark_conf would set for them.
 STANDALONE_CONF = {"spark.pyspark.python": sys.executable, "spark.cores.max": "1", "spark.executor.memory": "1g",
@@ -95,6 +100,16 @@ STANDALONE_CONF = {"spark.pyspark.python": sys.executable, "spark.cores.max": "1
                    "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": SHORT_JOB_JVM_OPTIONS,
                    "spark.executor.extraJavaOptions": SHORT_JOB_JVM_OPTIONS}
 VOLUME = "/Volumes/main/contract_gate/walk"
+
+
+def processes_working_in(folder: Path) -> list[str]:
+    """The live processes with ``folder`` on their command line (a job's spark-submit, JVM, driver)."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if process.info["status"] != psutil.STATUS_ZOMBIE and any(
+                str(folder) in part for part in process.info["cmdline"] or ()):
+            found.append(f"{process.pid} {' '.join(process.info['cmdline'])[:120]}")
+    return found
 
 
 def contract_text(name: str, version: str, mode: str, policy: str, *, optional_column: bool = False,
@@ -193,6 +208,9 @@ class GateWorld:
         self.databricks_stops: list[tuple[str, int]] = []  # (signal, runs the decision had to end)
         self.cluster: StandaloneCluster | None = None
         self.standalone_stops: list[tuple[str, int]] = []  # (signal, drivers the decision had to end)
+        os.environ[f"AIRFLOW_CONN_{CLIENT_CONN.upper()}"] = json.dumps(
+            {"conn_type": "spark", "host": "local[1]", "extra": {"contract_gate": {"spark_conf": {
+                key: value for key, value in STANDALONE_CONF.items() if not key.startswith("spark.executor")}}}})
 
     def close(self) -> None:
         """Stop the walk's Spark Connect server, emulated workspace and standalone cluster, if a step
@@ -208,6 +226,7 @@ class GateWorld:
             self.cluster.stop()
             self.cluster = None
             os.environ.pop(f"AIRFLOW_CONN_{STANDALONE_CONN.upper()}", None)
+        os.environ.pop(f"AIRFLOW_CONN_{CLIENT_CONN.upper()}", None)
 
     # ---- the world ------------------------------------------------------------------------
     def file(self, contract: Contract) -> Path:
@@ -503,6 +522,19 @@ class GateWorld:
         self.standalone_stops.append((sig.name, len(self.drivers_running())))
         self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
 
+    def step_stop_submit_client(self, sig: signal.Signals) -> None:
+        """A whole run of a good batch in the ``spark_submit`` mode's client deploy mode (stage+validate,
+        then the branch's step, each a spark-submit whose driver runs on this machine) in a worker
+        process stopped with ``sig`` at a random moment, the worker alone, as a task is killed; once
+        its decision is written, no process of its jobs is left."""
+        contract, rows, plan, submission_id, landing = self.stoppable_batch()
+        if contract is None:
+            return
+        runner = get_runner("spark_submit", conn_id=CLIENT_CONN)
+        folder = self.stopped_run(REMOTE_RUN, ["spark_submit", CLIENT_CONN], contract, plan, submission_id, landing,
+                                  sig, 60.0, folder_name=submission_id)
+        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+
     def stopped_run(self, script: Path, where: list[str], contract: Contract, plan: Plan, submission_id: str,
                     landing: dict, sig: signal.Signals, latest: float, folder_name: str | None = None) -> Path:
         """A whole run of the submission by ``script`` (``_connect_run.py``, ``_remote_run.py``, given
@@ -512,7 +544,10 @@ class GateWorld:
         with (folder / "worker.log").open("w") as log:
             child = subprocess.Popen([sys.executable, str(script), *where, str(folder / "plan.json"), submission_id,
                                       json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
-            self.stop_at_random(child, sig, 2.0, latest)
+            stopped = self.stop_at_random(child, sig, 2.0, latest)
+        if not stopped and child.returncode != 0:  # a good batch's run that failed by itself tests no stop
+            self.disagree(f"{contract.name}: the run of {submission_id} failed before its stop: "
+                          f"{(folder / 'worker.log').read_text(encoding='utf-8')[-300:]}")
         return folder
 
     def after_stopped_run(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], folder: Path,
@@ -584,13 +619,13 @@ class GateWorld:
         (folder / "plan.json").write_text(render_plan(plan.document), encoding="utf-8")
         return folder
 
-    def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float) -> None:
-        """Stop ``child`` with ``sig`` at a random moment (unless it ended first); a child that a
-        SIGTERM leaves running after 120 s is killed, as Airflow's supervisor kills a task that
-        outlives its grace period."""
+    def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float) -> bool:
+        """Stop ``child`` with ``sig`` at a random moment, unless it ended first (then False); a child
+        that a SIGTERM leaves running after 120 s is killed, as Airflow's supervisor kills a task
+        that outlives its grace period."""
         try:
             child.wait(timeout=self.rng.uniform(earliest, latest))
-            return
+            return False
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, sig)
         try:
@@ -598,6 +633,7 @@ class GateWorld:
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait(timeout=60)
+        return True
 
     def after_stop(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], summary: dict | None,
                    branch: str, result_path: Path, runner: GateRunner | None = None) -> None:
@@ -619,6 +655,9 @@ class GateWorld:
         if self.cluster is not None and self.drivers_running():
             self.disagree(f"{contract.name}: a driver of {submission_id} runs on after its decision was written: "
                           f"{self.drivers_running()}")
+        if left := processes_working_in(submission_folder(plan, submission_id)):
+            self.disagree(f"{contract.name}: processes of {submission_id}'s jobs live on after its decision was "
+                          f"written: {left}")
         target = plan.require_tables().require_target().location
         if recorded["outcome"] == "failed" and decisions.final_decision(plan, submission_id) is not None:
             self.disagree(f"{contract.name}: the run stopped before its verdict has a final decision")
@@ -757,18 +796,26 @@ class GateWorld:
             "stop_databricks_sigkill": lambda: self.step_stop_databricks(signal.SIGKILL),
             "stop_standalone_sigterm": lambda: self.step_stop_standalone(signal.SIGTERM),
             "stop_standalone_sigkill": lambda: self.step_stop_standalone(signal.SIGKILL),
+            "stop_submit_client_sigterm": lambda: self.step_stop_submit_client(signal.SIGTERM),
+            "stop_submit_client_sigkill": lambda: self.step_stop_submit_client(signal.SIGKILL),
             "preview_object": self.step_preview_object,
             "audit_repair": self.step_audit_repair,
             "retention": self.step_retention,
         })
         return {name: action for name, action in every.items() if name not in self.skip}
 
-    def walk(self, steps: int, weights: dict[str, float] | None = None) -> list[Disagreement]:
+    def walk(self, steps: int, weights: dict[str, float] | None = None,
+             required: tuple[tuple[str, ...], ...] = ()) -> list[Disagreement]:
+        """``steps`` steps drawn by ``weights`` (default 3 for a landing, 1 for the rest); of each group
+        of step names in ``required``, one is taken, at a random place of the walk (so a short walk
+        covers what it must, whatever step types are added later)."""
         actions = self.actions()
         names = sorted(actions)
         chosen_weights = [(weights or {}).get(name, 3.0 if name.startswith("land_") else 1.0) for name in names]
-        for _ in range(steps):
-            name = self.rng.choices(names, chosen_weights)[0]
+        places = self.rng.sample(range(steps), len(required))
+        planned = {place: self.rng.choice(group) for place, group in zip(places, required)}
+        for index in range(steps):
+            name = planned.get(index) or self.rng.choices(names, chosen_weights)[0]
             self.steps.append(name)
             try:
                 actions[name]()

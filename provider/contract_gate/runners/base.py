@@ -175,11 +175,10 @@ class GateRunner(ABC):
 
         ``databricks`` cancels the submission's active runs, found by name; ``spark_submit`` kills
         the standalone cluster-mode drivers its work folder lists. The other jobs end with their
-        task: a job on this worker, which the job lock fences until it has
-        (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job, whose watcher stops its
-        queries on the server (``contract_gate.runners.connect_fence``); a client-mode driver, which
-        is the task's own process. A YARN or Kubernetes cluster-mode driver is left to its time
-        budget."""
+        task: a job whose driver runs on this worker (``local``, a client-mode driver), which the job
+        lock fences until it has (``contract_gate.work_folders.job_fence``); a ``spark_connect`` job,
+        whose watcher stops its queries on the server (``contract_gate.runners.connect_fence``). A
+        YARN or Kubernetes cluster-mode driver is left to its time budget."""
         return []
 
     def on_kill(self) -> None:

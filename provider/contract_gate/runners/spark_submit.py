@@ -10,7 +10,11 @@ from ``--packages`` unless the cluster configuration already provides it (pass
 Deploy mode is the connection's ``deploy-mode`` extra (or the ``deploy_mode`` runner option):
 
 - ``client`` (default): the driver runs here, in the task, and blocks it; executors run on the
-  cluster. The result JSON is written by the driver, so here.
+  cluster. The result JSON is written by the driver, so here. As a ``local`` job does, the driver
+  holds its submission's job lock while it lives (``contract_gate.work_folders.job_fence``), so no
+  decision is written meanwhile, and ends itself, with its whole process group, once its task is
+  gone (``contract_gate_spark.runtime.task_watch``): a task killed with SIGKILL leaves no driver
+  that commits after the decision.
 - ``cluster`` on a standalone master (``spark://``): ``spark-submit`` refuses Python
   applications there, even in Spark 4.2, so the driver is launched through the master's REST
   submission server (:mod:`contract_gate.hooks.spark_standalone`; the connection's
@@ -66,6 +70,8 @@ from contract_gate.runners.job_credentials import (PropertiesFile, driver_settin
                                                    write_driver_settings)
 from contract_gate.local_spark.installation import delta_jars_on_disk, gate_job_script
 from contract_gate.triggers.spark_driver import SparkDriverStatusTrigger
+from contract_gate.work_folders.job_fence import hold_for_job
+from contract_gate_spark.runtime.task_watch import TASK_PID_ENV
 from contract_gate_plan.addresses import HOME_ENV
 from contract_gate_plan.restricted import write_private_text
 
@@ -181,8 +187,10 @@ class SparkSubmitRunner(GateRunner):
                 name=job.name,
                 application_args=job.argv(),
                 deploy_mode=self.deploy_mode,
-                # The driver runs here in client mode: it must use this interpreter (it has pyspark).
-                env_vars={"PYSPARK_DRIVER_PYTHON": sys.executable},
+                # The driver runs here in client mode: it must use this interpreter (it has pyspark),
+                # and it watches this task's process (contract_gate_spark.runtime.task_watch).
+                env_vars={"PYSPARK_DRIVER_PYTHON": sys.executable,
+                          **({TASK_PID_ENV: str(os.getpid())} if self.driver_here else {})},
                 properties_file=str(properties_file) if properties_file else None,
             )
             # The hook resolves the connection (master, deploy mode, REST endpoint) on construction;
@@ -198,7 +206,16 @@ class SparkSubmitRunner(GateRunner):
                     "name one master in the connection")
             self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
                           connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
-            hook.submit(application=str(gate_job_script()))
+            if not self.driver_here:
+                hook.submit(application=str(gate_job_script()))
+                return job.read_result()
+            # The driver is a process of this worker: it holds the job lock while it lives, in a
+            # process group of its own that it ends once this task is gone.
+            lock = hold_for_job(job.workdir)
+            try:
+                hook.submit(application=str(gate_job_script()), pass_fds=(lock,), start_new_session=True)
+            finally:
+                os.close(lock)
         return job.read_result()
 
     def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,

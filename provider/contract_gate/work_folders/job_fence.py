@@ -1,6 +1,7 @@
 """The fence between a submission's local gate jobs and its decision: nothing commits after the verdict.
 
-A ``local`` job (spark-submit on this worker) holds a shared lock on its submission's
+A job whose driver runs on this worker (a ``local`` job, a ``spark_submit`` driver in client
+deploy mode) holds a shared lock on its submission's
 ``job.lock`` for as long as any process of it that can commit lives: the lock is taken on an
 open file that the job's first process inherits (and, through ``exec``, its JVM, which runs
 every commit), and the kernel releases a ``flock`` only when the last process holding that open
@@ -15,8 +16,9 @@ dies of its own accord within a second of its task, ``contract_gate_spark.runtim
 the fence is what makes that a matter of cleanliness, not of correctness.)
 
 The lock lives in the submission's work folder, so it fences jobs on this machine: the local mode's
-case, where jobs and the record task share the worker. Remote modes stop their jobs on the
-engine (a Spark Connect execution ends with its stream, a Databricks run is cancelled).
+case, and a client-mode driver's, where jobs and the record task share the worker. Remote modes
+stop their jobs on the engine (a Spark Connect execution ends with its stream, a Databricks run is
+cancelled, a standalone cluster-mode driver is killed: ``GateRunner.end_orphaned_jobs``).
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make contract_gate_spark and contract_gate_plan importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from contract_gate_spark.runtime import job_start  # noqa: E402
+from contract_gate_spark.runtime import job_start, task_watch  # noqa: E402
 
+task_watch.watch_task()  # a job whose driver runs beside its task (local, spark_submit client mode) ends with it
 if job_start.asked():
     job_start.prepare()
 

@@ -22,8 +22,6 @@ import os
 import sys
 from pathlib import Path
 
-from contract_gate_spark.runtime import task_watch
-
 _NUMPY_CONVERTERS = ("NumpyArrayConverter", "NumpyScalarConverter")
 
 LOCAL_START_ENV = "CONTRACT_GATE_LOCAL_START"
@@ -50,9 +48,7 @@ def asked() -> bool:
 
 
 def prepare() -> None:
-    """Call before anything imports pyspark. Also starts the watch that ends the job with its
-    task (``contract_gate_spark.runtime.task_watch``): the local runner is the one that asks for both."""
-    task_watch.watch_task()
+    """Call before anything imports pyspark."""
     prefer_installed_pyspark()
     _drop_numpy_converters()
 

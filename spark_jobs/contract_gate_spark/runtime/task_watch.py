@@ -1,8 +1,8 @@
-"""A local gate job dies with its task.
+"""A gate job whose driver runs beside its task dies with its task.
 
-The ``local`` runner starts the job (spark-submit, then its JVM, this Python driver and Spark's
-Python workers) in a process group of its own and names its task's process in
-``CONTRACT_GATE_TASK_PID``. When that task is killed with SIGKILL (an OOM kill, ``kill -9``, a
+The ``local`` runner, and the ``spark_submit`` runner in client deploy mode, start the job
+(spark-submit, then its JVM, this Python driver and Spark's Python workers) in a process group of
+its own and name its task's process in ``CONTRACT_GATE_TASK_PID``. When that task is killed with SIGKILL (an OOM kill, ``kill -9``, a
 lost worker slot), nothing tells its children: without this watch they run on as orphans, a
 validation for minutes, a publish up to its commit. So the job's driver polls the task's
 process, and once it is gone, SIGKILLs the job's whole process group: the JVM, which runs every
