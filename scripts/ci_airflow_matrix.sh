@@ -27,7 +27,9 @@ if [ -n "${PIP_CERT:-}" ] && [ -z "${SSL_CERT_FILE:-}" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# Each leg builds pyspark from its sdist (PyPI has no wheel of it), and uv keeps every build (about
+# 4 GB a run): prune what no install reaches any more, or a working machine's disk fills up.
+trap 'rm -rf "$work"; .venv/bin/uv cache prune --quiet' EXIT
 # The wheel is built from the sdist, as an index user gets it: a wheel built straight from the tree
 # also ships whatever a stale build/lib still holds (modules since moved or deleted).
 .venv/bin/uv build --quiet --out-dir "$work/dist" .
