@@ -103,11 +103,13 @@ VOLUME = "/Volumes/main/contract_gate/walk"
 
 
 def processes_working_in(folder: Path) -> list[str]:
-    """The live processes with ``folder`` on their command line (a job's spark-submit, JVM, driver)."""
+    """The live processes with a path in ``folder`` on their command line (a job's spark-submit, JVM,
+    driver); not a folder whose name only begins with its name."""
+    inside = f"{folder}{os.sep}"
     found = []
     for process in psutil.process_iter(["cmdline", "status"]):
         if process.info["status"] != psutil.STATUS_ZOMBIE and any(
-                str(folder) in part for part in process.info["cmdline"] or ()):
+                inside in part for part in process.info["cmdline"] or ()):
             found.append(f"{process.pid} {' '.join(process.info['cmdline'])[:120]}")
     return found
 

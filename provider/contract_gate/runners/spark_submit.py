@@ -53,7 +53,8 @@ import re
 import shutil
 import sys
 import zipfile
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import httpx
@@ -206,21 +207,30 @@ class SparkSubmitRunner(GateRunner):
                     "name one master in the connection")
             self.log.info("gate job %s: spark-submit to %s (%s deploy mode) through connection %r", job.steps,
                           connection["master"], connection.get("deploy_mode") or "client", self.conn_id)
-            if not self.driver_here:
-                hook.submit(application=str(gate_job_script()))
-                return job.read_result()
-            # The driver is a process of this worker: it holds the job lock while it lives, in a
-            # process group of its own that it ends once this task is gone.
-            lock = hold_for_job(job.workdir)
-            try:
-                hook.submit(application=str(gate_job_script()), pass_fds=(lock,), start_new_session=True)
-            finally:
-                os.close(lock)
+            with self.driver_fence(job) as process_options:
+                hook.submit(application=str(gate_job_script()), **process_options)
         return job.read_result()
+
+    @contextmanager
+    def driver_fence(self, job: GateJob) -> Iterator[dict]:
+        """The options of spark-submit's process: a driver that runs here (client mode) holds the
+        job lock while it lives, in a process group of its own that it ends once this task is gone
+        (as a ``local`` job does); nothing for a driver on the cluster."""
+        if not self.driver_here:
+            yield {}
+            return
+        lock = hold_for_job(job.workdir)
+        try:
+            yield {"pass_fds": (lock,), "start_new_session": True}
+        finally:
+            os.close(lock)
 
     def start_on_standalone(self, job: GateJob, master: str, rest_endpoint: str,
                             conf: dict[str, str]) -> dict | Deferral:
         """Cluster deploy mode on a standalone master: a driver launched through its REST server."""
+        record = driver_record(job.workdir, job.steps)
+        # before this try's settings replace its earlier try's, which that driver may still read
+        self.end_drivers([record], "an earlier try's driver of this job still runs")
         # The driver reads its script and zip from the work folder (shared storage), not from
         # this worker's installation.
         script = job.workdir / "gate_job.py"
@@ -230,8 +240,6 @@ class SparkSubmitRunner(GateRunner):
         # The plan's relative addresses resolve against the gate home, not the driver's folder on
         # the worker: the shared storage is mounted at the same path on both sides.
         environment = {HOME_ENV: str(gate_home()), **write_driver_settings(job.workdir, job.steps, self.credentials)}
-        record = driver_record(job.workdir, job.steps)
-        self.end_drivers([record], "an earlier try's driver of this job still runs")
         hook = SparkStandaloneRestHook(rest_endpoint)
         try:
             driver_id = hook.create_python_driver(script, [job.workdir / "contract_gate_spark.zip"], job.argv(), properties,
@@ -240,8 +248,9 @@ class SparkSubmitRunner(GateRunner):
             driver_settings_file(job.workdir, job.steps).unlink(missing_ok=True)
             raise GateJobError(str(exc)) from exc
         self._driver = (hook, driver_id)
-        write_private_text(record, json.dumps({"driver_id": driver_id, "rest_endpoint": rest_endpoint,
-                                               "name": job.name}))
+        partial = record.with_name(f".{record.name}")
+        write_private_text(partial, json.dumps({"driver_id": driver_id, "rest_endpoint": rest_endpoint, "name": job.name}))
+        os.replace(partial, record)  # whole or not there: a worker lost mid-write leaves no half record
         self._driver_settings = driver_settings_file(job.workdir, job.steps)
         self.log.info("gate job %s: driver %s launched on %s through its REST server %s", job.steps, driver_id,
                       master, rest_endpoint)
