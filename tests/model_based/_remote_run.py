@@ -1,6 +1,6 @@
-"""Run as a child process of the walk (``gate_walk.GateWorld.step_stop_remote``): one gate run of a
-submission in a mode whose jobs run elsewhere, as a worker runs the generated DAG's two Spark
-tasks, each a job of the mode's runner waited on from this process (never deferred):
+"""Run as a child process of the walk (``gate_walk.GateWorld.step_stop_databricks``,
+``step_stop_standalone``, ``step_stop_submit_client``): one gate run of a submission in a mode
+whose jobs run outside this process, as a worker runs the generated DAG's two Spark tasks, each a job of the mode's runner waited on from this process (never deferred):
 ``stage+validate+batch_keys``, then the branch's step (publish, quarantine or split, as ``decide``
 says). The walk stops it at a random moment.
 
