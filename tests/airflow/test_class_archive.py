@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import pytest
 
 from contract_gate.local_spark import class_archive
 from contract_gate.runners.local import LocalRunner
+from contract_gate_spark.runtime import jars
+from contract_gate_spark.runtime.session import DELTA_PACKAGE, jars_dir
 
 PROBE = "from pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate().range(3).count()\n"
 
@@ -75,3 +78,37 @@ def test_the_miniature_gate_plan_passes_the_spark_side_checks(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("sha256:")
+
+
+def test_a_failed_build_names_its_log_and_shows_its_end_not_the_jvm_output(tmp_path, monkeypatch, capfd):
+    """The install's terminal gets no Java or Spark line: the build's JVM writes to its log, and a
+    failure prints one message, the log's path and the log's last lines (the quick start's last step)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    workload = tmp_path / "workload.py"
+    workload.write_text("import sys\nprint('workload-broke-here', file=sys.stderr)\nsys.exit(3)\n", encoding="utf-8")
+    monkeypatch.setattr(class_archive, "workload_script", lambda: workload)
+
+    assert class_archive.main(["--path", str(tmp_path / "classes.jsa")]) == 1
+
+    out, err = capfd.readouterr()
+    log = tmp_path / "cache" / "contract-gate" / "install" / "class-archive.log"
+    assert out == "" and not (tmp_path / "classes.jsa").exists()
+    first, *tail = err.splitlines()
+    assert first == (f"class archive for local gate jobs: the class archive workload failed with exit code 3; "
+                     f"its output: {log}, ending:")
+    assert "  workload-broke-here" in tail and len(tail) <= 20
+    assert "workload-broke-here" in log.read_text()
+
+
+def test_the_jar_fetch_prints_one_line_and_logs_ivy(tmp_path):
+    """``install.sh`` fetches the Delta jars through Ivy: its resolution report goes to the step's
+    log, the terminal gets one line (the jars are in this machine's Ivy cache since its install)."""
+    done = subprocess.run([sys.executable, "-m", "contract_gate_spark.runtime.jars", "--resolve-only"],
+                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == ""
+    assert done.stdout.splitlines() in (["Delta Lake jars fetched (Ivy cache)"], [f"Delta Lake jars ready ({jars_dir()})"])
+    if "Ivy" in done.stdout:
+        log = tmp_path / "contract-gate" / "install" / f"{jars.fetch_step(DELTA_PACKAGE)}.log"
+        assert "io.delta#delta-spark" in log.read_text()

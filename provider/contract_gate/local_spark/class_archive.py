@@ -19,7 +19,6 @@ import argparse
 import hashlib
 import importlib.metadata
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,8 +26,10 @@ from pathlib import Path
 
 from contract_gate.local_spark.installation import delta_jars_on_disk, spark_home, spark_package_folder
 from contract_gate.local_spark.submit import local_start_conf, submit_argv, submit_environment
+from contract_gate_spark.runtime.install_log import cache_folder, failure, run_logged
 
 ARCHIVE_ENV = "CONTRACT_GATE_CLASS_ARCHIVE"
+BUILD_STEP = "class-archive"
 
 
 def archive_path() -> Path | None:
@@ -41,8 +42,7 @@ def archive_path() -> Path | None:
     # Named after the class path it was built for: another installation (another virtualenv,
     # other jars) gets an archive of its own instead of overwriting this one.
     class_path = hashlib.sha256("\n".join([str(spark_home()), *delta_jars_on_disk()]).encode()).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "contract-gate" / f"spark-{importlib.metadata.version('pyspark')}-{class_path}.jsa"
+    return cache_folder() / f"spark-{importlib.metadata.version('pyspark')}-{class_path}.jsa"
 
 
 def java_options() -> str:
@@ -67,9 +67,9 @@ def build(path: Path | None = None) -> Path:
         conf = local_start_conf(Path(scratch), spark_conf={
             "spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"})
         argv = submit_argv(workload_script(), [str(Path(scratch) / "gate")], conf, "contract-gate class archive")
-        done = subprocess.run(argv, env=submit_environment(), cwd=scratch, check=False)
+        done = run_logged(argv, BUILD_STEP, env=submit_environment(), cwd=scratch)
         if done.returncode != 0:
-            raise RuntimeError(f"the class archive workload failed with exit code {done.returncode} (its output is above)")
+            raise RuntimeError(failure(f"the class archive workload failed with exit code {done.returncode}", BUILD_STEP))
         if not partial.is_file():
             raise RuntimeError("the JVM wrote no class archive (does this JVM support -XX:ArchiveClassesAtExit?)")
         os.replace(partial, path)  # atomic: a concurrent job maps the old archive or the new one
@@ -88,7 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"class archive for local gate jobs: {existing} (already built for this class path)")
         return 0
     started = time.perf_counter()
-    path = build(args.path)
+    try:
+        path = build(args.path)
+    except RuntimeError as error:
+        print(f"class archive for local gate jobs: {error}", file=sys.stderr)
+        return 1
     print(f"class archive for local gate jobs: {path} ({path.stat().st_size / 2**20:.0f} MiB, "
           f"built in {time.perf_counter() - started:.0f} s)")
     return 0

@@ -30,11 +30,12 @@ from pathlib import Path
 
 import pyspark
 
-from contract_gate_spark.runtime import s3a_jars
+from contract_gate_spark.runtime import install_log, s3a_jars
 from contract_gate_spark.runtime.session import DELTA_PACKAGE, get_session, jars_dir, local_jars
 
 MAVEN_ARTIFACTS = (DELTA_PACKAGE, "io.delta:delta-storage:4.4.0")
 SMOKE_TIMEOUT_SECONDS = 600
+SMOKE_STEP = "delta-round-trip"
 
 
 def smoke() -> None:
@@ -49,32 +50,44 @@ def smoke() -> None:
 
 
 def smoke_in_subprocess() -> bool:
-    """Run ``smoke`` in a fresh Python so a failed JVM launch leaves this process clean."""
+    """Run ``smoke`` in a fresh Python so a failed JVM launch leaves this process clean; a failure
+    is printed with the end of its log."""
     try:
-        done = subprocess.run(
+        done = install_log.run_logged(
             [sys.executable, "-c", "from contract_gate_spark.runtime.jars import smoke; smoke()"],
-            timeout=SMOKE_TIMEOUT_SECONDS,
-            check=False,
-        )
+            SMOKE_STEP, timeout=SMOKE_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
+        print(install_log.failure(f"the Delta round trip took over {SMOKE_TIMEOUT_SECONDS} s", SMOKE_STEP), file=sys.stderr)
         return False
+    if done.returncode != 0:
+        print(install_log.failure(f"the Delta round trip failed (exit code {done.returncode})", SMOKE_STEP), file=sys.stderr)
     return done.returncode == 0
+
+
+def fetch_step(package: str) -> str:
+    """The install log's name for fetching ``package`` (``group:artifact:version``)."""
+    return f"fetch-{package.split(':')[1]}"
 
 
 def resolve_in_subprocess(package: str = DELTA_PACKAGE) -> bool:
     """Fetch ``package`` (default Delta's jars) into the Ivy cache without starting Spark:
     ``spark-submit --packages`` resolves it, then runs a script that only exits (seconds, where
-    ``smoke`` takes a minute on a small machine). Whether they load is then for the caller to prove."""
+    ``smoke`` takes a minute on a small machine). Whether they load is then for the caller to prove.
+    A failure is printed with the end of its log (the caller then tries Maven)."""
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    step = fetch_step(package)
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "resolved.py"
         script.write_text("")
         try:
-            done = subprocess.run([str(spark_submit), "--packages", package, str(script)],
-                                  env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=folder,
-                                  timeout=SMOKE_TIMEOUT_SECONDS, check=False)
+            done = install_log.run_logged([str(spark_submit), "--packages", package, str(script)], step,
+                                          env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=folder,
+                                          timeout=SMOKE_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
+            print(install_log.failure(f"Ivy took over {SMOKE_TIMEOUT_SECONDS} s to fetch {package}", step), file=sys.stderr)
             return False
+    if done.returncode != 0:
+        print(install_log.failure(f"Ivy could not fetch {package} (exit code {done.returncode})", step), file=sys.stderr)
     return done.returncode == 0
 
 
