@@ -83,6 +83,8 @@ def main() -> int:
             going = [count for name, count in stops if name == signal_name]
             print(f"  {what} stopped with {signal_name}: {sum(1 for c in going if c)} of {len(going)} left a run "
                   "or driver going, which the decision's record ended first")
+    for (branch, left), count in sorted(world.stop_effects.items()):
+        print(f"  a run stopped in its {branch} step left: {left} ({count} x)")
     for found in world.disagreements:
         print(f"DISAGREEMENT step {found.step} {found.action}: {found.what}")
     if world.disagreements:

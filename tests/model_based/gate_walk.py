@@ -1,10 +1,11 @@
 """A seeded random walk through the gate's whole life, checked against a reference model.
 
 The world is a folder with contracts, landings and a lakehouse. Each step does what a user or a
-producer does: land a batch (good, bad, malformed, empty, oversized) and gate it, evolve a
-contract (an optional column, a wider enum, a new major version with a new target, a refused
-breaking change), re-run or correct a batch, ask ``validate --target``, apply retention days
-later, or stop a run. The gate is
+producer does: land a batch (good, bad, malformed, empty, oversized, one key twice, keys the
+target already holds) and gate it, evolve a contract (an optional column, a wider enum, a new
+major version with a new target, a refused breaking change), re-run or correct a batch, ask
+``validate --target``, apply retention days later, or stop a run. Its contracts cross both
+publication modes with both violation policies, and one contract gates two objects. The gate is
 driven the way its DAG drives it, in-process on one Spark session: the submission id from the
 landing, the Spark side's ``stage+validate+batch_keys`` and outcome chains (``gate_job``), the
 branch's :func:`decide`, the record task's :func:`verdict`, the decision store. Stops run the
@@ -35,6 +36,7 @@ them out, the soak keeps them.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import json
@@ -83,10 +85,12 @@ POLICIES = {  # contract name -> (publication mode, violation policy)
     "meters_append": ("append", "reject_batch"),
     "meters_split": ("append", "split_rows"),
     "meters_keys": ("replace_keys", "reject_batch"),
+    "meters_keys_split": ("replace_keys", "split_rows"),
 }
 PAIR = ("meters_pair", ("north", "south"))  # a contract of two gated objects (not evolved by the walk)
 MAX_ROWS = 40  # the contracts' rowCount limit: an oversized batch has more
-KINDS = ("good", "bad", "malformed", "empty", "oversized")
+# duplicate_keys: one key twice in the batch; resent: keys the target already holds (a producer re-sending rows)
+KINDS = ("good", "bad", "malformed", "empty", "oversized", "duplicate_keys", "resent")
 CONNECT_RUN = Path(__file__).with_name("_connect_run.py")
 CONNECT_STOP_SECONDS = 15  # after a Connect client is stopped, no job of its submission runs on the server
 REMOTE_RUN = Path(__file__).with_name("_remote_run.py")
@@ -112,6 +116,14 @@ def processes_working_in(folder: Path) -> list[str]:
                 inside in part for part in process.info["cmdline"] or ()):
             found.append(f"{process.pid} {' '.join(process.info['cmdline'])[:120]}")
     return found
+
+
+def column_of(location: str, column: str) -> list:
+    """A column of the Delta table at ``location``; [] when no commit has made it a table (none yet,
+    or a job stopped while it created the table left its log folder empty)."""
+    if not any((Path(location) / "_delta_log").glob("*.json")):
+        return []
+    return DeltaTable(location).to_pyarrow_table(columns=[column]).column(column).to_pylist()
 
 
 def contract_text(name: str, version: str, mode: str, policy: str, *, optional_column: bool = False,
@@ -174,6 +186,19 @@ class Contract:
 
 
 @dataclass
+class StoppedBatch:
+    """A batch landed for a run the walk stops, and what the model knows of it."""
+
+    contract: Contract
+    kind: str
+    rows: list[dict]
+    invalid: list[str]
+    plan: Plan
+    submission_id: str
+    landing: dict
+
+
+@dataclass
 class Disagreement:
     step: int
     action: str
@@ -210,6 +235,8 @@ class GateWorld:
         self.databricks_stops: list[tuple[str, int]] = []  # (signal, runs the decision had to end)
         self.cluster: StandaloneCluster | None = None
         self.standalone_stops: list[tuple[str, int]] = []  # (signal, drivers the decision had to end)
+        # (branch, where the stop left the batch: "verdict", "nothing committed", "target", "quarantine", "both")
+        self.stop_effects: collections.Counter[tuple[str, str]] = collections.Counter()
         os.environ[f"AIRFLOW_CONN_{CLIENT_CONN.upper()}"] = json.dumps(
             {"conn_type": "spark", "host": "local[1]", "extra": {"contract_gate": {"spark_conf": {
                 key: value for key, value in STANDALONE_CONF.items() if not key.startswith("spark.executor")}}}})
@@ -262,7 +289,18 @@ class GateWorld:
             row = self.rng.choice(rows)
             row["reading"] = "not a number"
             invalid.append(row["meter_id"])
+        if kind == "duplicate_keys":  # both rows of the key fail key.unique
+            row = self.rng.choice(rows)
+            rows.append({**row, "reading": self.rng.randint(0, 900)})
+            invalid += [row["meter_id"]] * 2
+        if kind == "resent":  # valid rows; whether their keys may be published again is the mode's to say
+            held = sorted(contract.target_ids.get(self.target_of(contract), ()))
+            for row, held_id in zip(rows, self.rng.sample(held, min(len(held), self.rng.randint(1, 3)))):
+                row["meter_id"] = held_id
         return rows, invalid
+
+    def target_of(self, contract: Contract) -> str:
+        return self.plan(contract).require_tables().require_target().location
 
     def land(self, contract: Contract, rows: list[dict]) -> None:
         folder = Path(self.plan(contract).require_tables().landing.location)  # type: ignore[union-attr]
@@ -327,7 +365,7 @@ class GateWorld:
         contract = self.rng.choice(list(self.contracts.values()))
         rows, invalid = self.rows(kind, contract)
         self.land(contract, rows)
-        target = self.plan(contract).require_tables().require_target().location
+        target = self.target_of(contract)
         decision = self.gate(contract)
         self.expect(contract, decision, rows, invalid, kind, target)
 
@@ -340,7 +378,10 @@ class GateWorld:
         if decision.get("source") == "gate" and decision["run_id"] != f"walk-{len(self.steps)}":
             return  # this batch was gated before (same content): nothing new
         ids = [r["meter_id"] for r in rows]
+        held = set(ids) & contract.target_ids.get(target, set())
         if kind in ("empty", "oversized"):
+            expected = "quarantined"
+        elif held and contract.mode == "append":  # key.unique_across_batches fails the whole batch
             expected = "quarantined"
         elif not invalid:
             expected = "published"
@@ -356,8 +397,9 @@ class GateWorld:
             contract.target_ids.setdefault(target, set()).update(kept)
         contract.last_submission = decision["submission_id"]
 
-    def step_evolve(self, how: str) -> None:
-        contract = self.rng.choice([c for c in self.contracts.values() if c.object is None])
+    def step_evolve(self, how: str, contract: Contract | None = None) -> None:
+        """Evolve ``contract`` (default a random one of a single object) the way ``how`` says."""
+        contract = contract or self.rng.choice([c for c in self.contracts.values() if c.object is None])
         if how == "optional_column":
             if contract.optional_column:
                 return
@@ -394,14 +436,19 @@ class GateWorld:
             return
         if prior["outcome"] in ("published", "split") and not correction:
             return  # refused, as the submission task refuses it
-        fixed = [{**row, "reading": abs(row["reading"]) if isinstance(row["reading"], int) else 1}
-                 for row in contract.last_batch][:MAX_ROWS]
+        target = self.target_of(contract)
+        # the producer's fix: valid readings, each key once, and in append mode no key the target holds
+        refused = contract.target_ids.get(target, set()) if contract.mode == "append" else set()
+        fixed: dict[str, dict] = {}
+        for row in contract.last_batch:
+            if row["meter_id"] not in refused:
+                fixed.setdefault(row["meter_id"], {**row, "reading": abs(row["reading"])
+                                                   if isinstance(row["reading"], int) else 1})
         if not fixed:
             return
-        self.land(contract, fixed)
-        target = plan.require_tables().require_target().location
+        self.land(contract, list(fixed.values())[:MAX_ROWS])
         decision = self.gate(contract, rerun_of=contract.last_submission, correction=correction)
-        self.expect(contract, decision, fixed, [], "good", target)
+        self.expect(contract, decision, contract.last_batch, [], "good", target)
 
     def step_validate_target(self) -> None:
         """``validate --target`` of each contract's deployed target says what the gate published: pass."""
@@ -426,9 +473,10 @@ class GateWorld:
     def step_stop(self, sig: signal.Signals) -> None:
         """Stage and validate in a child process, stopped with ``sig`` at a random moment; the run is
         recorded as the record task records a broken run (``failed``, non-final)."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id = batch.contract, batch.plan, batch.submission_id
         folder = submission_folder(plan, f"{submission_id}-stopped")
         folder.mkdir(parents=True, exist_ok=True)
         plan_file = folder / "plan.json"
@@ -436,7 +484,7 @@ class GateWorld:
         child = subprocess.Popen(
             [sys.executable, "-m", "contract_gate_spark.commands.gate_job", "stage+validate+batch_keys",
              "--plan", str(plan_file), "--submission-id", submission_id, "--report", str(folder / "report.json"),
-             "--landing", json.dumps(landing), "--result", str(folder / "stage.json")],
+             "--landing", json.dumps(batch.landing), "--result", str(folder / "stage.json")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:  # a random moment of the child's run: starting Spark, staging or validating
             child.wait(timeout=self.rng.uniform(0.5, 20.0))
@@ -452,20 +500,22 @@ class GateWorld:
         target = plan.require_tables().require_target().location
         decision = self.gate(contract)
         self.stopped.discard((contract.name, submission_id))
-        self.expect(contract, decision, rows, [], "good", target)
+        self.expect(contract, decision, batch.rows, batch.invalid, batch.kind, target)
 
     def step_stop_publish(self, sig: signal.Signals) -> None:
-        """Stage and validate a good batch, then run the branch's step (publish) in a child process
-        stopped with ``sig`` at a random moment: before, during or after its commit."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        """Stage and validate a batch, then run the branch's step (publish, quarantine or split) in a
+        child process stopped with ``sig`` at a random moment: before, during, between or after its
+        commits."""
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id = batch.contract, batch.plan, batch.submission_id
         folder = self.run_folder(contract, plan, f"{submission_id}-publish-stopped")
         common = ["--plan", str(folder / "plan.json"), "--submission-id", submission_id,
                   "--report", str(folder / "report.json")]
-        if gate_job.main(["stage+validate+batch_keys", *common, "--landing", json.dumps(landing),
+        if gate_job.main(["stage+validate+batch_keys", *common, "--landing", json.dumps(batch.landing),
                           "--result", str(folder / "stage.json")]) != 0:
-            return self.disagree(f"{contract.name}: stage and validate of a good batch failed")
+            return self.disagree(f"{contract.name}: stage and validate of a {batch.kind} batch failed")
         candidate = json.loads((folder / "stage.json").read_text(encoding="utf-8"))
         summary = summarize(json.loads((folder / "report.json").read_text(encoding="utf-8")), folder / "report.json",
                             candidate)
@@ -475,31 +525,33 @@ class GateWorld:
              "--candidate", json.dumps(candidate["candidate"]), "--version", str(candidate["version"]),
              "--result", str(folder / f"{branch}.json")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.stop_at_random(child, sig, 0.5, 20.0)
-        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.json")
+        self.stop_at_random(child, sig, 0.5, 20.0, plan, submission_id)
+        self.after_stop(batch, summary, branch, folder / f"{branch}.json")
 
     def step_stop_connect(self, sig: signal.Signals) -> None:
         """A whole run of a good batch in the ``spark_connect`` mode (stage+validate, then the branch's
         step, each a job of the runner) in a client process stopped with ``sig`` at a random moment;
         then no job of the submission runs on the server within ``CONNECT_STOP_SECONDS``."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id, landing = batch.contract, batch.plan, batch.submission_id, batch.landing
         folder = self.stopped_run(CONNECT_RUN, [self.connect_url()], contract, plan, submission_id, landing, sig, 40.0)
         seconds = self.wait_for_no_job_of(submission_id)
         self.connect_stops.append((sig.name, seconds))
         if seconds > CONNECT_STOP_SECONDS:
             self.disagree(f"{contract.name}: a job of {submission_id} ran on the server {seconds:.0f} s after the "
                           f"client was stopped with {sig.name}")
-        self.after_stopped_run(contract, plan, submission_id, rows, folder)
+        self.after_stopped_run(batch, folder)
 
     def step_stop_databricks(self, sig: signal.Signals) -> None:
         """A whole run of a good batch in the ``databricks`` mode (stage+validate, then the branch's
         step, each a run on the emulated workspace) in a worker process stopped with ``sig`` at a
         random moment; once its decision is written, no run of the submission goes on."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id, landing = batch.contract, batch.plan, batch.submission_id, batch.landing
         runner = self.databricks_runner()
         folder = self.stopped_run(REMOTE_RUN, ["databricks", DATABRICKS_CONN], contract, plan, submission_id, landing,
                                   sig, 60.0)
@@ -507,7 +559,7 @@ class GateWorld:
         if self.workspace is not None and self.workspace.rejected:
             self.disagree(f"requests the workspace's SDK models refuse: {self.workspace.rejected[-3:]}")
             self.workspace.rejected.clear()
-        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+        self.after_stopped_run(batch, folder, runner)
 
     def step_stop_standalone(self, sig: signal.Signals) -> None:
         """A whole run of a good batch in the ``spark_submit`` mode's cluster deploy mode (stage+validate,
@@ -515,27 +567,29 @@ class GateWorld:
         process stopped with ``sig`` at a random moment; once its decision is written, no driver of the
         submission runs. The run works in the submission's own work folder, as the DAG's tasks do:
         the record task finds the drivers written down there."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id, landing = batch.contract, batch.plan, batch.submission_id, batch.landing
         runner = self.standalone_runner()
         folder = self.stopped_run(REMOTE_RUN, ["spark_submit", STANDALONE_CONN], contract, plan, submission_id,
                                   landing, sig, 80.0, folder_name=submission_id)
         self.standalone_stops.append((sig.name, len(self.drivers_running())))
-        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+        self.after_stopped_run(batch, folder, runner)
 
     def step_stop_submit_client(self, sig: signal.Signals) -> None:
         """A whole run of a good batch in the ``spark_submit`` mode's client deploy mode (stage+validate,
         then the branch's step, each a spark-submit whose driver runs on this machine) in a worker
         process stopped with ``sig`` at a random moment, the worker alone, as a task is killed; once
         its decision is written, no process of its jobs is left."""
-        contract, rows, plan, submission_id, landing = self.stoppable_batch()
-        if contract is None:
+        batch = self.stoppable_batch()
+        if batch is None:
             return
+        contract, plan, submission_id, landing = batch.contract, batch.plan, batch.submission_id, batch.landing
         runner = get_runner("spark_submit", conn_id=CLIENT_CONN)
         folder = self.stopped_run(REMOTE_RUN, ["spark_submit", CLIENT_CONN], contract, plan, submission_id, landing,
                                   sig, 60.0, folder_name=submission_id)
-        self.after_stopped_run(contract, plan, submission_id, rows, folder, runner)
+        self.after_stopped_run(batch, folder, runner)
 
     def stopped_run(self, script: Path, where: list[str], contract: Contract, plan: Plan, submission_id: str,
                     landing: dict, sig: signal.Signals, latest: float, folder_name: str | None = None) -> Path:
@@ -546,20 +600,18 @@ class GateWorld:
         with (folder / "worker.log").open("w") as log:
             child = subprocess.Popen([sys.executable, str(script), *where, str(folder / "plan.json"), submission_id,
                                       json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
-            stopped = self.stop_at_random(child, sig, 2.0, latest)
+            stopped = self.stop_at_random(child, sig, 2.0, latest, plan, submission_id)
         if not stopped and child.returncode != 0:  # a good batch's run that failed by itself tests no stop
             self.disagree(f"{contract.name}: the run of {submission_id} failed before its stop: "
                           f"{(folder / 'worker.log').read_text(encoding='utf-8')[-300:]}")
         return folder
 
-    def after_stopped_run(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], folder: Path,
-                          runner: GateRunner | None = None) -> None:
+    def after_stopped_run(self, batch: StoppedBatch, folder: Path, runner: GateRunner | None = None) -> None:
         """:meth:`after_stop` for a whole run of ``stopped_run``, with the summary and branch it got to."""
         summary_file = folder / "summary.json"
         summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.exists() else None
-        branch = decide(plan, summary)[0] if summary else "publish"
-        self.after_stop(contract, plan, submission_id, rows, summary, branch, folder / f"{branch}.result.json",
-                        runner)
+        branch = decide(batch.plan, summary)[0] if summary else "publish"
+        self.after_stop(batch, summary, branch, folder / f"{branch}.result.json", runner)
 
     def databricks_runner(self) -> GateRunner:
         """The runner of the walk's emulated workspace, started when first needed."""
@@ -603,17 +655,19 @@ class GateWorld:
                 if is_run_of(run["name"] or "", plan.contract_id, submission_id)
                 and self.workspace.state(run).life_cycle_state.value in ("PENDING", "RUNNING", "TERMINATING")]
 
-    def stoppable_batch(self):
-        """(contract, rows, plan, submission, landing) of a new good batch landed for a stopped run;
-        all None when its submission has a final decision already."""
+    def stoppable_batch(self) -> StoppedBatch | None:
+        """A new batch landed for a stopped run: good (the branch publishes) or bad (it quarantines,
+        or under ``split_rows`` splits: two commits); None when its submission has a final decision
+        already."""
         contract = self.rng.choice(list(self.contracts.values()))
-        rows, _ = self.rows("good", contract)
+        kind = self.rng.choice(("good", "bad"))
+        rows, invalid = self.rows(kind, contract)
         self.land(contract, rows)
         plan = self.plan(contract)
         submission_id, landing = self.submission(plan)
         if decisions.final_decision(plan, submission_id) is not None:
-            return None, None, None, None, None
-        return contract, rows, plan, submission_id, landing
+            return None
+        return StoppedBatch(contract, kind, rows, invalid, plan, submission_id, landing)
 
     def run_folder(self, contract: Contract, plan: Plan, name: str) -> Path:
         folder = submission_folder(plan, name)
@@ -621,15 +675,27 @@ class GateWorld:
         (folder / "plan.json").write_text(render_plan(plan.document), encoding="utf-8")
         return folder
 
-    def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float) -> bool:
-        """Stop ``child`` with ``sig`` at a random moment, unless it ended first (then False); a child
+    def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float,
+                       plan: Plan | None = None, submission_id: str | None = None) -> bool:
+        """Stop ``child`` with ``sig`` at a random moment, unless it ended first (then False); given the
+        submission, half the time at the moment its first commit appears instead (a random moment
+        mostly falls before a job's commits: its JVM starts for longer than it commits). A child
         that a SIGTERM leaves running after 120 s is killed, as Airflow's supervisor kills a task
         that outlives its grace period."""
-        try:
-            child.wait(timeout=self.rng.uniform(earliest, latest))
-            return False
-        except subprocess.TimeoutExpired:
+        if plan is not None and submission_id is not None and self.rng.random() < 0.5:
+            committed = self.commit_of(plan, submission_id)
+            with contextlib.suppress(TimeoutError):
+                wait_until(lambda: committed() or child.poll() is not None, timeout=3 * latest, interval=0.05,
+                           message="a commit of the stopped run")
+            if child.poll() is not None:
+                return False
             os.killpg(child.pid, sig)
+        else:
+            try:
+                child.wait(timeout=self.rng.uniform(earliest, latest))
+                return False
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, sig)
         try:
             child.wait(timeout=120)
         except subprocess.TimeoutExpired:
@@ -637,12 +703,33 @@ class GateWorld:
             child.wait(timeout=60)
         return True
 
-    def after_stop(self, contract: Contract, plan: Plan, submission_id: str, rows: list[dict], summary: dict | None,
-                   branch: str, result_path: Path, runner: GateRunner | None = None) -> None:
+    @staticmethod
+    def commit_of(plan: Plan, submission_id: str) -> Callable[[], bool]:
+        """A probe: does the target's or the quarantine's Delta log hold a commit of ``submission_id``
+        yet? (Its commit files are renamed into place whole; each is read once.)"""
+        tables = plan.require_tables()
+        logs = [Path(table.location) / "_delta_log" for table in (tables.require_target(), tables.require_quarantine())]
+        read: dict[Path, bool] = {}
+
+        def committed() -> bool:
+            for log in logs:
+                for commit in sorted(log.glob("*.json")) if log.is_dir() else ():
+                    if commit not in read:
+                        read[commit] = submission_id in commit.read_text(encoding="utf-8", errors="replace")
+                    if read[commit]:
+                        return True
+            return False
+
+        return committed
+
+    def after_stop(self, batch: StoppedBatch, summary: dict | None, branch: str, result_path: Path,
+                   runner: GateRunner | None = None) -> None:
         """Record the stopped run as the record task does (its verdict if the branch's step ended
-        before the stop, else ``failed`` with what it committed); then the batch is in the target
-        whole or not at all, and without a verdict there is no final decision. An operator's
-        ``audit --repair`` (half the time) or the next run finishes it: published exactly once."""
+        before the stop, else ``failed`` with what it committed); then each table holds the batch's
+        share whole or not at all (a split is stopped between its two commits too), a ``failed``
+        record says what the tables hold, and without a verdict there is no final decision. An
+        operator's ``audit --repair`` (half the time) or the next run finishes it: exactly once."""
+        contract, plan, submission_id = batch.contract, batch.plan, batch.submission_id
         if summary is None:
             results, states = {}, {"stage_validate": "failed"}
         elif result_path.exists():  # the step ended before the stop
@@ -660,21 +747,56 @@ class GateWorld:
         if left := processes_working_in(submission_folder(plan, submission_id)):
             self.disagree(f"{contract.name}: processes of {submission_id}'s jobs live on after its decision was "
                           f"written: {left}")
-        target = plan.require_tables().require_target().location
         if recorded["outcome"] == "failed" and decisions.final_decision(plan, submission_id) is not None:
             self.disagree(f"{contract.name}: the run stopped before its verdict has a final decision")
-        if (Path(target) / "_delta_log").is_dir():
-            held = set(DeltaTable(target).to_pyarrow_table(columns=["meter_id"]).column("meter_id").to_pylist())
-            batch = {row["meter_id"] for row in rows}
-            if held & batch and not batch <= held:
-                self.disagree(f"{contract.name}: the stopped run left {len(held & batch)} of its {len(batch)} rows "
-                              "in the target")
+        stopped_target, left_published = self.check_stopped_share(batch, recorded, branch if summary else "stage")
         if self.rng.random() < 0.5:
             code, out = self.cli("audit", self.file(contract), "--repair", "--settle", "0", "--json")
             if code != 0:
                 self.disagree(f"{contract.name}: audit --repair after a stopped run exits {code}: {out[-300:]}")
+        if contract.object is None and self.rng.random() < 0.25:  # a new contract version gates the stopped batch
+            self.step_evolve(self.rng.choice(("optional_column", "wider_enum", "new_major")), contract)
         decision = self.gate(contract)
-        self.expect(contract, decision, rows, [], "good", target)
+        target = self.target_of(contract)
+        if decision is not None and decision.get("contract_version") != contract.version:
+            target = stopped_target  # audit --repair decided it under the version it was stopped in
+        self.expect(contract, decision, batch.rows, batch.invalid, batch.kind, target)
+        # what the stopped run published stays in its target, whichever version gated the batch since
+        if left_published:
+            contract.target_ids.setdefault(stopped_target, set()).update(left_published)
+
+    def check_stopped_share(self, batch: StoppedBatch, recorded: dict, branch: str) -> tuple[str, set[str]]:
+        """The target holds all of the rows the branch publishes or none, the quarantine all of the
+        rows it quarantines or none, and a ``failed`` record counts what they hold; (the target, the
+        batch's ids it holds)."""
+        contract, tables = batch.contract, batch.plan.require_tables()
+        ids = {row["meter_id"] for row in batch.rows}
+        if batch.kind == "good":
+            publishable = ids
+        else:
+            publishable = ids - set(batch.invalid) if contract.policy == "split_rows" else set()
+        target, quarantine = tables.require_target().location, tables.require_quarantine().location
+        in_target = ids & set(column_of(target, "meter_id"))
+        if in_target not in (set(), publishable):
+            self.disagree(f"{contract.name}: the stopped run left {len(in_target)} of the {len(publishable)} rows it "
+                          f"publishes of a {batch.kind} batch in the target")
+        quarantined = column_of(quarantine, "_submission_id").count(batch.submission_id)
+        if quarantined not in (0, len(batch.rows) - len(publishable)):
+            self.disagree(f"{contract.name}: the stopped run left {quarantined} of the "
+                          f"{len(batch.rows) - len(publishable)} rows it quarantines of a {batch.kind} batch in the "
+                          "quarantine")
+        if recorded["outcome"] != "failed":
+            left = "verdict"
+        else:
+            left = {(False, False): "nothing committed", (True, False): "target", (False, True): "quarantine",
+                    (True, True): "both"}[(bool(in_target), bool(quarantined))]
+        self.stop_effects[(branch, left)] += 1
+        if recorded["outcome"] == "failed" and (recorded.get("rows_published") or 0, recorded.get("rows_quarantined")
+                                                or 0) != (len(in_target), quarantined):
+            self.disagree(f"{contract.name}: the failed record of {batch.submission_id} says "
+                          f"{recorded.get('rows_published')} published, {recorded.get('rows_quarantined')} "
+                          f"quarantined; the tables hold {len(in_target)} and {quarantined}")
+        return target, in_target
 
     def connect_url(self) -> str:
         """The walk's Spark Connect server, with its status API on: started when first needed."""
@@ -765,7 +887,7 @@ class GateWorld:
         if days > 7 and left:
             self.disagree(f"{contract.name}: retention {days} days on left candidates {left[:3]}")
         quarantine = Path(plan.require_tables().require_quarantine().location)
-        if days > 90 and (quarantine / "_delta_log").is_dir() and DeltaTable(str(quarantine)).to_pyarrow_table().num_rows:
+        if days > 90 and column_of(str(quarantine), "_submission_id"):
             self.disagree(f"{contract.name}: retention {days} days on left quarantined rows")
 
     def cli(self, *args) -> tuple[int, str]:
@@ -846,7 +968,7 @@ class GateWorld:
                 if record.final and (contract.name, record.submission_id) in self.stopped:
                     self.disagree(f"{contract.name}: stopped run {record.submission_id} has a final decision")
             for location, expected in contract.target_ids.items():
-                ids = DeltaTable(location).to_pyarrow_table(columns=["meter_id"]).column("meter_id").to_pylist()
+                ids = column_of(location, "meter_id")
                 if len(ids) != len(set(ids)):
                     self.disagree(f"{contract.name}: {location} holds {len(ids) - len(set(ids))} row(s) twice")
                 if set(ids) != expected:
