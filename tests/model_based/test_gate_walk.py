@@ -1,6 +1,7 @@
 """The gate's whole life as a seeded random walk (``gate_walk``): after every step the audit finds
 nothing, every final decision's rows add up, no row is in a target twice, a stopped run leaves no
-final decision, and the tables hold what the reference model says; after a run in the
+final decision and each table holds its batch's share whole or not at all, as its ``failed``
+record counts, and the tables hold what the reference model says; after a run in the
 ``spark_connect`` mode is stopped, no job of it runs on the server, and once a stopped run in the
 ``databricks`` mode, or of ``spark_submit`` on a standalone cluster or in client deploy mode, is
 decided, no run, driver or process of it goes on. A fixed seed, so a failure reproduces, whose walk
