@@ -20,6 +20,7 @@ from _smtp_inbox import Inbox, connection, free_port
 from contract_gate.contract.compiler import compile_plan
 from contract_gate.decisions import final_decision
 from contract_gate.notifications.rejection import alert_rejection, rejection_payload
+from contract_gate.operators.record import GateRecordDecisionOperator
 from contract_gate_plan.model import Plan, load_plan
 
 
@@ -217,3 +218,59 @@ def test_a_mail_server_that_is_down_leaves_the_decision_recorded(alert_gates, in
     assert run.states["record_decision"] == "failed"
     assert run.decision == decision
     assert len(inbox.messages) == before
+
+
+class RecordTaskInstance:
+    """What the record operator reads of its task instance, for one try of run ``manual__1``: the
+    submission and a quarantine step's result (XCom), and the tasks' states. Everything else is
+    real: the operator, the decision store and the notifiers."""
+
+    dag_id, run_id = "regional_daily_cases", "manual__1"
+
+    def __init__(self, try_number: int):
+        self.try_number = try_number
+
+    def xcom_pull(self, task_ids: str, key: str | None = None):
+        if key is None and task_ids == "submission":
+            return {"submission_id": "0123456789abcdef"}
+        if key is None and task_ids == "quarantine":
+            return {"quarantine": {"status": "quarantined", "rows": 3}}
+        return None
+
+    def get_task_states(self, dag_id, task_ids, run_ids):
+        return {self.run_id: {"quarantine": "success"}}
+
+    def xcom_push(self, key, value) -> None:
+        pass
+
+
+def test_a_record_task_killed_while_it_alerted_has_its_retry_tell_the_notifiers_not_told(tmp_path, monkeypatch):
+    """The decision is recorded, one notifier told, and the task is killed before the next: its
+    retry finds the decision recorded and tells the rest, each once; a later try tells nobody."""
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    document = yaml.safe_load((REPO / "contracts" / "regional_daily_cases.yaml").read_text())
+    gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
+    gate.setdefault("alerts", {})["onRejection"] = [
+        {"class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": str(first)}},
+        {"class": "_alert_notifiers.KillsTheTaskOnce", "arguments": {"path": str(second),
+                                                                    "marker": str(tmp_path / "killed")}}]
+    contract = tmp_path / "regional_daily_cases.yaml"
+    contract.write_text(yaml.safe_dump(document, sort_keys=False))
+    task_ids = {role: role for role in ("submission", "stage_validate", "branch", "publish", "quarantine", "split")}
+
+    def record(try_number: int) -> dict:
+        operator = GateRecordDecisionOperator(task_id="record_decision", contract=str(contract), task_ids=task_ids)
+        return operator.execute({"ti": RecordTaskInstance(try_number)})
+
+    with pytest.raises(SystemExit):
+        record(1)
+    plan = compile_plan(contract)
+    assert final_decision(plan, "0123456789abcdef")["outcome"] == "quarantined"  # recorded before the alert
+    assert len(first.read_text().splitlines()) == 1 and not second.exists()
+
+    assert record(2)["try_number"] == 1  # the retry finds the first try's decision...
+    assert len(first.read_text().splitlines()) == 1  # ...and tells the notifier that was not told, once
+    assert [json.loads(line)["submission_id"] for line in second.read_text().splitlines()] == ["0123456789abcdef"]
+    record(3)  # a cleared task of the same run: everyone was told
+    assert len(first.read_text().splitlines()) == 1 and len(second.read_text().splitlines()) == 1

@@ -10,6 +10,7 @@ the caller learns which failed and decides what to retry.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from airflow.sdk import BaseNotifier
 from airflow.sdk.module_loading import import_string
@@ -28,8 +29,10 @@ def build_notifier(ref: dict) -> BaseNotifier:
     return cls(**(ref.get("arguments") or {}))
 
 
-def deliver(notifiers: dict[str, dict], context: dict) -> dict[str, str]:
-    """Send ``context`` to every notifier in ``{key: ref}``; returns ``{key: error}`` for failures."""
+def deliver(notifiers: dict[str, dict], context: dict,
+            on_delivered: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Send ``context`` to every notifier in ``{key: ref}``; returns ``{key: error}`` for failures.
+    ``on_delivered(key)`` is called right after each notifier that succeeded."""
     failures = {}
     for key, ref in notifiers.items():
         try:
@@ -37,4 +40,7 @@ def deliver(notifiers: dict[str, dict], context: dict) -> dict[str, str]:
         except Exception as exc:  # any notifier error must not hide the others' delivery
             log.exception("notifier %s failed", key)
             failures[key] = f"{type(exc).__name__}: {exc}"
+            continue
+        if on_delivered is not None:
+            on_delivered(key)
     return failures

@@ -1,7 +1,8 @@
 """The alert on a rejected submission: what it says, and its delivery to ``alerts.onRejection``.
 
-The record task calls :func:`alert_rejection` once, right after it recorded a ``quarantined``,
-``split`` or ``failed`` decision. The payload goes to the notifiers as
+The record task calls :func:`alert_rejection` right after it recorded a ``quarantined``, ``split``
+or ``failed`` decision, and a later try of the same run calls it again for the notifiers not told
+yet (a try killed in between, :mod:`contract_gate.notifications.receipts`). The payload goes to the notifiers as
 ``context["contract_gate"]``; ``title`` (one line, for a subject) and ``message`` (plain text)
 are ready-made for arguments such as ``subject: "{{ contract_gate.title }}"``. It carries the
 contract, the submission, the row counts per failing rule and the report page's link: counts
@@ -24,6 +25,7 @@ from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attem
 
 from contract_gate.notifications import notifier_keys
 from contract_gate.notifications.dispatch import deliver
+from contract_gate.notifications.receipts import AlertReceipts
 from contract_gate_plan.model import Plan
 
 REJECTED_OUTCOMES = frozenset({"quarantined", "split", "failed"})
@@ -89,12 +91,15 @@ def rejection_payload(plan: Plan, decision: dict, report_url: str, retry_cap: in
 
 
 def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, *, retry_cap: int | None = None,
-                    attempts: int = ATTEMPTS, backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
+                    receipts: AlertReceipts | None = None, attempts: int = ATTEMPTS,
+                    backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
     """Tell every notifier of ``alerts.onRejection`` about ``decision`` (``retry_cap``: see
-    :func:`rejection_payload`); returns ``{notifier key: error}`` for those still failing after
-    ``attempts`` tries (empty: all were told once)."""
+    :func:`rejection_payload`), but those ``receipts`` say were told already, and write each one
+    told down there; returns ``{notifier key: error}`` for those still failing after ``attempts``
+    tries (empty: all were told once)."""
     refs = plan.rejection_notifiers
-    pending = dict(zip(notifier_keys(refs), refs))
+    told = receipts.told() if receipts is not None else set()
+    pending = {key: ref for key, ref in zip(notifier_keys(refs), refs) if key not in told}
     if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
         return {}
     alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url, retry_cap)}
@@ -102,7 +107,7 @@ def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, 
     def tell_pending() -> dict[str, str]:
         """One attempt: the notifiers not told yet; those that fail are the next attempt's."""
         nonlocal pending
-        failures = deliver(pending, alert)
+        failures = deliver(pending, alert, receipts.add if receipts is not None else None)
         pending = {key: pending[key] for key in failures}
         return failures
 

@@ -13,8 +13,10 @@ submission can commit any more (:func:`write_decision`): a job orphaned by a kil
 commit after the verdict.
 
 After a ``quarantined``, ``split`` or ``failed`` decision is recorded, the try that recorded it
-alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`) exactly once; a
-decision found from an earlier run or try alerts nobody again. Whatever the alert does, the
+alerts ``alerts.onRejection`` (:mod:`contract_gate.notifications.rejection`); a later try of the
+same run tells the notifiers that try had not told yet (it was killed in between:
+:mod:`contract_gate.notifications.receipts`), and a decision found from an earlier run alerts
+nobody again. Whatever the alert does, the
 decision stands. With ``alerts.failRunOnRejection`` the task, and so the run, then fails.
 The ``failed`` run that uses up its batch's ``runs_per_batch`` (the watcher and the schedule gate
 the batch no more) says so in that alert (:func:`retry_cap_reached`).
@@ -28,6 +30,7 @@ from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowFailException
 from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate.metrics import decision_recorded
+from contract_gate.notifications.receipts import AlertReceipts
 from contract_gate.notifications.rejection import alert_rejection
 from contract_gate.operators.base import ContractGateBaseOperator, pick_execution
 from contract_gate.operators.validate import STOPPED_KEY
@@ -231,7 +234,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                       ", ".join(stored["failed_rules"]) or "none")
         problems = []
         cap = retry_cap_reached(plan, stored) if stored.get("run_id") == ti.run_id else None
-        if (stored.get("run_id"), stored.get("try_number")) == (ti.run_id, ti.try_number):
+        if stored.get("run_id") == ti.run_id:  # this try's decision, or an earlier try's killed before it alerted
             problems += self.alert(plan, stored, context, cap)
         if stored["outcome"] == "failed":
             problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}"
@@ -264,6 +267,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
         report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
                                               decision.get("object"))
-        failures = alert_rejection(plan, decision, report_url, dict(context), retry_cap=retry_cap)
+        receipts = AlertReceipts(submission_folder(plan, decision["submission_id"]), decision)
+        failures = alert_rejection(plan, decision, report_url, dict(context), retry_cap=retry_cap, receipts=receipts)
         return [f"the rejection alert of {decision['submission_id']} was not delivered to "
                 + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []
