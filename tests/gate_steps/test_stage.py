@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from pyspark.errors import AnalysisException
 
 from _gate_plans import case, cases_df, order, plan_for, table_rows, version_of, write_csv, write_json
 from contract_gate_plan.addresses import Address
+from contract_gate_plan.document import read_document
 from contract_gate_plan.landing_files import LandingRefused
 from contract_gate_spark.steps.stage import stage_candidate
 
@@ -77,6 +79,36 @@ def test_json_landing_given_as_a_path_keeps_the_plans_format(spark, tmp_path):
     assert staged["row_count"] == 2
     assert dict(rows.dtypes)["order_timestamp"] == "timestamp"
     assert dict(rows.dtypes)["order_total"] == "double"
+
+
+def test_a_json_candidate_frozen_under_an_earlier_version_gets_the_optional_columns_a_newer_one_adds(
+        spark, tmp_path):
+    """A run stopped after its stage under 1.0.0; the contract gains an optional column (1.1.0)
+    and the same batch is gated again. Its candidate is the one already frozen, but read as 1.1.0
+    reads a JSON batch that names no such key: the column NULL in every row, not missing (which
+    would fail the schema check and quarantine a batch the new version accepts)."""
+    plan = plan_for("orders", tmp_path)
+    write_json(tmp_path / "lakehouse/landing/orders", [order("o1"), order("o2", 3.5)])
+    first = stage_candidate(spark, plan, "j1")
+    newer = copy.deepcopy(plan)
+    newer.pop("fingerprint")
+    newer["contract"]["version"] = "1.1.0"
+    newer["columns"].append({"name": "coupon", "type": "string", "nullable": True, "classification": None,
+                             "description": None, "sample_allowed": False})
+    newer["columns"].append({"name": "channel", "type": "string", "nullable": False, "classification": None,
+                             "description": None, "sample_allowed": False})
+
+    again = stage_candidate(spark, read_document(newer), "j1")
+
+    assert (again["status"], again["row_count"], again["candidate"]) == ("already_staged", 2, first["candidate"])
+    assert again["version"] == 1 and version_of(spark, again["candidate"]) == 1
+    rows = table_rows(spark, again["candidate"], again["version"])
+    assert [r.coupon for r in rows] == [None, None]
+    assert "channel" not in rows[0].asDict()  # a required column the batch lacks is still missing
+    assert len(table_rows(spark, first["candidate"], 0)) == 2  # the frozen version as it was
+    assert stage_candidate(spark, read_document(newer), "j1")["version"] == 1  # added once
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{again['candidate']['path']}`").collect()
+    assert sorted((h["version"], h["userMetadata"]) for h in history) == [(0, "j1"), (1, "j1")]
 
 
 def test_parquet_landing_keeps_its_own_types_for_the_schema_check(spark, tmp_path):

@@ -17,6 +17,9 @@ import yaml
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from contract_gate.cli.main import main
+from contract_gate.operators.validate import summarize
+from contract_gate_spark.commands import gate_job
+from contract_gate_spark.steps.publish import publish
 from gate_walk import GateWorld, contract_text
 
 
@@ -109,3 +112,39 @@ def test_a_contract_naming_another_contracts_target_is_not_audited_and_repair_cl
         assert "belongs to contract 'urn:walk:readings'" in audited["findings"][0]["message"]
         assert audited["repaired"] == []
     assert not (tmp_path / "lakehouse" / "contract_gate_decisions").exists()  # nothing recorded
+
+
+@pytest.mark.slow  # a gate run and a half on the shared Spark session
+def test_a_split_stopped_between_its_commits_is_unfinished_not_a_disagreement(spark, tmp_path, monkeypatch):
+    """The split published its valid rows and was stopped before it quarantined the rest; its
+    ``failed`` record says so. The log agrees with the tables: the audit is clean, the submission
+    is ``unfinished`` once ``--unfinished-after`` has passed, ``--repair`` records nothing (no
+    verdict can be made up for half a split), and gating the batch again finishes it."""
+    monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    world = GateWorld(tmp_path, spark, seed=7)
+    contract = world.contracts["meters_split"]
+    world.steps.append("setup")
+    rows, invalid = world.rows("bad", contract)
+    world.land(contract, rows)
+    plan = world.plan(contract)
+    submission_id, landing = world.submission(plan)
+    folder = world.run_folder(contract, plan, submission_id)
+    common = ["--plan", str(folder / "plan.json"), "--submission-id", submission_id, "--report", str(folder / "report.json")]
+    assert gate_job.main(["stage+validate+batch_keys", *common, "--landing", json.dumps(landing),
+                          "--result", str(folder / "stage.json")]) == 0
+    staged = json.loads((folder / "stage.json").read_text())
+    report = json.loads((folder / "report.json").read_text())
+    publish(spark, plan, submission_id, staged["candidate"], staged["version"], "valid", report)  # then stopped
+    summary = summarize(report, folder / "report.json", staged)
+    recorded = world.record(plan, {"submission_id": submission_id}, summary, {}, {"split": "failed"})
+    assert (recorded["outcome"], recorded["rows_published"]) == ("failed", len(rows) - len(invalid))
+
+    clean = audit(world)
+    assert clean.returncode == 0, clean.stdout
+    late = audit(world, "--unfinished-after", "0", "--json")
+    assert [(f["kind"], f["submission_id"]) for f in split_object(late)["findings"]] == [("unfinished", submission_id)]
+    repaired = audit(world, "--repair", "--json")
+    assert repaired.returncode == 0 and split_object(repaired)["repaired"] == []
+
+    assert world.gate(contract)["outcome"] == "split"  # the publish already made, the quarantine now
+    assert audit(world, "--unfinished-after", "0").returncode == 0

@@ -5,7 +5,10 @@ quarantine table carries its submission id (``userMetadata``). For one gated obj
 both, without Spark, and names every disagreement:
 
 * ``commit_without_decision``: a tagged commit whose submission has no final decision
-  (a run that died between its commit and its record; recovery would record it);
+  (a run that died between its commit and its record; recovery would record it). A commit that
+  a ``failed`` record of the submission says it made (``recovery.committed_effects``: a split
+  stopped between its two commits, a publish stopped after its commit) is no disagreement: the
+  log knows of it, and the submission is ``unfinished`` until it is gated again;
 * ``decision_without_commit``: a final decision that published or quarantined rows which no
   commit of the table holds;
 * ``rows_differ``: a commit that wrote other rows than its decision says it published
@@ -119,9 +122,9 @@ def audit(
     records = [d for d in store.records(contract_id=plan.contract_id, scope=ObjectScope.of(plan))
                if _writes_these_tables(plan, d)]
     finals: dict[str, list[Decision]] = defaultdict(list)
+    failed: dict[str, list[Decision]] = defaultdict(list)
     for decision in records:
-        if decision.final:
-            finals[decision.submission_id].append(decision)
+        (finals if decision.final else failed)[decision.submission_id].append(decision)
     found: list[Finding] = []
 
     def finding(kind: str, table: Address, submission_id: str | None, version: int | None, message: str) -> None:
@@ -152,6 +155,8 @@ def audit(
             settled = [c for c in made if now - c.timestamp >= settle]
             if submission_id not in finals:
                 for commit in settled[:1]:
+                    if _said_committed(failed[submission_id], role, commit):
+                        continue
                     finding("commit_without_decision", table, submission_id, commit.version,
                             f"{role} version {commit.version} ({commit.operation}, {commit.rows_written()} rows) "
                             f"was committed by submission {submission_id}, which has no final decision")
@@ -222,6 +227,16 @@ def _oldest_held(history: TableHistory, table: Address, commits=None) -> datetim
     if not entries or entries[0].version == 0:
         return None
     return entries[0].timestamp
+
+
+def _said_committed(records: list[Decision], role: str, commit: TaggedCommit) -> bool:
+    """Whether a non-final record says its run made ``commit`` to the ``role`` table, with its rows
+    (and, for the target, its version): what ``write_decision`` records of a run that failed after
+    a commit."""
+    rows = commit.rows_written()
+    if role == "target":
+        return any(r.target_version_after == commit.version and (r.rows_published or 0) == rows for r in records)
+    return rows > 0 and any((r.rows_quarantined or 0) == rows for r in records)
 
 
 def _unfinished(plan, records, finals, now, unfinished_after, target, finding) -> None:

@@ -34,6 +34,7 @@ from pyspark.sql.types import DataType, StringType, StructField, StructType, Tim
 from contract_gate_plan import keys_across_batches
 from contract_gate_plan.addresses import Address
 from contract_gate_spark.runtime.errors import TABLE_EXISTS, has_condition
+from contract_gate_spark.steps.columns import add_missing_columns
 from contract_gate_spark.steps.commits import own_commit_version, retry_conflicts, tagged_session
 from contract_gate_spark.validation.diagnostics import DIAGNOSTIC_TYPE, ERRORS, WARNINGS, annotate, split
 from contract_gate_spark.validation.references import pinned_in_report, with_found_flags
@@ -128,7 +129,8 @@ def prepare_quarantine(spark: SparkSession, plan: Plan | dict[str, Any]) -> None
     schema = quarantine_schema(plan)
     _create_if_missing(spark, plan, table, schema)
     require_owner(spark, plan, table, "quarantine")  # another contract's table: refused, unwritten
-    _add_new_columns(spark, table, schema)
+    # a column a later contract version dropped stays: the rows quarantined under it keep their values
+    add_missing_columns(spark, table, schema.fields)
     _keep_statistics_private(spark, plan, table, schema)
 
 
@@ -236,23 +238,6 @@ def _keep_statistics_private(spark: SparkSession, plan: Plan, table: Address,
     found = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES {table.sql_name}").collect()}
     if any(found.get(key) != value for key, value in wanted.items()):
         spark.sql(f"ALTER TABLE {table.sql_name} SET TBLPROPERTIES ({properties_clause(wanted)})")
-
-
-def _add_new_columns(spark: SparkSession, table: Address, schema: StructType) -> None:
-    """Add the columns of ``schema`` the table lacks (nullable: rows already quarantined have
-    none), one at a time, each after reading the table's columns again, so a kill between two
-    leaves a table the next run finishes, and a twin run's column is not added twice. A column
-    a later contract version dropped stays: the rows quarantined under it keep their values."""
-    for field in schema.fields:
-        if field.name in spark.table(table.sql_name).schema.names:
-            continue
-        statement = (f"ALTER TABLE {table.sql_name} ADD COLUMNS"
-                     f" ({quote_identifier(field.name)} {type_text(field.dataType.jsonValue())})")
-        try:
-            spark.sql(statement)
-        except AnalysisException:
-            if field.name not in spark.table(table.sql_name).schema.names:  # not a twin's addition
-                raise
 
 
 def _append(df: DataFrame, table: Address) -> None:

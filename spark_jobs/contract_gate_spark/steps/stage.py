@@ -7,7 +7,9 @@ is pinned at its current version instead, without a copy.
 
 A retried stage finds the candidate its first attempt committed and returns it: a Delta
 commit is all-or-nothing, so an existing candidate is a complete one, and the submission id
-(derived from the landed batch) guarantees it holds the same batch. A candidate created now
+(derived from the landed batch) guarantees it holds the same batch. A JSON candidate frozen
+under an earlier contract version gets the optional columns this version adds, NULL in every
+row, as staging it now would (the same rows; the version returned is the newest). A candidate created now
 is version 0 by construction, and its commit in the Delta log says how many rows it wrote, so
 only a retry (or a catalog candidate) reads the table's history. The candidate carries this
 contract's ownership properties (role ``candidate``) from that first commit; retention drops
@@ -24,12 +26,14 @@ import posixpath
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import DataType, StructField
 
 from contract_gate_plan.addresses import Address, glob_literal
 from contract_gate_spark.validation.candidate import read_candidate
 from contract_gate_spark.runtime.errors import NOT_A_DELTA_TABLE, PATH_EXISTS, TABLE_EXISTS, has_condition
+from contract_gate_spark.steps.columns import add_missing_columns
 from contract_gate_spark.steps.commits import tagged_session
-from contract_gate_spark.steps.history import just_committed
+from contract_gate_spark.steps.history import current_version, find_submission, just_committed
 from contract_gate_plan.ownership import owner_properties, require_owner
 from contract_gate_plan.model import Plan, load_plan
 from contract_gate_plan.landing_files import landing_entries
@@ -75,19 +79,37 @@ def stage_candidate(
     rows = _rows_created(spark, target) if wrote else None
     if rows is not None:
         return {"candidate": target.as_document(), "version": 0, "row_count": rows, "status": "staged"}
-    if not wrote:  # a retry's candidate, or a table someone else put there: ours only if it says so
-        require_owner(spark, plan, target, "candidate")
-    commit = just_committed(spark, target, submission_id)  # a candidate's only commit, whoever wrote it
-    if commit is None:
+    if wrote:  # a catalog candidate, whose commit is its table's newest
+        commit = just_committed(spark, target, submission_id)
+        assert commit is not None  # the table was created now, by this session's commit
+        return {"candidate": target.as_document(), "version": commit.version, "row_count": commit.rows_written(),
+                "status": "staged"}
+    # a retry's candidate, or a table someone else put there: ours only if it says so
+    require_owner(spark, plan, target, "candidate")
+    created = find_submission(spark, target, submission_id)  # the commit that created it
+    if created is None:
         raise RuntimeError(
             f"candidate {target.location} exists but was not written for {submission_id}"
         )
+    if source.format == "json":
+        _add_optional_columns(tagged_session(spark, plan, submission_id, idempotent=False), plan, target)
     return {
         "candidate": target.as_document(),
-        "version": commit.version,
-        "row_count": commit.rows_written(),
-        "status": "staged" if wrote else "already_staged",
+        "version": current_version(spark, target),
+        "row_count": created.rows_written(),
+        "status": "already_staged",
     }
+
+
+def _add_optional_columns(spark: SparkSession, plan: Plan, target: Address) -> None:
+    """A JSON candidate frozen by a run of an earlier contract version (one stopped before its
+    verdict) lacks the optional columns this version adds. Staged now, no record naming them,
+    they would be NULL in every row (``read_candidate``: JSON has no header), so they are added
+    so, as commits of the submission: the same rows, read as this version reads them. A column
+    the candidate has stays, and a required column it lacks is still missing."""
+    have = set(target.read(spark.read.format("delta")).schema.names)
+    add_missing_columns(spark, target, [StructField(c.name, DataType.fromDDL(c.type))
+                                        for c in plan.columns if c.nullable and c.name not in have])
 
 
 def _landing(plan: Plan, landing: Address | dict[str, Any] | str | None) -> Address:
