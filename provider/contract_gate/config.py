@@ -71,6 +71,15 @@ OPTIONS = {option.name: option for option in (
     Option("status_dir", "The folder of freshness status files. Unset: ``_contract_gate_status`` beside a "
            "local path target, else ``lakehouse/_contract_gate_status`` in the gate's home (``home``).",
            example="/opt/lakehouse/_contract_gate_status", old_names=("CONTRACT_GATE_STATUS_DIR",)),
+    Option("alerts_dir", "The folder a contract's ``FileNotifier`` appends to: its ``path`` is a file in it. Unset: "
+           "``lakehouse/_contract_gate_alerts`` in the gate's home (``home``).", example="/var/log/contract-gate"),
+    Option("notifiers", "The notifiers contracts may name in ``alerts.notifiers`` and ``alerts.onRejection``, as "
+           "JSON: each notifier class's dotted path and the argument names a contract may give it (``[\"*\"]``: "
+           "any). Unset: the gate's ``FileNotifier`` (``path``, ``message``), SMTP (``to``, ``cc``, ``bcc``, "
+           "``subject``, ``html_content``) and Slack (``channel``, ``text``, ``blocks``, ``attachments``, "
+           "``username``; the webhook notifier ``text``, ``blocks``, ``attachments``) notifiers.",
+           example='{"airflow.providers.smtp.notifications.smtp.SmtpNotifier": ["to", "subject", "html_content", '
+                   '"smtp_conn_id"]}'),
     Option("roots", "Comma-separated absolute folders or URIs that contracts may use as a server root "
            "(``servers[].path``); relative roots need no listing.",
            example="/data/lake,s3://lake-bucket", old_names=("CONTRACT_GATE_ROOTS",)),
@@ -165,6 +174,13 @@ def work_root() -> Path:
     (``contract_gate_plan.restricted``): consumers read the target, never a run's files."""
     configured = get("work_dir")
     return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_runs"
+
+
+def alerts_root() -> Path:
+    """Where a contract's ``FileNotifier`` appends: the ``alerts_dir`` option, else
+    ``lakehouse/_contract_gate_alerts`` under the gate home (a reserved name: no table lies there)."""
+    configured = get("alerts_dir")
+    return Path(configured).resolve() if configured else gate_home() / "lakehouse" / "_contract_gate_alerts"
 
 
 def provider_config() -> dict:

@@ -24,3 +24,11 @@ class KillsTheTaskOnce(FileNotifier):
             Path(self.marker).touch()
             raise SystemExit("the task was killed while it alerted")
         super().notify(context)
+
+
+class WritesWhatItSees(FileNotifier):
+    """Appends the names its context holds, besides the alert: what a template could reach."""
+
+    def notify(self, context) -> None:
+        self.message = ",".join(sorted(context))
+        super().notify(context)

@@ -74,7 +74,7 @@ def deadline_plan(tmp_path):
     gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
     gate["alerts"] = {"decisionDeadlineMinutes": 30,
                       "notifiers": [{"class": "contract_gate.notifications.file.FileNotifier",
-                                     "arguments": {"path": str(tmp_path / "alerts.jsonl")}}]}
+                                     "arguments": {"path": "alerts.jsonl"}}]}
     contract = tmp_path / "regional_daily_cases.yaml"
     contract.write_text(yaml.safe_dump(document, sort_keys=False))
     return compile_plan(contract)

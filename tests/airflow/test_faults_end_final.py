@@ -26,7 +26,7 @@ EMPTY = "cases_nothing_landed"  # cron, nothing ever lands
 GIVEN_UP = "cases_given_up"  # cron, its batch failed in every run it had
 WATCHED = "cases_fired_again"  # @landing, its run fails
 CAPPED = "cases_retry_cap_alerted"  # cron, its runs fail until its runs per batch are used up
-ALERTS = HOME / "faults_alerts" / "rejections.jsonl"  # CAPPED's rejection alerts (FileNotifier)
+ALERTS = LAKEHOUSE / "_contract_gate_alerts" / "faults_rejections.jsonl"  # CAPPED's rejection alerts (FileNotifier)
 SECRET = "ZQX-CAP-CLASSIFIED-7713"  # a reporting_org (classification: restricted) value to trace
 DAG_FILE = "faults_dags.py"
 
@@ -74,7 +74,7 @@ def dags(gate):
                                                                        "delaySeconds": 7}),
              CAPPED: contract(CAPPED, schedule="@daily", retries={"runsPerBatch": 2, "tasks": 0},
                               alerts={"onRejection": [{"class": "contract_gate.notifications.file.FileNotifier",
-                                                       "arguments": {"path": str(ALERTS)}}]})}
+                                                       "arguments": {"path": ALERTS.name}}]})}
     (gate.dags / DAG_FILE).write_text(
         "from contract_gate.dag_factory import contract_dag\n"
         + "".join(f"{name} = contract_dag({str(path)!r})\n" for name, path in paths.items()))

@@ -38,6 +38,20 @@ for name in ({ALERTED!r}, {UNDELIVERED!r}):
 '''
 
 
+# What this deployment lets contracts name (``[contract_gate] notifiers``): its SMTP connections too.
+NOTIFIERS = json.dumps({
+    "airflow.providers.smtp.notifications.smtp.SmtpNotifier": ["to", "subject", "html_content", "smtp_conn_id"],
+    "contract_gate.notifications.file.FileNotifier": ["path", "message"],
+    "_alert_notifiers.KillsTheTaskOnce": ["path", "marker"]})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def allowed_notifiers():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AIRFLOW__CONTRACT_GATE__NOTIFIERS", NOTIFIERS)
+        yield
+
+
 def smtp_notifier(conn_id: str) -> dict:
     return {"class": "airflow.providers.smtp.notifications.smtp.SmtpNotifier",
             "arguments": {"to": "producer@example.org", "smtp_conn_id": conn_id,
@@ -119,7 +133,7 @@ def test_a_refused_message_is_sent_again_and_arrives_once(monkeypatch):
     try:
         monkeypatch.setenv(f"AIRFLOW_CONN_{SMTP_UP.upper()}", connection(server.port))
         plan = regional_plan(onRejection=[smtp_notifier(SMTP_UP)])
-        assert alert_rejection(plan, QUARANTINED, "/contract-gate/x", {}, backoff_seconds=0) == {}
+        assert alert_rejection(plan, QUARANTINED, "/contract-gate/x", backoff_seconds=0) == {}
         assert server.attempts == 2 and len(server.messages) == 1
         assert server.messages[0]["Subject"] == "contract-gate: regional_daily_cases submission sub-7 quarantined"
         assert "status.enum: 2 row(s)" in server.text(server.messages[0])
@@ -129,22 +143,24 @@ def test_a_refused_message_is_sent_again_and_arrives_once(monkeypatch):
 
 def test_a_notifier_that_keeps_failing_is_reported_after_a_bounded_number_of_tries(monkeypatch, tmp_path):
     monkeypatch.setenv(f"AIRFLOW_CONN_{SMTP_DOWN.upper()}", connection(free_port()))
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__ALERTS_DIR", str(tmp_path))
     delivered = tmp_path / "alerts.jsonl"
     plan = regional_plan(onRejection=[smtp_notifier(SMTP_DOWN), {
-        "class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": str(delivered)}}])
-    failures = alert_rejection(plan, QUARANTINED, "/contract-gate/x", {}, attempts=3, backoff_seconds=0)
+        "class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": delivered.name}}])
+    failures = alert_rejection(plan, QUARANTINED, "/contract-gate/x", attempts=3, backoff_seconds=0)
     assert list(failures) == ["0:airflow.providers.smtp.notifications.smtp.SmtpNotifier"]
     assert "ConnectionRefusedError" in failures["0:airflow.providers.smtp.notifications.smtp.SmtpNotifier"]
     # the working notifier was told once, not once per retry of the failing one
     assert [json.loads(line)["submission_id"] for line in delivered.read_text().splitlines()] == ["sub-7"]
 
 
-def test_a_published_decision_or_a_contract_without_rejection_notifiers_alerts_nobody(tmp_path):
+def test_a_published_decision_or_a_contract_without_rejection_notifiers_alerts_nobody(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__ALERTS_DIR", str(tmp_path))
     delivered = tmp_path / "alerts.jsonl"
     plan = regional_plan(onRejection=[{"class": "contract_gate.notifications.file.FileNotifier",
-                                       "arguments": {"path": str(delivered)}}])
-    assert alert_rejection(plan, {**QUARANTINED, "outcome": "published"}, "/x", {}) == {}
-    assert alert_rejection(regional_plan(), QUARANTINED, "/x", {}) == {}
+                                       "arguments": {"path": delivered.name}}])
+    assert alert_rejection(plan, {**QUARANTINED, "outcome": "published"}, "/x") == {}
+    assert alert_rejection(regional_plan(), QUARANTINED, "/x") == {}
     assert not delivered.exists()
 
 
@@ -248,12 +264,13 @@ def test_a_record_task_killed_while_it_alerted_has_its_retry_tell_the_notifiers_
     """The decision is recorded, one notifier told, and the task is killed before the next: its
     retry finds the decision recorded and tells the rest, each once; a later try tells nobody."""
     monkeypatch.setenv("CONTRACT_GATE_HOME", str(tmp_path))
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__ALERTS_DIR", str(tmp_path))
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     document = yaml.safe_load((REPO / "contracts" / "regional_daily_cases.yaml").read_text())
     gate = next(p for p in document["customProperties"] if p["property"] == "contractGate")["value"]
     gate.setdefault("alerts", {})["onRejection"] = [
-        {"class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": str(first)}},
-        {"class": "_alert_notifiers.KillsTheTaskOnce", "arguments": {"path": str(second),
+        {"class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": first.name}},
+        {"class": "_alert_notifiers.KillsTheTaskOnce", "arguments": {"path": second.name,
                                                                     "marker": str(tmp_path / "killed")}}]
     contract = tmp_path / "regional_daily_cases.yaml"
     contract.write_text(yaml.safe_dump(document, sort_keys=False))

@@ -37,7 +37,7 @@ def write_contract(folder: Path, base: str = "regional_daily_cases", alerts: dic
 
 def file_alerts(path: Path, *extra: dict) -> dict:
     return {"notifiers": [{"class": "contract_gate.notifications.file.FileNotifier",
-                           "arguments": {"path": str(path)}}, *extra]}
+                           "arguments": {"path": path.name}}, *extra]}
 
 
 def plan_for(folder: Path, **kwargs) -> dict:

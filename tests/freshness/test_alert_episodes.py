@@ -98,7 +98,7 @@ def test_a_failed_notifier_is_retried_without_repeating_the_delivered_one(spark,
     good = home / "good.jsonl"
     broken_target = home / "not-a-file"
     broken_target.mkdir()  # appending to a directory fails: a real delivery failure
-    broken = {"class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": str(broken_target)}}
+    broken = {"class": "contract_gate.notifications.file.FileNotifier", "arguments": {"path": broken_target.name}}
     plan = plan_for(home, alerts=file_alerts(good, broken))
     publish_cases(spark, home / "lakehouse" / "regional_daily_cases", "sub-1", [dt.date(2024, 3, 1)])
 

@@ -33,7 +33,8 @@ def scheduler_context(deadline_time: dt.datetime) -> dict:
             "deadline": {"id": "0b0e", "deadline_time": deadline_time}}
 
 
-def test_deadline_alert_from_gate_settings(tmp_path):
+def test_deadline_alert_from_gate_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIRFLOW__CONTRACT_GATE__ALERTS_DIR", str(tmp_path))
     alerts_file = tmp_path / "alerts.jsonl"
     plan = plan_for(tmp_path, alerts={**file_alerts(alerts_file), "decisionDeadlineMinutes": 45})
     deadline = decision_deadline(plan)

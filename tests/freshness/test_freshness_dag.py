@@ -40,7 +40,7 @@ def test_dag_shape(tmp_path):
 
 @pytest.mark.slow
 def test_dag_runs_through_dag_test_and_alerts(spark, tmp_path):
-    alerts_file = tmp_path / "alerts.jsonl"
+    alerts_file = tmp_path / "lakehouse" / "_contract_gate_alerts" / "alerts.jsonl"  # the default alerts folder
     contract = write_contract(tmp_path, alerts=file_alerts(alerts_file))
     publish_cases(spark, tmp_path / "lakehouse" / "regional_daily_cases", "sub-1", [dt.date.today() - dt.timedelta(days=10)])
     dags = tmp_path / "dags"

@@ -10,6 +10,7 @@ import pydantic as pyd
 from pydantic.alias_generators import to_camel
 
 from contract_gate import config
+from contract_gate.contract.notifiers import notifier_problems
 from contract_gate_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA
 
@@ -75,10 +76,18 @@ class ExecutionSettings(_Model):
 
 
 class NotifierRef(_Model):
-    """Any importable Airflow ``BaseNotifier``: ``class`` is its dotted path."""
+    """An Airflow ``BaseNotifier`` the deployment allows contracts to name (``class``: its dotted
+    path), with the arguments and template text it allows (:mod:`contract_gate.contract.notifiers`)."""
 
     class_: str = pyd.Field(alias="class", pattern=r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+$")
     arguments: dict[str, object] = {}
+
+    @pyd.model_validator(mode="after")
+    def _allowed(self):
+        problems = notifier_problems({"class": self.class_, "arguments": self.arguments})
+        if problems:
+            raise ValueError("; ".join(f"{'.'.join(map(str, where))}: {message}" for where, message in problems))
+        return self
 
 
 class AlertSettings(_Model):

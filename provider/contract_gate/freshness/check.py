@@ -24,13 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusStore | None = None,
-                    runner=None, context: dict | None = None) -> dict:
+                    runner=None) -> dict:
     """Check ``plan``'s SLA at ``now`` (default: the current UTC time), alert on a change of
     episode, write and return the status record.
 
     :param store: where status is kept; default :func:`~contract_gate.freshness.locations.status_dir`.
     :param runner: runs SQL on the warehouse for a catalog target (default: from the gate's connection).
-    :param context: the Airflow task context, passed on to the notifiers' templates.
     :raises AlertDeliveryError: after the status is written, when a notifier failed.
     """
     if plan.freshness is None or not plan.gated:
@@ -48,7 +47,7 @@ def check_freshness(plan: Plan, *, now: datetime | None = None, store: StatusSto
     failures: dict[str, str] = {}
     if notice is not None and recipients:  # a notice is owed to someone
         payload = freshness_payload(record, notice["kind"], None if same_episode else previous_since)
-        failures = deliver({key: notifiers[key] for key in recipients}, {**(context or {}), "contract_gate": payload})
+        failures = deliver({key: notifiers[key] for key in recipients}, payload)
         notice = settle(notice, recipients, list(failures), record["checked_at"])
     record["notice"] = notice
     record["alerted"] = record["state"] == STALE and bool(notice and notice["delivered"])

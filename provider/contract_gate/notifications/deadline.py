@@ -82,6 +82,6 @@ def notify_gate_overdue(contract_id: str, contract_version: str, environment: st
                     + f" has not completed successfully within {deadline_minutes} min of being queued "
                     + f"({dag_run.get('queued_at')}). Check the run and the decision table."),
     }
-    failures = deliver(dict(zip(notifier_keys(notifiers), notifiers)), {**context, "contract_gate": payload})
+    failures = deliver(dict(zip(notifier_keys(notifiers), notifiers)), payload)
     if failures:
         raise AlertDeliveryError(f"decision-deadline alert not delivered to: {', '.join(failures)}")

@@ -2,9 +2,10 @@
 
 The record task calls :func:`alert_rejection` right after it recorded a ``quarantined``, ``split``
 or ``failed`` decision, and a later try of the same run calls it again for the notifiers not told
-yet (a try killed in between, :mod:`contract_gate.notifications.receipts`). The payload goes to the notifiers as
-``context["contract_gate"]``; ``title`` (one line, for a subject) and ``message`` (plain text)
-are ready-made for arguments such as ``subject: "{{ contract_gate.title }}"``. It carries the
+yet (a try killed in between, :mod:`contract_gate.notifications.receipts`). The payload is all
+the notifiers' templates see, as ``contract_gate`` (:mod:`contract_gate.notifications.dispatch`);
+``title`` (one line, for a subject) and ``message`` (plain text) are ready-made for arguments
+such as ``subject: "{{ contract_gate.title }}"``. It carries the
 contract, the submission, the row counts per failing rule and the report page's link: counts
 and names only, never a value of a column (a rule's measured value is left out, as in the
 decision record, because a ``type: sql`` rule may measure a data value).
@@ -90,7 +91,7 @@ def rejection_payload(plan: Plan, decision: dict, report_url: str, retry_cap: in
     }
 
 
-def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, *, retry_cap: int | None = None,
+def alert_rejection(plan: Plan, decision: dict, report_url: str, *, retry_cap: int | None = None,
                     receipts: AlertReceipts | None = None, attempts: int = ATTEMPTS,
                     backoff_seconds: float = BACKOFF_SECONDS) -> dict[str, str]:
     """Tell every notifier of ``alerts.onRejection`` about ``decision`` (``retry_cap``: see
@@ -102,7 +103,7 @@ def alert_rejection(plan: Plan, decision: dict, report_url: str, context: dict, 
     pending = {key: ref for key, ref in zip(notifier_keys(refs), refs) if key not in told}
     if not pending or decision["outcome"] not in REJECTED_OUTCOMES:
         return {}
-    alert = {**context, "contract_gate": rejection_payload(plan, decision, report_url, retry_cap)}
+    alert = rejection_payload(plan, decision, report_url, retry_cap)
 
     def tell_pending() -> dict[str, str]:
         """One attempt: the notifiers not told yet; those that fail are the next attempt's."""

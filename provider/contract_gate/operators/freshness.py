@@ -36,7 +36,7 @@ class FreshnessCheckOperator(BaseOperator):
         # Imported here: the Delta reader pulls in deltalake and pyarrow, which DAG parsing must not pay.
         from contract_gate.freshness.check import check_freshness
 
-        record = check_freshness(compile_gate_plan(self.contract, self.env, self.object_name), context=dict(context))
+        record = check_freshness(compile_gate_plan(self.contract, self.env, self.object_name))
         self.log.info("%s is %s: age %s s, SLA %s s, latest accepted submission %s (source %s)",
                       record["contract_id"], record["state"], record["age_seconds"], record["sla_seconds"],
                       record["latest_accepted_submission"], record["source"])

@@ -235,7 +235,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         problems = []
         cap = retry_cap_reached(plan, stored) if stored.get("run_id") == ti.run_id else None
         if stored.get("run_id") == ti.run_id:  # this try's decision, or an earlier try's killed before it alerted
-            problems += self.alert(plan, stored, context, cap)
+            problems += self.alert(plan, stored, cap)
         if stored["outcome"] == "failed":
             problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}"
                                + (f"; its {cap} runs per batch are used up: it is not gated again by itself"
@@ -263,11 +263,11 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                              "settings either", exc)
             return get_runner(None, log=self.log)
 
-    def alert(self, plan: Plan, decision: dict, context: Context, retry_cap: int | None) -> list[str]:
+    def alert(self, plan: Plan, decision: dict, retry_cap: int | None) -> list[str]:
         """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
         report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
                                               decision.get("object"))
         receipts = AlertReceipts(submission_folder(plan, decision["submission_id"]), decision)
-        failures = alert_rejection(plan, decision, report_url, dict(context), retry_cap=retry_cap, receipts=receipts)
+        failures = alert_rejection(plan, decision, report_url, retry_cap=retry_cap, receipts=receipts)
         return [f"the rejection alert of {decision['submission_id']} was not delivered to "
                 + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []
