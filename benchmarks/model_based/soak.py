@@ -85,6 +85,8 @@ def main() -> int:
                   "or driver going, which the decision's record ended first")
     for (branch, left), count in sorted(world.stop_effects.items()):
         print(f"  a run stopped in its {branch} step left: {left} ({count} x)")
+    for outcome, count in sorted(world.record_stops.items()):
+        print(f"  a record task stopped with SIGKILL: {outcome} ({count} x)")
     for found in world.disagreements:
         print(f"DISAGREEMENT step {found.step} {found.action}: {found.what}")
     if world.disagreements:

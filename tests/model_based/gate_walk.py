@@ -23,7 +23,11 @@ or driver of the submission goes on (the record's own step,
 :func:`~contract_gate.operators.record.write_decision`, ends them first). Or a whole run in the
 ``spark_submit`` mode's client deploy mode (its drivers on this machine, a ``local[1]`` master),
 whose worker process alone is stopped, as a task is: its drivers, in process groups of their own,
-must be gone once the decision is written.
+must be gone once the decision is written. Or a bad batch's record task (``_record_run.py``),
+killed at a random moment (half the time the moment the decision log holds its decision), then
+retried in the same run as Airflow retries it. Every contract alerts its rejections to a file of
+its own (``FileNotifier``): each rejected decision a run records tells it once, at least once
+after a killed record task.
 
 The reference model keeps, per contract and target, which row ids must be in the target and how
 many rows the quarantine holds; after every step the invariants (``check``) are compared with
@@ -65,7 +69,8 @@ from contract_gate.local_spark.connect_server import LocalConnectServer, free_po
 from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
 from contract_gate.operators.base import as_correction
 from contract_gate.operators.branch import decide
-from contract_gate.operators.record import verdict, write_decision
+from contract_gate.config import alerts_root
+from contract_gate.operators.record import alert_recorded, write_decision
 from contract_gate.operators.retention import prune_run_folders
 from contract_gate.runners import GateRunner, get_runner
 from contract_gate.runners.base import is_run_of
@@ -76,6 +81,7 @@ from contract_gate_plan.document import render_plan
 from contract_gate_plan.model import Plan
 from contract_gate_spark.commands import gate_job
 from contract_gate_spark.steps.retention import cleanup
+from _record_run import record_inputs
 from jobs_api_emulator import JobsApiEmulator
 from standalone_cluster import StandaloneCluster
 from waiting import wait_until
@@ -104,6 +110,9 @@ STANDALONE_CONF = {"spark.pyspark.python": sys.executable, "spark.cores.max": "1
                    "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": SHORT_JOB_JVM_OPTIONS,
                    "spark.executor.extraJavaOptions": SHORT_JOB_JVM_OPTIONS}
 VOLUME = "/Volumes/main/contract_gate/walk"
+RECORD_RUN = Path(__file__).with_name("_record_run.py")
+FILE_NOTIFIER = "contract_gate.notifications.file.FileNotifier"  # each contract's rejection alerts, in its file
+REJECTED = ("quarantined", "split", "failed")
 
 
 def processes_working_in(folder: Path) -> list[str]:
@@ -116,6 +125,12 @@ def processes_working_in(folder: Path) -> list[str]:
                 inside in part for part in process.info["cmdline"] or ()):
             found.append(f"{process.pid} {' '.join(process.info['cmdline'])[:120]}")
     return found
+
+
+def alert_lines(contract_file_stem: str) -> list[dict]:
+    """The rejection alerts the contract's ``FileNotifier`` wrote (its file in the alerts folder)."""
+    path = alerts_root() / f"{contract_file_stem}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 
 def column_of(location: str, column: str) -> list:
@@ -144,7 +159,8 @@ def contract_text(name: str, version: str, mode: str, policy: str, *, optional_c
         properties.append({"name": "note", "physicalType": "string", "logicalType": "string"})
     gate: dict[str, Any] = {"landing": {"path": "landing/{object}" if objects else f"landing/{name}", "format": "json"},
                             "publication": {"mode": mode}, "violations": {"policy": policy},
-                            "evolution": {"breaking": "newTarget"}}
+                            "evolution": {"breaking": "newTarget"},
+                            "alerts": {"onRejection": [{"class": FILE_NOTIFIER, "arguments": {"path": f"{name}.jsonl"}}]}}
     if policy == "split_rows":
         gate["violations"]["maxInvalidShare"] = 0.5
     document = {
@@ -237,6 +253,9 @@ class GateWorld:
         self.standalone_stops: list[tuple[str, int]] = []  # (signal, drivers the decision had to end)
         # (branch, where the stop left the batch: "verdict", "nothing committed", "target", "quarantine", "both")
         self.stop_effects: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.runs = 0  # the record tasks' runs so far: each records once, as a DAG run does
+        self.killed_record_runs: set[str] = set()
+        self.record_stops: collections.Counter[str] = collections.Counter()  # alert lines a killed record task's run left
         os.environ[f"AIRFLOW_CONN_{CLIENT_CONN.upper()}"] = json.dumps(
             {"conn_type": "spark", "host": "local[1]", "extra": {"contract_gate": {"spark_conf": {
                 key: value for key, value in STANDALONE_CONF.items() if not key.startswith("spark.executor")}}}})
@@ -326,6 +345,13 @@ class GateWorld:
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             return prior
+        summary, results, states = self.run_gate_steps(plan, submission_id, landing)
+        return self.record(plan, {"submission_id": submission_id, "rerun_of": rerun_of, "correction": correction},
+                           summary, results, states)
+
+    def run_gate_steps(self, plan: Plan, submission_id: str, landing: dict) -> tuple[dict | None, dict, dict]:
+        """The run's Spark tasks as its DAG runs them, in-process: ``stage+validate+batch_keys``, then
+        the branch's step; what the record task reads of them (summary, results, task states)."""
         folder = submission_folder(plan, submission_id)
         folder.mkdir(parents=True, exist_ok=True)
         plan_file = folder / "plan.json"
@@ -335,9 +361,8 @@ class GateWorld:
         stage_result = folder / "stage.json"
         code = gate_job.main(["stage+validate+batch_keys", *common, "--landing", json.dumps(landing),
                               "--result", str(stage_result)])
-        submission = {"submission_id": submission_id, "rerun_of": rerun_of, "correction": correction}
         if code != 0:
-            return self.record(plan, submission, None, {}, {"stage_validate": "failed"})
+            return None, {}, {"stage_validate": "failed"}
         candidate = json.loads(stage_result.read_text(encoding="utf-8"))
         summary = summarize(json.loads(report_path.read_text(encoding="utf-8")), report_path, candidate)
         branch, _ = decide(plan, summary)
@@ -346,19 +371,26 @@ class GateWorld:
                               "--version", str(candidate["version"]), "--report", str(report_path),
                               "--result", str(result_path)])
         if code != 0:
-            return self.record(plan, submission, summary, {}, {branch: "failed"})
+            return summary, {}, {branch: "failed"}
         result = json.loads(result_path.read_text(encoding="utf-8"))
-        results = {branch: result if branch == "split" else {branch: result}}
-        return self.record(plan, submission, summary, results, {branch: "success"})
+        return summary, {branch: result if branch == "split" else {branch: result}}, {branch: "success"}
+
+    def next_run_id(self) -> str:
+        """A new run's id, which names its step: ``walk-<step>.<run>``."""
+        self.runs += 1
+        return f"walk-{len(self.steps)}.{self.runs}"
 
     def record(self, plan: Plan, submission: dict, summary: dict | None, results: dict,
-               states: dict[str, str], runner: GateRunner | None = None) -> dict:
-        """The record task's own step (``runner``: the mode the run's jobs ran in)."""
-        context_fields = {"contract_id": plan.contract_id, "object": plan.object,
-                          "plan_fingerprint": (summary or {}).get("plan_fingerprint") or plan.fingerprint,
-                          "dag_id": "walk", "run_id": f"walk-{len(self.steps)}", "try_number": 1}
-        return write_decision(plan, verdict(submission, summary, results, states), results, context_fields,
-                              runner or self.local_runner)
+               states: dict[str, str], runner: GateRunner | None = None, run_id: str | None = None,
+               try_number: int = 1) -> dict:
+        """The record task's own step (``runner``: the mode the run's jobs ran in), then its alert."""
+        record, context_fields = record_inputs(plan, submission, summary, results, states,
+                                               run_id or self.next_run_id(), try_number)
+        stored = write_decision(plan, record, results, context_fields, runner or self.local_runner)
+        _, undelivered = alert_recorded(plan, stored, context_fields["run_id"])
+        if undelivered:
+            self.disagree(f"{plan.contract_id}: {'; '.join(undelivered)}")
+        return stored
 
     # ---- steps ----------------------------------------------------------------------------
     def step_land_and_gate(self, kind: str) -> None:
@@ -375,7 +407,7 @@ class GateWorld:
         if decision is None:
             return self.disagree(f"{contract.name}: no decision for a {kind} batch")
         outcome = decision["outcome"]
-        if decision.get("source") == "gate" and decision["run_id"] != f"walk-{len(self.steps)}":
+        if decision.get("source") == "gate" and not decision["run_id"].startswith(f"walk-{len(self.steps)}."):
             return  # this batch was gated before (same content): nothing new
         ids = [r["meter_id"] for r in rows]
         held = set(ids) & contract.target_ids.get(target, set())
@@ -525,7 +557,7 @@ class GateWorld:
              "--candidate", json.dumps(candidate["candidate"]), "--version", str(candidate["version"]),
              "--result", str(folder / f"{branch}.json")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.stop_at_random(child, sig, 0.5, 20.0, plan, submission_id)
+        self.stop_at_random(child, sig, 0.5, 20.0, self.commit_of(plan, submission_id))
         self.after_stop(batch, summary, branch, folder / f"{branch}.json")
 
     def step_stop_connect(self, sig: signal.Signals) -> None:
@@ -591,6 +623,47 @@ class GateWorld:
                                   sig, 60.0, folder_name=submission_id)
         self.after_stopped_run(batch, folder, runner)
 
+    def step_stop_record(self) -> None:
+        """A bad batch's run whose record task is killed (SIGKILL: the OOM killer, a lost worker) at a
+        random moment, half the time the moment the decision log holds its decision, so between
+        recording and alerting; Airflow's retry of the task (the same run, its next try) finds the
+        decision and alerts in its place: one decision, and the notifier told at least once by that
+        run (:meth:`check_alerts`)."""
+        contract = self.rng.choice(list(self.contracts.values()))
+        rows, invalid = self.rows("bad", contract)
+        self.land(contract, rows)
+        target = self.target_of(contract)
+        plan = self.plan(contract)
+        submission_id, landing = self.submission(plan)
+        if decisions.final_decision(plan, submission_id) is not None:
+            return
+        summary, results, states = self.run_gate_steps(plan, submission_id, landing)
+        run_id = self.next_run_id()
+        self.killed_record_runs.add(run_id)
+        folder = self.run_folder(contract, plan, f"{submission_id}-record-stopped")
+        (folder / "record.json").write_text(json.dumps({
+            "submission": {"submission_id": submission_id}, "summary": summary, "results": results, "states": states,
+            "run_id": run_id}), encoding="utf-8")
+        with (folder / "worker.log").open("w") as log:
+            child = subprocess.Popen([sys.executable, str(RECORD_RUN), str(folder / "plan.json"),
+                                      str(folder / "record.json")], stdout=log, stderr=log, start_new_session=True)
+            killed = self.stop_at_random(child, signal.SIGKILL, 0.5, 8.0,
+                                         self.commit_of(plan, submission_id, ("decisions",)))
+        if not killed and child.returncode != 0:
+            self.disagree(f"{contract.name}: the record task of {submission_id} failed before its kill: "
+                          f"{(folder / 'worker.log').read_text(encoding='utf-8')[-300:]}")
+        recorded_before = decisions.final_decision(plan, submission_id) is not None
+
+        def told() -> int:
+            return sum(line["run_id"] == run_id for line in alert_lines(contract.file_stem or contract.name))
+
+        told_before = told()
+        decision = self.record(plan, {"submission_id": submission_id}, summary, results, states, run_id=run_id,
+                               try_number=2)
+        self.record_stops[f"{'killed' if killed else 'ended'} {'after' if recorded_before else 'before'} its record; "
+                          f"it told the notifier {told_before} time(s), its retry {told() - told_before}"] += 1
+        self.expect(contract, decision, rows, invalid, "bad", target)
+
     def stopped_run(self, script: Path, where: list[str], contract: Contract, plan: Plan, submission_id: str,
                     landing: dict, sig: signal.Signals, latest: float, folder_name: str | None = None) -> Path:
         """A whole run of the submission by ``script`` (``_connect_run.py``, ``_remote_run.py``, given
@@ -600,7 +673,7 @@ class GateWorld:
         with (folder / "worker.log").open("w") as log:
             child = subprocess.Popen([sys.executable, str(script), *where, str(folder / "plan.json"), submission_id,
                                       json.dumps(landing), str(folder)], stdout=log, stderr=log, start_new_session=True)
-            stopped = self.stop_at_random(child, sig, 2.0, latest, plan, submission_id)
+            stopped = self.stop_at_random(child, sig, 2.0, latest, self.commit_of(plan, submission_id))
         if not stopped and child.returncode != 0:  # a good batch's run that failed by itself tests no stop
             self.disagree(f"{contract.name}: the run of {submission_id} failed before its stop: "
                           f"{(folder / 'worker.log').read_text(encoding='utf-8')[-300:]}")
@@ -676,14 +749,13 @@ class GateWorld:
         return folder
 
     def stop_at_random(self, child: subprocess.Popen, sig: signal.Signals, earliest: float, latest: float,
-                       plan: Plan | None = None, submission_id: str | None = None) -> bool:
-        """Stop ``child`` with ``sig`` at a random moment, unless it ended first (then False); given the
-        submission, half the time at the moment its first commit appears instead (a random moment
+                       committed: Callable[[], bool] | None = None) -> bool:
+        """Stop ``child`` with ``sig`` at a random moment, unless it ended first (then False); given a
+        ``committed`` probe, half the time at the moment it first says yes instead (a random moment
         mostly falls before a job's commits: its JVM starts for longer than it commits). A child
         that a SIGTERM leaves running after 120 s is killed, as Airflow's supervisor kills a task
         that outlives its grace period."""
-        if plan is not None and submission_id is not None and self.rng.random() < 0.5:
-            committed = self.commit_of(plan, submission_id)
+        if committed is not None and self.rng.random() < 0.5:
             with contextlib.suppress(TimeoutError):
                 wait_until(lambda: committed() or child.poll() is not None, timeout=3 * latest, interval=0.05,
                            message="a commit of the stopped run")
@@ -704,11 +776,13 @@ class GateWorld:
         return True
 
     @staticmethod
-    def commit_of(plan: Plan, submission_id: str) -> Callable[[], bool]:
-        """A probe: does the target's or the quarantine's Delta log hold a commit of ``submission_id``
-        yet? (Its commit files are renamed into place whole; each is read once.)"""
+    def commit_of(plan: Plan, submission_id: str, roles: tuple[str, ...] = ("target", "quarantine")) -> Callable[[], bool]:
+        """A probe: does the Delta log of a table of ``roles`` (of the plan's ``tables``) hold a commit
+        naming ``submission_id`` yet? (Its commit files are renamed into place whole; each is read once.)"""
         tables = plan.require_tables()
-        logs = [Path(table.location) / "_delta_log" for table in (tables.require_target(), tables.require_quarantine())]
+        located = {"target": tables.require_target, "quarantine": tables.require_quarantine,
+                   "decisions": tables.require_decisions}
+        logs = [Path(located[role]().location) / "_delta_log" for role in roles]
         read: dict[Path, bool] = {}
 
         def committed() -> bool:
@@ -922,6 +996,7 @@ class GateWorld:
             "stop_standalone_sigkill": lambda: self.step_stop_standalone(signal.SIGKILL),
             "stop_submit_client_sigterm": lambda: self.step_stop_submit_client(signal.SIGTERM),
             "stop_submit_client_sigkill": lambda: self.step_stop_submit_client(signal.SIGKILL),
+            "stop_record_sigkill": self.step_stop_record,
             "preview_object": self.step_preview_object,
             "audit_repair": self.step_audit_repair,
             "retention": self.step_retention,
@@ -967,6 +1042,7 @@ class GateWorld:
                                   f"published {record.rows_published} + quarantined {record.rows_quarantined}")
                 if record.final and (contract.name, record.submission_id) in self.stopped:
                     self.disagree(f"{contract.name}: stopped run {record.submission_id} has a final decision")
+            self.check_alerts(contract, plan, records)
             for location, expected in contract.target_ids.items():
                 ids = column_of(location, "meter_id")
                 if len(ids) != len(set(ids)):
@@ -975,6 +1051,26 @@ class GateWorld:
                     self.disagree(f"{contract.name}: {location} holds {len(set(ids))} ids, the model "
                                   f"{len(expected)} (missing {sorted(expected - set(ids))[:3]}, "
                                   f"extra {sorted(set(ids) - expected)[:3]})")
+
+    def check_alerts(self, contract: Contract, plan: Plan, records: list) -> None:
+        """Each rejected decision a run of the walk recorded told the contract's notifier once (a run
+        whose record task was killed: at least once, twice only if killed between telling it and
+        writing that down); no alert names a published decision or one the log does not hold."""
+        told = collections.Counter((line["submission_id"], line["run_id"], line["outcome"])
+                                   for line in alert_lines(contract.file_stem or contract.name)
+                                   if line.get("object") == plan.object)
+        for record in records:
+            if record.source != "gate" or not (record.run_id or "").startswith("walk-") or record.object != plan.object:
+                continue  # another object's decision (a contract of two shares its id), or not a run of the walk's
+            key = (record.submission_id, record.run_id, record.outcome)
+            count = told.pop(key, 0)
+            allowed = ((1, 2) if record.run_id in self.killed_record_runs else (1,)) if record.outcome in REJECTED \
+                else (0,)
+            if count not in allowed:
+                self.disagree(f"{contract.name}: the {record.outcome} decision of {record.submission_id} by run "
+                              f"{record.run_id} told its notifier {count} time(s)")
+        if told:
+            self.disagree(f"{contract.name}: alerts of decisions the log does not hold: {sorted(told)[:3]}")
 
     def reproduction(self) -> str:
         return f"seed {self.seed}, steps {' '.join(self.steps)}"

@@ -4,7 +4,8 @@ final decision and each table holds its batch's share whole or not at all, as it
 record counts, and the tables hold what the reference model says; after a run in the
 ``spark_connect`` mode is stopped, no job of it runs on the server, and once a stopped run in the
 ``databricks`` mode, or of ``spark_submit`` on a standalone cluster or in client deploy mode, is
-decided, no run, driver or process of it goes on. A fixed seed, so a failure reproduces, whose walk
+decided, no run, driver or process of it goes on; each rejected decision told the contract's
+notifier once (a run whose record task was killed: at least once). A fixed seed, so a failure reproduces, whose walk
 stops a run of each of those modes at random places; the soak (benchmarks/model_based/soak.py)
 walks longer with every step type."""
 

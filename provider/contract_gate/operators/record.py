@@ -174,6 +174,22 @@ def retry_cap_reached(plan: Plan, decision: dict) -> int | None:
     return allowed if decisions.failed_runs(plan, decision["submission_id"]) == allowed else None
 
 
+def alert_recorded(plan: Plan, stored: dict, run_id: str) -> tuple[int | None, list[str]]:
+    """Alert ``alerts.onRejection`` of ``stored`` when this run recorded it (an earlier try of the
+    run included: one killed before it told every notifier, :mod:`contract_gate.notifications.receipts`),
+    nobody when an earlier run did; returns (the batch's ``runs_per_batch`` when this failed run
+    used up the last of them, what was not delivered)."""
+    if stored.get("run_id") != run_id:
+        return None, []
+    cap = retry_cap_reached(plan, stored)
+    report_url = base_url() + report_path(URL_PREFIX, stored["contract_id"], stored["submission_id"],
+                                          stored.get("object"))
+    receipts = AlertReceipts(submission_folder(plan, stored["submission_id"]), stored)
+    failures = alert_rejection(plan, stored, report_url, retry_cap=cap, receipts=receipts)
+    return cap, [f"the rejection alert of {stored['submission_id']} was not delivered to "
+                 + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []
+
+
 class GateRecordDecisionOperator(ContractGateBaseOperator):
     """Append the submission's decision record; returns the record (or the existing final one).
 
@@ -232,10 +248,7 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
         self.log.info("decision for %s: %s%s; rules failed: %s", record["submission_id"], stored["outcome"],
                       f" ({record['reason']})" if record["reason"] else "",
                       ", ".join(stored["failed_rules"]) or "none")
-        problems = []
-        cap = retry_cap_reached(plan, stored) if stored.get("run_id") == ti.run_id else None
-        if stored.get("run_id") == ti.run_id:  # this try's decision, or an earlier try's killed before it alerted
-            problems += self.alert(plan, stored, cap)
+        cap, problems = alert_recorded(plan, stored, ti.run_id)
         if stored["outcome"] == "failed":
             problems.insert(0, f"submission {record['submission_id']} failed: {record['reason']}"
                                + (f"; its {cap} runs per batch are used up: it is not gated again by itself"
@@ -245,7 +258,8 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
                                "(alerts.failRunOnRejection); its decision is recorded")
         if problems:
             # The decision stands: keep it as the task's value (the report link reads it), and
-            # fail without retries, since a retry would find the decision and alert nobody.
+            # fail without retries: a notifier that is down is a person's to fix, and clearing the
+            # task then tells the notifiers not told (the receipts), nobody twice.
             ti.xcom_push(key="return_value", value=stored)
             raise AirflowFailException("; ".join(problems))
         return stored
@@ -262,12 +276,3 @@ class GateRecordDecisionOperator(ContractGateBaseOperator):
             self.log.warning("no runner of the gate's execution mode (%s): its tasks started no job with these "
                              "settings either", exc)
             return get_runner(None, log=self.log)
-
-    def alert(self, plan: Plan, decision: dict, retry_cap: int | None) -> list[str]:
-        """Alert ``alerts.onRejection`` about a rejected decision; returns what was not delivered."""
-        report_url = base_url() + report_path(URL_PREFIX, decision["contract_id"], decision["submission_id"],
-                                              decision.get("object"))
-        receipts = AlertReceipts(submission_folder(plan, decision["submission_id"]), decision)
-        failures = alert_rejection(plan, decision, report_url, retry_cap=retry_cap, receipts=receipts)
-        return [f"the rejection alert of {decision['submission_id']} was not delivered to "
-                + "; ".join(f"{key} ({error})" for key, error in failures.items())] if failures else []
