@@ -73,9 +73,10 @@ def test_a_notifier_the_deployment_does_not_allow_is_refused_before_its_module_i
     {"path": "orders.jsonl", "message": "{{ var.value.finance_key }}"},
     {"path": "orders.jsonl", "message": "{% include 'finance_dags.py' %}"},
     {"path": "orders.jsonl", "message": "{{ contract_gate.message }}{# a comment #}"},
+    {"path": "orders.jsonl", "message": "{{ contract_gate.__class__ }}"},
     {"path": "../lakehouse/sales/orders/_delta_log/00000000000000000009.json"},
     {"path": "orders.jsonl", "mode": "w"},
-], ids=["connection", "variable", "include", "comment", "outside", "unknown-argument"])
+], ids=["connection", "variable", "include", "comment", "dunder", "outside", "unknown-argument"])
 def test_a_plan_edited_past_the_compiler_is_refused_at_delivery_and_nothing_is_written(alerts, tmp_path, arguments):
     failures = deliver({"0": {"class": FILE, "arguments": arguments}}, PAYLOAD)
     assert "NotifierRefused" in failures["0"]

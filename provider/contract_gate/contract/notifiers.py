@@ -44,7 +44,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
     "airflow.providers.slack.notifications.slack_webhook.SlackWebhookNotifier": ("text", "blocks", "attachments"),
 }
 FILTERS = ("e", "escape", "tojson", "upper", "lower", "title", "trim", "string")
-_PLACEHOLDER = re.compile(r"\{\{\s*contract_gate\.[A-Za-z_][A-Za-z0-9_]*\s*"
+# a key of the alert's payload: lower-case snake case, never a dunder the sandbox would have to refuse
+_PLACEHOLDER = re.compile(r"\{\{\s*contract_gate\.[a-z][a-z0-9_]*\s*"
                           rf"(?:\|\s*(?:{'|'.join(FILTERS)})\s*)*\}}\}}")
 _JINJA = re.compile(r"\{\{|\{%|\{#")
 
