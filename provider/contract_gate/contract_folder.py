@@ -7,6 +7,7 @@ file once whichever of them asks first (milliseconds, no Spark, no Airflow).
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,13 +15,36 @@ if TYPE_CHECKING:
     from contract_gate.contract.compiler import CompiledContract
 
 
+# The producer names the file, and its name reaches Python the sync writes (a stub's comment line) and
+# the gate tasks' templated ``contract`` field, which Jinja renders against the task context: a
+# newline or a quote would add code to the stub, and ``{{ conn.<id>.password }}`` would render a
+# secret into a task's log. Letters, digits, '_', '-', '.' and spaces are all a contract file needs.
+_FILE_NAME = re.compile(r"\w[\w .-]*\.ya?ml")
+
+
+class ContractFileNameError(ValueError):
+    """A contract file's name holds a character the gate does not take from a producer."""
+
+
+def check_file_name(path: Path) -> None:
+    """Raise :class:`ContractFileNameError` naming ``path`` unless its name is letters, digits,
+    '_', '-', '.' and spaces, ending ``.yaml`` or ``.yml``."""
+    if not _FILE_NAME.fullmatch(path.name):
+        raise ContractFileNameError(
+            f"{path}: a contract file's name may hold letters, digits, '_', '-', '.' and spaces only (no quote, "
+            "brace, percent sign or control character: it reaches generated DAG files and templated task fields); "
+            "rename the file")
+
+
 def contract_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
 def compiled(contract: str | Path, env: str | None = None) -> CompiledContract:
-    """The contract file compiled as it is now, object by object; raises its ``ContractError``."""
+    """The contract file compiled as it is now, object by object; raises its ``ContractError``, or
+    :class:`ContractFileNameError` for a file name the gate does not take."""
     path = Path(contract).resolve()
+    check_file_name(path)
     # a missing file gets no key of its own: the loader then says what is wrong with it
     return _compile(str(path), env, path.stat().st_mtime_ns if path.is_file() else -1)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from contract_gate import config
 from contract_gate.config import contracts_dir
-from contract_gate.contract_folder import contract_files
+from contract_gate.contract_folder import check_file_name, contract_files
 
 STUB_FOLDER = "contract_gates_generated"
 # Stubs import contract_gate.dag_factory, and the marker names it: sync finds its own stubs by the
@@ -72,7 +72,10 @@ def _wanted_stubs(dag_file: str | Path, folder: Path | None) -> tuple[Path, dict
         # A mistyped folder setting must not make every contract's DAG disappear.
         raise FileNotFoundError(f"contracts folder {folder} does not exist (set {config.describe('contracts_dir')})")
     stubs = Path(dag_file).resolve().parent / STUB_FOLDER
-    return stubs, {stubs / stub_name(c): stub_text(stubs / stub_name(c), c) for c in contract_files(folder)}
+    contracts = contract_files(folder)
+    for contract in contracts:
+        check_file_name(contract)
+    return stubs, {stubs / stub_name(c): stub_text(stubs / stub_name(c), c) for c in contracts}
 
 
 def _own_stubs(stubs: Path) -> list[Path]:
