@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contract_gate.contract.errors import ContractError, ContractIssue
+
 if TYPE_CHECKING:
     from contract_gate.contract.compiler import CompiledContract
 
@@ -22,18 +24,16 @@ if TYPE_CHECKING:
 _FILE_NAME = re.compile(r"\w[\w .-]*\.ya?ml")
 
 
-class ContractFileNameError(ValueError):
-    """A contract file's name holds a character the gate does not take from a producer."""
-
-
 def check_file_name(path: Path) -> None:
-    """Raise :class:`ContractFileNameError` naming ``path`` unless its name is letters, digits,
-    '_', '-', '.' and spaces, ending ``.yaml`` or ``.yml``."""
+    """Raise the contract's ``ContractError`` unless its file name is letters, digits, '_', '-', '.'
+    and spaces, ending ``.yaml`` or ``.yml`` (every caller that names a broken contract names this
+    one too, the name's control characters escaped)."""
     if not _FILE_NAME.fullmatch(path.name):
-        raise ContractFileNameError(
-            f"{path}: a contract file's name may hold letters, digits, '_', '-', '.' and spaces only (no quote, "
-            "brace, percent sign or control character: it reaches generated DAG files and templated task fields); "
-            "rename the file")
+        shown = str(path).encode("unicode_escape").decode("ascii")
+        raise ContractError(shown, [ContractIssue(shown, None, "", (
+            "a contract file's name may hold letters, digits, '_', '-', '.' and spaces only (no quote, brace, "
+            "percent sign or control character: it reaches generated DAG files and templated task fields); "
+            "rename the file"))])
 
 
 def contract_files(folder: Path) -> list[Path]:
@@ -41,8 +41,8 @@ def contract_files(folder: Path) -> list[Path]:
 
 
 def compiled(contract: str | Path, env: str | None = None) -> CompiledContract:
-    """The contract file compiled as it is now, object by object; raises its ``ContractError``, or
-    :class:`ContractFileNameError` for a file name the gate does not take."""
+    """The contract file compiled as it is now, object by object; raises its ``ContractError`` (a
+    file name the gate does not take included)."""
     path = Path(contract).resolve()
     check_file_name(path)
     # a missing file gets no key of its own: the loader then says what is wrong with it

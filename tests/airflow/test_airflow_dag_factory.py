@@ -88,7 +88,7 @@ def test_stub_files_follow_the_contracts_folder(tmp_path):
     'orders"""x.yaml', "orders%d.yaml", "orders\r.yaml"])
 def test_a_contract_file_name_that_would_reach_code_or_jinja_is_refused_by_sync_and_parse(tmp_path, name, capsys):
     from contract_gate.cli.main import main
-    from contract_gate.contract_folder import ContractFileNameError
+    from contract_gate.contract.errors import ContractError
     from contract_gate.dag_factory import STUB_FOLDER, contract_dag, sync_dag_files
 
     contracts = tmp_path / "contracts"
@@ -97,12 +97,12 @@ def test_a_contract_file_name_that_would_reach_code_or_jinja_is_refused_by_sync_
     hostile.write_text((REPO / "contracts" / "orders.yaml").read_text())
     dags = tmp_path / "dags"
     dags.mkdir()
-    with pytest.raises(ContractFileNameError, match="letters, digits"):
+    with pytest.raises(ContractError, match="letters, digits"):
         sync_dag_files(dags / "contract_gates.py", contracts)
     assert not (dags / STUB_FOLDER).exists()  # no stub written, none with the name in it
     assert main(["dags", "sync", "--dags", str(dags), "--contracts", str(contracts)]) == 2
     assert "rename the file" in capsys.readouterr().err
-    with pytest.raises(ContractFileNameError):  # a DAG file of one's own that names it builds no gate
+    with pytest.raises(ContractError):  # a DAG file of one's own that names it builds no gate
         contract_dag(hostile)
     assert not (tmp_path / "pwned").exists()
 

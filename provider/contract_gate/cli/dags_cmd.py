@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from contract_gate import config
-from contract_gate.contract_folder import ContractFileNameError
+from contract_gate.contract.errors import ContractError
 from contract_gate.dags.stub_files import STUB_FOLDER, sync_dag_files, unsynced_dag_files
 
 DAG_FILE = "contract_gates.py"
@@ -46,7 +46,7 @@ def run(args) -> int:
                       "run `contract-gate dags sync` and commit the result", file=sys.stderr)
             return 1 if changes else 0
         stubs = sync_dag_files(dag_file, args.contracts)
-    except (FileNotFoundError, ContractFileNameError) as exc:
+    except (FileNotFoundError, ContractError) as exc:
         print(f"contract-gate dags sync: {exc}", file=sys.stderr)
         return 2
     print(f"{len(stubs)} contract DAG file(s) in {args.dags / STUB_FOLDER}")
