@@ -13,11 +13,11 @@ import sys
 
 import pytest
 
+from contract_gate.contract.notifiers import FILE_NOTIFIER as FILE
 from contract_gate.contract.notifiers import NotifierSettingError, allowed_notifiers, notifier_problems
 from contract_gate.notifications.dispatch import deliver
 from contract_gate.notifications.file import AlertFileOutside, FileNotifier
 
-FILE = "contract_gate.notifications.file.FileNotifier"
 PAYLOAD = {"submission_id": "sub-1", "title": "contract-gate: orders submission sub-1 quarantined",
            "message": "Submission sub-1 was QUARANTINED."}
 

@@ -70,6 +70,7 @@ from contract_gate.local_spark.submit import SHORT_JOB_JVM_OPTIONS
 from contract_gate.operators.base import as_correction
 from contract_gate.operators.branch import decide
 from contract_gate.config import alerts_root
+from contract_gate.contract.notifiers import FILE_NOTIFIER
 from contract_gate.operators.record import alert_recorded, write_decision
 from contract_gate.operators.retention import prune_run_folders
 from contract_gate.runners import GateRunner, get_runner
@@ -111,7 +112,6 @@ STANDALONE_CONF = {"spark.pyspark.python": sys.executable, "spark.cores.max": "1
                    "spark.executor.extraJavaOptions": SHORT_JOB_JVM_OPTIONS}
 VOLUME = "/Volumes/main/contract_gate/walk"
 RECORD_RUN = Path(__file__).with_name("_record_run.py")
-FILE_NOTIFIER = "contract_gate.notifications.file.FileNotifier"  # each contract's rejection alerts, in its file
 REJECTED = ("quarantined", "split", "failed")
 
 
