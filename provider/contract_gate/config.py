@@ -86,6 +86,12 @@ OPTIONS = {option.name: option for option in (
     Option("landing_roots", "Comma-separated folders or URIs, besides the server's root, that contracts may "
            "name as their landing.", example="/data/landing,s3://landing-bucket",
            old_names=("CONTRACT_GATE_LANDING_ROOTS",)),
+    Option("tenants", "Where several teams share the gate: which connections and tables each team's contracts may "
+           "name, as JSON keyed by contract file name pattern (the patterns a CODEOWNERS file guards): "
+           "``connections`` (``execution.connectionId``, a table's ``connection``) and ``reads`` (where landings and "
+           "query references may be: folders or URIs, and catalog name patterns). A file no pattern matches is "
+           "refused. Unset: one team, nothing to bind.",
+           example='{"billing*.yaml": {"connections": ["databricks_billing"], "reads": ["main.drops.billing_*"]}}'),
     Option("max_validation_seconds", "The deployment's ceiling of a contract's validation time budget "
            "(``limits.validationSeconds``). Unset: the built-in ceiling.", example="3600", type="integer",
            old_names=("CONTRACT_GATE_MAX_VALIDATION_SECONDS",)),

@@ -4,6 +4,8 @@ freshness SLA."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pydantic
 
 from contract_gate.contract import rules
@@ -12,6 +14,7 @@ from contract_gate.contract.environments import freshness_sla, object_level_slas
 from contract_gate.contract.errors import yaml_path
 from contract_gate.contract.settings import GATE_PROPERTY, GateSettings, settings_errors
 from contract_gate.contract.table_locations import IDENTIFIER, IDENTIFIER_FORM, location_problems
+from contract_gate.contract.tenancy import tenancy_problems
 
 
 class SettingsCompiler:
@@ -87,12 +90,16 @@ class SettingsCompiler:
 
     def table_addresses(self, settings: GateSettings, server, object_name: str) -> dict:
         """The plan's table addresses, after every name and path that leads there is checked
-        (``table_locations``: identifiers, under the server's root, no overlaps). The object's
+        (``table_locations``: identifiers, under the server's root, no overlaps; ``tenancy``: the
+        connections and reads the deployment allows the contract file). The object's
         ``physicalName``, where given, is its table: the target's default name (and its quarantine's)."""
         table_name = self.state.objects[self.state.index].physicalName or object_name
         tables = resolve_tables(settings, server, table_name, self.state.loaded.model.version)
         index = next((i for i, s in enumerate(self.state.loaded.model.servers or []) if s is server), None)
-        for path, message in location_problems(self.state.loaded.raw, settings, server, index, object_name, tables):
+        problems = location_problems(self.state.loaded.raw, settings, server, index, object_name, tables)
+        if not problems:  # a tenant's reads are judged on addresses that are sound
+            problems = tenancy_problems(Path(self.state.loaded.file).name, settings, tables, self.state.settings_sources)
+        for path, message in problems:
             self.state.error(path, message)
         if not IDENTIFIER.fullmatch(table_name) and (settings.target is None or settings.quarantine is None):
             self.state.error(f"{self.state.base}.physicalName", f"physicalName {table_name!r} names the target table and its "

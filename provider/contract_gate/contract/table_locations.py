@@ -118,7 +118,7 @@ def _root_problem(root: str) -> str | None:
         return f"server path {root!r} {_GLOB_REASON}"
     if not (posixpath.isabs(root) or _URI.match(root)):
         return None
-    if any(_under(root, listed) or canonical(Address(kind="path", path=root)) == canonical(Address(kind="path", path=listed))
+    if any(under(root, listed) or canonical(Address(kind="path", path=root)) == canonical(Address(kind="path", path=listed))
            for listed in config.get_list("roots")):
         return None
     return (f"server path {root!r} is absolute: the gate writes under it, so it must be relative (to "
@@ -157,7 +157,7 @@ def _written_problem(address: Address, role: str, given: str | None, root: str, 
     if given is not None and _GLOB.search(given):
         return f"the {what} path {given!r} {_GLOB_REASON}"
     path = address.location
-    if not _under(path, root):
+    if not under(path, root):
         shown = repr(given) if given == path else f"{given or path!r} (resolved: {path!r})"
         return f"the {what} path {shown} is outside the server's root {root!r}: give a path relative to the root"
     if _leaves_through_link(path, root):
@@ -175,7 +175,7 @@ def _landing_problem(address: Address, given: str | None, root: str) -> str | No
         return f"the landing path {given!r} {_GLOB_REASON}"
     roots = [root, *config.get_list("landing_roots")]
     # a link from one allowed root into another (lakehouse/landing -> /mnt/drops, listed) is fine
-    if not any(_under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
+    if not any(under(path, r) for r in roots) or all(_leaves_through_link(path, r) for r in roots):
         allowed = " or ".join(repr(root) for root in roots)
         return (f"the landing path {given or path!r} is outside {allowed}: the gate only reads batches under the "
                 f"server's root or a folder the deployment lists in {config.describe('landing_roots')}")
@@ -225,7 +225,7 @@ def same_or_nested(first: Address, second: Address) -> bool:
     return a == b or a.startswith(b + separator) or b.startswith(a + separator)
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
     """``path`` is strictly below ``root``, compared as resolved paths (URIs: same scheme and
     prefix; a relative and an absolute path resolve against the gate's home)."""
     if bool(_URI.match(path)) != bool(_URI.match(root)):
