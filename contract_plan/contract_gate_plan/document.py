@@ -21,6 +21,7 @@ from typing import Any
 
 from contract_gate_plan import batch_history, keys_across_batches, references
 from contract_gate_plan.limits import check_limits
+from contract_gate_plan.reader_options import option_problems
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA, reserved_problems
 from contract_gate_plan.sql_allowlist import COLUMN_PLACEHOLDERS, TABLE_PLACEHOLDERS, SqlRefused, check_canonical
 
@@ -146,6 +147,7 @@ def check_document(plan: Any) -> None:
     if problem:
         raise PlanError(problem)
     _check_reserved(plan)
+    _check_reader_options(plan)
 
 
 def reference_aliases(plan: dict[str, Any]) -> list[str]:
@@ -270,6 +272,20 @@ def _check_reserved(plan: dict[str, Any]) -> None:
                         "and plan.gate.candidate.schema must be a name") from None
     if problems:
         raise PlanError(f"plan.tables: {problems[0][1]}")
+
+
+def _check_reader_options(plan: dict[str, Any]) -> None:
+    """Spark copies a reader's options into Hadoop's configuration: every table's are parsing
+    options of its format (``contract_gate_plan.reader_options``), the compiler's check done again."""
+    tables = plan.get("tables") or {}
+    addresses = [(role, address) for role, address in tables.items() if role != "references"]
+    addresses += [(f"references.{alias}", address) for alias, address in (tables.get("references") or {}).items()]
+    for role, address in addresses:
+        if not isinstance(address, dict) or not isinstance(address.get("options") or {}, dict):
+            raise PlanError(f"plan.tables.{role} must be an address whose options are an object")
+        problems = option_problems(address.get("format", "delta"), address.get("options") or {})
+        if problems:
+            raise PlanError(f"plan.tables.{role}: {problems[0]}")
 
 
 def _check_across_batches(plan: dict[str, Any]) -> None:

@@ -44,6 +44,27 @@ def test_malformed_plans_are_refused(change, message):
         read_document({**cases_plan(), **change})
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"fs.file.impl": "com.attacker.FileSystem"}, "plan.tables.landing: option 'fs.file.impl' is not a json reader option"),
+        ({"fs.s3a.endpoint": "https://collector.example"}, "option 'fs.s3a.endpoint' is not a json reader option"),
+        ({"mode": "DROPMALFORMED"}, "option 'mode' 'DROPMALFORMED' would leave records of the batch out"),
+        ({"multiLine": "x" * 201}, "option 'multiLine' must be a text of at most 200 characters"),
+    ],
+)
+def test_a_plan_edited_to_give_spark_other_reader_options_is_refused(options, message):
+    """Spark copies reader options into the read's Hadoop configuration (a class to load, an
+    endpoint for the storage credentials): the Spark side checks them again, whatever the plan file says."""
+    landing = {"kind": "path", "path": "landing/cases", "format": "json"}
+    assert read_document(cases_plan(tables={"landing": {**landing, "options": {"multiLine": "true", "MODE": "failfast"}}}))
+    with pytest.raises(PlanError, match=re.escape(message)):
+        read_document(cases_plan(tables={"landing": {**landing, "options": options}}))
+    with pytest.raises(PlanError, match=re.escape("plan.tables.references.known: option 'header' is not a delta reader")):
+        read_document(cases_plan(tables={"landing": landing, "references": {
+            "known": {"kind": "path", "path": "k", "format": "delta", "options": {"header": "true"}}}}))
+
+
 def _appending(*rules, **overrides):
     """cases_plan with gate settings that append to a target, and ``rules``."""
     plan = cases_plan(**{"gate": {"publication": {"mode": "append"}},

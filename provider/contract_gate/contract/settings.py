@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_camel
 from contract_gate import config
 from contract_gate.contract.notifiers import notifier_problems
 from contract_gate_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
+from contract_gate_plan.reader_options import option_problems
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA
 
 GATE_PROPERTY = "contractGate"
@@ -37,6 +38,16 @@ class TableRef(_Model):
     # reach the store through airflow.sdk.ObjectStoragePath; of a catalog table, the Databricks
     # connection whose SQL warehouse tells its version. In the table's plan address only.
     connection: str | None = pyd.Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
+
+    @pyd.field_validator("options")
+    @classmethod
+    def _reader_options(cls, options: dict[str, str], info: pyd.ValidationInfo) -> dict[str, str]:
+        """Spark copies reader options into Hadoop's configuration: parsing options only
+        (:mod:`contract_gate_plan.reader_options`)."""
+        problems = option_problems(info.data["format"], options) if "format" in info.data else []
+        if problems:
+            raise ValueError("; ".join(problems))
+        return options
 
     @pyd.model_validator(mode="after")
     def _one_address(self):
