@@ -1,6 +1,6 @@
 """A contract is untrusted input: parsing is bounded (file size, expanded YAML values, nesting),
-any contract id derives safe DAG and folder names, and the NaN/Infinity opt-in is checked like the
-other property options. (The hostile corpus, tests/contracts_hostile/yaml_*, id_*, input_*,
+any contract id derives safe DAG and folder names, schedules are ones Airflow reads, and the
+NaN/Infinity opt-in is checked like the other property options. (The hostile corpus, tests/contracts_hostile/yaml_*, id_*, input_*,
 holds the attacks themselves; this file tests the limits around them.)"""
 
 from __future__ import annotations
@@ -108,6 +108,18 @@ def test_ids_that_can_become_dag_ids_compile(tmp_path, contract_id):
     contract.write_text(ORDERS.read_text(encoding="utf-8").replace("id: orders\n", f"id: '{contract_id}'\n", 1),
                         encoding="utf-8")
     assert compile_plan(contract).document["contract"]["id"] == contract_id
+
+
+@pytest.mark.parametrize("schedule", ["@hourly", "@daily", "@once", "@quarterly", "*/5 * * * *", "0 6 * * MON-FRI",
+                                      "30 2 1,15 * *", "0 0 L * *"])
+def test_schedules_airflow_reads_compile_for_the_gate_and_its_freshness_check(tmp_path, schedule):
+    """The refused ones (``@continuous``, six fields) are the ``input_schedule_`` files of the corpus."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(ORDERS.read_text(encoding="utf-8").replace(
+        'schedule: "@hourly"', f'schedule: "{schedule}"\n      alerts: {{freshnessSchedule: "{schedule}"}}'),
+        encoding="utf-8")
+    gate = compile_plan(contract).gate
+    assert (gate["schedule"], gate["alerts"]["freshnessSchedule"]) == (schedule, schedule)
 
 
 HOSTILE_IDS = sorted((ROOT / "tests" / "contracts_hostile").glob("id_*.yaml"))

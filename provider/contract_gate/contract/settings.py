@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from contract_gate import config
 from contract_gate.contract.notifiers import notifier_problems
+from contract_gate.contract.schedules import schedule_problem
 from contract_gate_plan.limits import DEFAULT_QUERY_SECONDS, DEFAULT_VALIDATION_SECONDS
 from contract_gate_plan.reader_options import option_problems
 from contract_gate_plan.reserved import CANDIDATE_SCHEMA
@@ -109,6 +110,14 @@ class AlertSettings(_Model):
     on_rejection: list[NotifierRef] = []
     # Off by default: a rejection is the gate working. On, the run turns red for an on-call team.
     fail_run_on_rejection: bool = False
+
+    @pyd.field_validator("freshness_schedule")
+    @classmethod
+    def _freshness_schedule(cls, schedule: str) -> str:
+        problem = schedule_problem(schedule)
+        if problem:
+            raise ValueError(problem)
+        return schedule
 
 
 class LandingWatch(_Model):
@@ -273,6 +282,14 @@ class GateSettings(_Model):
     @classmethod
     def _landing_shorthand(cls, schedule):
         return {"onLanding": {}} if schedule == "@landing" else schedule
+
+    @pyd.field_validator("schedule")
+    @classmethod
+    def _cron_schedule(cls, schedule):
+        problem = schedule_problem(schedule, on_landing=True) if isinstance(schedule, str) else None
+        if problem:
+            raise ValueError(problem)
+        return schedule
 
     @pyd.model_validator(mode="after")
     def _watchable_landing(self):
