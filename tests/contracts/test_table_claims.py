@@ -151,6 +151,14 @@ def test_catalog_tables_stay_in_the_servers_catalog_and_names_are_identifiers(tm
     assert any("overlaps the contract's own candidate folder" in message for _, message in found)
     assert any("lies inside '_contract_gate_candidates', a name the gate keeps for itself" in message
                for _, message in found)
+    # Unity Catalog's names may hold a hyphen; a period, a space or a back-quote would change every name made there
+    hyphen = _contract(tmp_path, "d", {"  - server: local\n    type: local\n    environment: dev\n    path: lakehouse\n"
+                                       "    format: delta\n": "  - server: prod\n    type: databricks\n"
+                                       "    catalog: dev-lake\n    schema: sales-eu\n"})
+    assert compile_plan(hyphen).document["tables"]["target"]["name"] == "dev-lake.sales-eu.orders"
+    for catalog in ("dev lake", "dev.lake", "dev`lake", "dev/lake"):
+        spaced = _contract(tmp_path, "e", {**server, "    catalog: main\n": f"    catalog: \"{catalog}\"\n"})
+        assert [where for where, _ in _errors(spaced)] == ["servers[0].catalog"], catalog
 
 
 def test_lint_of_a_folder_fails_both_contracts_that_claim_one_table_naming_each_other(tmp_path):

@@ -44,6 +44,7 @@ IDENTIFIER_FORM = "a plain identifier: ASCII letters, digits and '_', not starti
 WRITTEN = ("target", "quarantine", "decisions", "candidate_schema")
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _GLOB = re.compile(f"[{re.escape(GLOB_SPECIALS)}]")
+_CATALOG_NAME_REFUSED = re.compile(r"[.\s/`\x00-\x1f\x7f]")
 
 
 def table_sources(raw: dict[str, Any]) -> dict[str, str]:
@@ -87,6 +88,10 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
         if ref is not None and ref.table is not None:
             problems += _name_problems(ref.table, sources[role], role)
     problems += _name_problems(settings.candidate.schema_, sources["candidate_schema"], "candidate schema")
+    if server is not None and server.catalog and server.schema_:
+        problems += [(f"servers[{server_index}].{key}", message) for key, message in
+                     (("catalog", _catalog_name_problem(server.catalog, "catalog")),
+                      ("schema", _catalog_name_problem(server.schema_, "schema"))) if message]
     given_root = server.path if server is not None and server.path else None
     root_problem = _root_problem(given_root) if given_root is not None else None
     if root_problem:
@@ -140,6 +145,16 @@ def _name_problems(name: str, path: str, what: str) -> list[tuple[str, str]]:
         return []
     return [(path, f"{what} name {name!r} becomes a table name or a path: each of its (at most three) "
                    f"dot-separated parts must be {IDENTIFIER_FORM}")]
+
+
+def _catalog_name_problem(name: str, what: str) -> str | None:
+    """A server's catalog or schema is the first part of every table name the gate makes there:
+    Unity Catalog's own rule for a name (at most 255 characters; no period, space, slash or
+    control character), and no back-quote, the character that quotes it in SQL."""
+    if len(name) <= 255 and not _CATALOG_NAME_REFUSED.search(name):
+        return None
+    return (f"{what} name {name!r} is part of every table name the gate makes on this server: at most 255 "
+            "characters, without a period, space, slash, back-quote or control character")
 
 
 def _segments(path: str) -> list[str]:
