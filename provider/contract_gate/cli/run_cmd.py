@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from contract_gate.cli.options import add_input_format, add_json, add_verbose, print_json, report_error
@@ -89,8 +90,9 @@ def gate(args, conf: dict, check=None) -> int:
         # imports Airflow, whose first import writes too
         with progress("running the gate DAG", args.verbose, log=log), contextlib.redirect_stdout(sys.stderr):
             refused = check(args) if check else None
-            decisions = [] if refused else run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")},
-                                                   args.object_name)
+            with landing_root_of_this_run(args.landing):
+                decisions = [] if refused else run_dag(contract, {k: v for k, v in conf.items() if v not in (None, "")},
+                                                       args.object_name)
         if refused:
             report_error(args, f"contract-gate: refused: {refused}")
             return 2
@@ -133,6 +135,26 @@ def missing_landing(landing: str | None, plans: list[Plan]) -> str | None:
             return (f"nothing has landed at {address.location} (the landing of {plan.object}): land a batch there, "
                     "or give --landing PATH")
     return None
+
+
+@contextlib.contextmanager
+def landing_root_of_this_run(landing: str | None) -> Iterator[None]:
+    """The gate reads a run's landing override only under a landing root
+    (``contract_gate.contract.landing_override``): whoever runs the CLI names a file they may read
+    themselves, so its folder is a landing root of this run, and of no other."""
+    if landing is None or "://" in landing:
+        yield
+        return
+    name = config.environment_variable("landing_roots")
+    before = os.environ.get(name)
+    os.environ[name] = ",".join([*config.get_list("landing_roots"), str(Path(landing).resolve().parent)])
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def prepare_environment(contract: Path, env: str | None) -> Path:

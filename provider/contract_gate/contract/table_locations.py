@@ -106,7 +106,7 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
         problem = _written_problem(addresses[role], role, _given_path(names.get(role)), root, catalog)
         if problem:
             problems.append((sources[role], problem))
-    landing = _landing_problem(addresses["landing"], _given_path(settings.landing), root)
+    landing = landing_problem(addresses["landing"], _given_path(settings.landing), root)
     if landing:
         problems.append((sources["landing"], landing))
     problems += _overlaps(addresses, sources)
@@ -180,7 +180,7 @@ def _written_problem(address: Address, role: str, given: str | None, root: str, 
     return None
 
 
-def _landing_problem(address: Address, given: str | None, root: str) -> str | None:
+def landing_problem(address: Address, given: str | None, root: str) -> str | None:
     if not address.is_path:
         return None  # read with the gate principal's own grants; overlaps are checked below
     path = address.location

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
 from contract_gate.airflow_compat import AirflowSkipException
-from contract_gate.operators.base import ContractGateBaseOperator, as_correction
+from contract_gate.contract.landing_override import landing_override_problem
+from contract_gate.operators.base import ContractGateBaseOperator, as_correction, resolve_contract
 from contract_gate.contract.retry_policy import RetryPolicy
 from contract_gate.submission import NothingLanded, check_submission_id, derive_submission_id, object_of
 from contract_gate_plan.model import Plan
@@ -31,7 +32,8 @@ class GateSubmissionOperator(ContractGateBaseOperator):
     is the submission's existing final decision when it was already gated (the run then has
     nothing to do).
 
-    :param landing: override of the contract's landing path (a corrected batch, a test file). (templated)
+    :param landing: override of the contract's landing path (a corrected batch, a test file), read only
+        where the contract's own landing could be (``contract_gate.contract.landing_override``). (templated)
     :param landing_format: the override's format (``csv``, ``json``, ``parquet``, ``delta``);
         default the contract's landing format. (templated)
     :param rerun_of: the submission this run re-runs; it must have a decision, and a published
@@ -72,6 +74,9 @@ class GateSubmissionOperator(ContractGateBaseOperator):
                              recovered["submission_id"], recovered["outcome"])
         landing = dict(plan.document["tables"]["landing"])  # the submission's XCom: as the plan writes it
         if self.landing:
+            refused = landing_override_problem(resolve_contract(self.contract), self.env or None, str(self.landing))
+            if refused:
+                raise ValueError(f"the run's landing {str(self.landing)!r} is not read: {refused}")
             landing = {"kind": "path", "path": str(self.landing),
                        "format": self.landing_format or landing.get("format", "delta"),
                        **({"options": landing["options"]} if landing.get("options") else {})}
