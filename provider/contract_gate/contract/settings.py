@@ -24,6 +24,9 @@ DEFAULT_POLL_SECONDS = 2
 _MARKER = re.compile(r"_[A-Za-z0-9_.-]{0,63}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,62}")
 
 
+_CONNECTION_ID = r"^[A-Za-z0-9_.-]{1,250}$"  # what Airflow takes as a connection id
+
+
 class _Model(pyd.BaseModel):
     model_config = pyd.ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
 
@@ -38,7 +41,7 @@ class TableRef(_Model):
     # The Airflow connection of an object-storage path (s3://, abfss://, gs://): its credentials
     # reach the store through airflow.sdk.ObjectStoragePath; of a catalog table, the Databricks
     # connection whose SQL warehouse tells its version. In the table's plan address only.
-    connection: str | None = pyd.Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,250}$", exclude=True)
+    connection: str | None = pyd.Field(default=None, pattern=_CONNECTION_ID, exclude=True)
 
     @pyd.field_validator("options")
     @classmethod
@@ -84,7 +87,7 @@ class ViolationSettings(_Model):
 
 class ExecutionSettings(_Model):
     mode: Literal["local", "spark_submit", "spark_connect", "databricks"] = "local"
-    connection_id: str | None = None
+    connection_id: str | None = pyd.Field(default=None, pattern=_CONNECTION_ID)
 
 
 class NotifierRef(_Model):
