@@ -8,8 +8,9 @@ write into them, a landing there would read them as a batch. Every other name th
 ``_`` is kept too: for the gate's next folder, and because Spark and Delta read such names as
 hidden (``_delta_log``).
 
-A target, quarantine or landing that is one of these names, or lies inside one, anywhere below
-the server root, is refused: by the compiler (``contract_gate.contract.table_locations``) and
+A target, quarantine, landing or query reference that is one of these names, or lies inside one,
+anywhere below the server root, is refused (a reference would let a query measure another
+contract's candidates or the decision log): by the compiler (``contract_gate.contract.table_locations``) and
 again when a plan is loaded to run (``contract_gate_plan.document``), before any step writes.
 The root is where the plan's candidate schema is, so both sides judge a plan alike.
 
@@ -35,26 +36,28 @@ _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def reserved_problems(tables: dict[str, Any], candidate_schema: str = CANDIDATE_SCHEMA) -> list[tuple[str, str]]:
-    """(role, message) for each target, quarantine or landing of ``tables`` (a plan's table
-    addresses) that is a reserved name or lies inside one. ``candidate_schema``: the gate
-    settings' candidate schema name, whose address in ``tables`` tells where the root is."""
+    """(role, message) for each target, quarantine, landing or reference (role
+    ``references.<alias>``) of ``tables`` (a plan's table addresses) that is a reserved name or lies
+    inside one. ``candidate_schema``: the gate settings' candidate schema name, whose address in
+    ``tables`` tells where the root is."""
     schema_address = tables.get("candidate_schema")
     root = gate_root(Address.as_written(schema_address) if schema_address else None, candidate_schema)
     if root is None:
         return []
     reserved = {*RESERVED_NAMES, candidate_schema.split(".")[-1]}
+    checked = [(role, role, tables[role]) for role in CHECKED_ROLES if tables.get(role)]
+    checked += [(f"references.{alias}", f"reference {alias}", address)
+                for alias, address in (tables.get("references") or {}).items()]
     problems = []
-    for role in CHECKED_ROLES:
-        if not tables.get(role):
-            continue
-        address = Address.as_written(tables[role])
+    for role, what, document in checked:
+        address = Address.as_written(document)
         parts = _below(address, root)
         found = next((i for i, part in enumerate(parts or ()) if part in reserved or part.startswith(RESERVED_PREFIX)), None)
         if parts is None or found is None:
             continue
         shown = address.location
         where = "is named" if found == len(parts) - 1 else "lies inside"
-        problems.append((role, f"the {role} {shown!r} {where} {parts[found]!r}, a name the gate keeps for itself: "
+        problems.append((role, f"the {what} {shown!r} {where} {parts[found]!r}, a name the gate keeps for itself: "
                                f"in every server root {', '.join(RESERVED_NAMES[:3])} (the candidates), "
                                f"{DECISIONS_TABLE} and every name starting with '{RESERVED_PREFIX}' are reserved"))
     return problems

@@ -206,6 +206,34 @@ def test_the_same_id_and_a_table_nested_in_another_are_claims_too(tmp_path):
     assert sorted(e["path"] for e in errors["orders.yaml"]) == ["id", "schema[0].name", "schema[0].name"]
 
 
+def test_a_query_reference_to_another_contracts_quarantine_is_a_claim_and_to_its_target_is_not(tmp_path):
+    """A count per guessed value over another team's quarantine is an oracle of its rejected rows."""
+    _contract(tmp_path, "orders", {})
+    query = ("    quality:\n      - type: sql\n        query: \"SELECT count(*) FROM {object} o JOIN {peek} p "
+             "ON o.order_id = p.order_id\"\n        mustBe: 0\n")
+
+    def reader(name: str, table: str) -> None:
+        _contract(tmp_path, name, {"id: orders\n": f"id: {name}\n", "  - name: orders\n": f"  - name: {name}\n",
+                                   "element: orders.order_timestamp": f"element: {name}.order_timestamp",
+                                   "        path: landing/orders": f"        path: landing/{name}",
+                                   "slaProperties:": query + "slaProperties:",
+                                   **_gate(f"      references: {{peek: {{table: {table}}}}}")})
+
+    reader("prober", "orders_quarantine")
+    reader("joiner", "orders")
+
+    code, errors = _lint(tmp_path)
+
+    assert code == 1
+    [mine] = errors["prober.yaml"]
+    assert mine["path"] == "customProperties[0].value.references.peek.table"
+    assert "as its quarantine" in mine["message"]
+    [theirs] = errors["orders.yaml"]
+    assert "prober.yaml (customProperties[0].value.references.peek.table, line" in theirs["message"]
+    assert theirs["message"].split(") as its ")[1].startswith("reference")
+    assert errors["joiner.yaml"] == []  # the published target is for consumers to read
+
+
 def test_the_example_contracts_claim_nothing_twice():
     code, errors = _lint(ROOT / "contracts")
     assert code == 0 and all(found == [] for found in errors.values())

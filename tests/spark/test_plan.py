@@ -65,6 +65,17 @@ def test_a_plan_edited_to_give_spark_other_reader_options_is_refused(options, me
             "known": {"kind": "path", "path": "k", "format": "delta", "options": {"header": "true"}}}}))
 
 
+def test_a_plan_edited_to_reference_the_gates_own_tables_is_refused():
+    """The compiler refuses a query reference to a candidate or the decision log (the corpus'
+    ``own_reference_`` files); a plan edited past it is refused before it runs."""
+    tables = {"candidate_schema": {"kind": "path", "path": "lakehouse/_contract_gate_candidates", "format": "delta"}}
+    reference = {"kind": "path", "path": "lakehouse/_contract_gate_candidates/orders__s1", "format": "delta"}
+    with pytest.raises(PlanError, match=re.escape("plan.tables: the reference peek 'lakehouse/_contract_gate_candidates"
+                                                  "/orders__s1' lies inside '_contract_gate_candidates'")):
+        read_document(cases_plan(tables={**tables, "references": {"peek": reference}}))
+    assert read_document(cases_plan(tables={**tables, "references": {"peek": {**reference, "path": "lakehouse/customers"}}}))
+
+
 def _appending(*rules, **overrides):
     """cases_plan with gate settings that append to a target, and ``rules``."""
     plan = cases_plan(**{"gate": {"publication": {"mode": "append"}},

@@ -5,13 +5,14 @@ Each contract claims places (its compiled plan's addresses, see ``table_location
 * its own, never shared: the **target**, the **quarantine**, and its **candidates** (the
   ``<object>__*`` tables of its candidate folder), and its contract **id**;
 * shared by the contracts of a deployment: the **decision table** and the **candidate folder**;
-* read only: the **landing**.
+* read only: the **landing** and each query **reference**.
 
 Two contracts conflict when an own table of one is the same as, or lies inside, an own or shared
 table of the other (a copy of ``orders`` that only changes ``id`` claims the orders target; a
 contract whose quarantine is the orders target claims it too), when they have the same
-candidates or the same id, or when one's landing reads the other's quarantine, candidates or
-decisions. Both files get an error naming the other file and the YAML path of its claim.
+candidates or the same id, or when one's landing or query reference reads the other's quarantine,
+candidates or decisions (a query over another team's quarantine measures its values: a count per
+guess is an oracle). Both files get an error naming the other file and the YAML path of its claim.
 
 At run time every write step checks the table's ownership properties as well
 (``contract_gate_plan.ownership``): this check finds the clash before anything runs, that one stops a
@@ -35,7 +36,7 @@ _NAMES = {"candidate_schema": "candidate folder", "dag_id": "derived DAG id"}
 @dataclass(frozen=True, eq=False)  # compared by identity: one claim of one contract
 class Claim:
     contract: LoadedContract
-    role: str  # target, quarantine, decisions, candidate_schema, landing, candidates, id, dag_id
+    role: str  # target, quarantine, decisions, candidate_schema, landing, reference, candidates, id, dag_id
     yaml_path: str
     kind: str  # path | table | key
     key: str
@@ -59,6 +60,10 @@ def claims_of(loaded: LoadedContract, plan: Plan) -> list[Claim]:
     for role in ("landing", *OWN, *SHARED):
         address = candidate_schema(written[role]) if role == "candidate_schema" else written[role]
         found.append(Claim(loaded, role, sources[role], address.kind, canonical(address), address.location))
+    for alias, document in sorted((plan.document["tables"].get("references") or {}).items()):
+        address = Address.as_written(document)
+        found.append(Claim(loaded, "reference", sources.get(f"references.{alias}", "customProperties"), address.kind,
+                           canonical(address), address.location))
     folder = candidate_schema(written["candidate_schema"])
     found.append(Claim(loaded, "candidates", sources["candidate_schema"], "key",
                        f"{canonical(folder)}/{plan.object.lower()}__", f"{folder.location}/{plan.object}__*"))
@@ -70,7 +75,7 @@ def _clash(first: Claim, second: Claim) -> bool:
     roles = {first.role, second.role}
     if roles in ({"id"}, {"dag_id"}, {"id", "dag_id"}, {"candidates"}):
         return True
-    if "landing" in roles:  # reading another contract's published target is a pipeline, not a clash
+    if roles & {"landing", "reference"}:  # reading another contract's published target is a pipeline, not a clash
         return bool(roles & {"quarantine", *SHARED})
     if roles & set(OWN):
         return True

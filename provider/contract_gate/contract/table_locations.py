@@ -50,7 +50,7 @@ _CATALOG_NAME_REFUSED = re.compile(r"[.\s/`\x00-\x1f\x7f]")
 def table_sources(raw: dict[str, Any]) -> dict[str, str]:
     """The YAML path each table address comes from, for a contract's raw YAML data: the gate
     setting that names it (``customProperties[0].value.quarantine.path``), else the dataset
-    name it defaults to (``schema[0].name``)."""
+    name it defaults to (``schema[0].name``); each query reference's as ``references.<alias>``."""
     settings_path, settings = None, {}
     for index, entry in enumerate(raw.get("customProperties") or []):
         if isinstance(entry, dict) and entry.get("property") == "contractGate" and isinstance(entry.get("value"), dict):
@@ -68,6 +68,9 @@ def table_sources(raw: dict[str, Any]) -> dict[str, str]:
             sources[role] = settings_path or ""
         else:
             sources[role] = "schema[0].name"
+    references = settings.get("references")
+    for alias in references if isinstance(references, dict) else ():
+        sources[f"references.{alias}"] = f"{settings_path}.references.{alias}.table"
     return sources
 
 
@@ -110,7 +113,7 @@ def location_problems(raw: dict[str, Any], settings, server, server_index: int |
     if landing:
         problems.append((sources["landing"], landing))
     problems += _overlaps(addresses, sources)
-    problems += [(sources[role], message) for role, message in reserved_problems(tables, settings.candidate.schema_)]
+    problems += [(sources.get(role, role), message) for role, message in reserved_problems(tables, settings.candidate.schema_)]
     return problems
 
 
