@@ -151,9 +151,9 @@ def _name_problems(name: str, path: str, what: str) -> list[tuple[str, str]]:
 
 
 def _catalog_name_problem(name: str, what: str) -> str | None:
-    """A server's catalog or schema is the first part of every table name the gate makes there:
+    """A server's catalog or schema is part of every table name the gate makes there, so it follows
     Unity Catalog's own rule for a name (at most 255 characters; no period, space, slash or
-    control character), and no back-quote, the character that quotes it in SQL."""
+    control character) and holds no back-quote, the character that quotes it in SQL."""
     if len(name) <= 255 and not _CATALOG_NAME_REFUSED.search(name):
         return None
     return (f"{what} name {name!r} is part of every table name the gate makes on this server: at most 255 "
