@@ -73,6 +73,7 @@ from contract_gate.config import alerts_root
 from contract_gate.contract.notifiers import FILE_NOTIFIER
 from contract_gate.operators.record import alert_recorded, write_decision
 from contract_gate.operators.retention import prune_run_folders
+from contract_gate.operators.submission import landing_of_run
 from contract_gate.runners import GateRunner, get_runner
 from contract_gate.runners.base import is_run_of
 from contract_gate.operators.validate import summarize
@@ -330,22 +331,25 @@ class GateWorld:
         contract.last_batch = rows
 
     # ---- the gate, as its DAG runs it ---------------------------------------------------------
-    def submission(self, plan: Plan, rerun_of: str | None = None) -> tuple[str, dict]:
-        landing = dict(plan.document["tables"]["landing"])
+    def submission(self, plan: Plan, rerun_of: str | None = None, landing: dict | None = None) -> tuple[str, dict]:
+        landing = landing or dict(plan.document["tables"]["landing"])
         return derive_submission_id(plan.contract_id, landing, rerun_of, plan.connection_id,
                                     object_of(plan.object, plan.names.sole)), landing
 
-    def gate(self, contract: Contract, rerun_of: str | None = None, correction: bool = False) -> dict | None:
-        """One run of the contract's gate on its landing; the decision that stands (None: nothing ran)."""
+    def gate(self, contract: Contract, rerun_of: str | None = None, correction: bool = False,
+             landing: str | None = None) -> dict | None:
+        """One run of the contract's gate on its landing, or on the run's ``landing`` param; the
+        decision that stands (None: nothing ran). A param the submission task refuses raises ValueError."""
         plan = self.plan(contract)
         if correction:
             plan = as_correction(plan)
         decisions.recover_missing_decisions(plan, min_age=timedelta(0))
-        submission_id, landing = self.submission(plan, rerun_of)
+        read = landing_of_run(plan, self.file(contract), None, landing, None)
+        submission_id, landing_address = self.submission(plan, rerun_of, read)
         prior = decisions.final_decision(plan, submission_id)
         if prior is not None:
             return prior
-        summary, results, states = self.run_gate_steps(plan, submission_id, landing)
+        summary, results, states = self.run_gate_steps(plan, submission_id, landing_address)
         return self.record(plan, {"submission_id": submission_id, "rerun_of": rerun_of, "correction": correction},
                            summary, results, states)
 
@@ -455,10 +459,16 @@ class GateWorld:
             return
         self.write_contract(contract)
 
-    def step_rerun(self, correction: bool) -> None:
-        """Re-run the last submission of a contract from a fixed batch (every row valid)."""
+    def step_rerun(self, correction: bool, from_file: bool = False) -> None:
+        """Re-run the last submission of a contract from a fixed batch (every row valid): landed
+        again, or (``from_file``) in a file the run's ``landing`` param names, as ``contract-gate
+        rerun --landing`` does. Such a file is half the time outside the lakehouse: the submission
+        task must refuse it before anything is read, and the log and tables stay as they are."""
         candidates = [c for c in self.contracts.values() if c.last_submission
                       and (not correction or c.mode == "replace_keys")]
+        if from_file:  # a fix the submission task takes: of a rejected submission
+            candidates = [c for c in candidates if (decisions.final_decision(self.plan(c), c.last_submission) or
+                                                    {"outcome": "published"})["outcome"] not in ("published", "split")]
         if not candidates:
             return
         contract = self.rng.choice(candidates)
@@ -478,9 +488,25 @@ class GateWorld:
                                                    if isinstance(row["reading"], int) else 1})
         if not fixed:
             return
-        self.land(contract, list(fixed.values())[:MAX_ROWS])
-        decision = self.gate(contract, rerun_of=contract.last_submission, correction=correction)
-        self.expect(contract, decision, contract.last_batch, [], "good", target)
+        rows = list(fixed.values())[:MAX_ROWS]
+        if not from_file:
+            self.land(contract, rows)
+            decision = self.gate(contract, rerun_of=contract.last_submission, correction=correction)
+            return self.expect(contract, decision, contract.last_batch, [], "good", target)
+        outside = self.rng.random() < 0.5
+        fix = self.root / ("outside" if outside else "lakehouse/fixes") / f"{contract.name}-{len(self.steps)}.json"
+        fix.parent.mkdir(parents=True, exist_ok=True)
+        fix.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        try:
+            decision = self.gate(contract, rerun_of=contract.last_submission, correction=correction, landing=str(fix))
+        except ValueError as exc:
+            if not outside:
+                self.disagree(f"{contract.name}: a fix inside the lakehouse was refused: {exc}")
+            return None
+        if outside:
+            return self.disagree(f"{contract.name}: the run read {fix}, outside the lakehouse: {decision}")
+        contract.last_batch = rows
+        return self.expect(contract, decision, rows, [], "good", target)
 
     def step_validate_target(self) -> None:
         """``validate --target`` of each contract's deployed target says what the gate published: pass."""
@@ -982,6 +1008,7 @@ class GateWorld:
             "evolve_refused_breaking": lambda: self.step_evolve("refused_breaking"),
             "rerun": lambda: self.step_rerun(False),
             "correction": lambda: self.step_rerun(True),
+            "rerun_from_file": lambda: self.step_rerun(False, from_file=True),
             "validate_target": self.step_validate_target,
             "preview": self.step_preview,
             "stop_sigterm": lambda: self.step_stop(signal.SIGTERM),

@@ -11,6 +11,7 @@ same id and the run ends without a second publication.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contract_gate import decisions
@@ -72,14 +73,8 @@ class GateSubmissionOperator(ContractGateBaseOperator):
         for recovered in decisions.recover_missing_decisions(plan):
             self.log.warning("recovered the missing decision of submission %s: %s (from the tables' commit history)",
                              recovered["submission_id"], recovered["outcome"])
-        landing = dict(plan.document["tables"]["landing"])  # the submission's XCom: as the plan writes it
-        if self.landing:
-            refused = landing_override_problem(resolve_contract(self.contract), self.env or None, str(self.landing))
-            if refused:
-                raise ValueError(f"the run's landing {str(self.landing)!r} is not read: {refused}")
-            landing = {"kind": "path", "path": str(self.landing),
-                       "format": self.landing_format or landing.get("format", "delta"),
-                       **({"options": landing["options"]} if landing.get("options") else {})}
+        landing = landing_of_run(plan, resolve_contract(self.contract), self.env or None,
+                                 str(self.landing) if self.landing else None, self.landing_format or None)
         rerun_of = self.rerun_of or None
         correction = _flag(self.correction)
         if rerun_of:
@@ -147,6 +142,21 @@ class GateSubmissionOperator(ContractGateBaseOperator):
 
 
 OVERRIDES = ("submission_id", "landing", "landing_format", "rerun_of", "correction")
+
+
+def landing_of_run(plan: Plan, contract: Path, env: str | None, landing: str | None,
+                   landing_format: str | None) -> dict[str, Any]:
+    """Where a run reads its batch (the submission's XCom): the plan's landing as the plan writes
+    it, or the run's ``landing`` override, read only where the contract's own landing could be
+    (``contract_gate.contract.landing_override``; else ``ValueError``, before anything is read)."""
+    planned = dict(plan.document["tables"]["landing"])
+    if not landing:
+        return planned
+    refused = landing_override_problem(contract, env, landing)
+    if refused:
+        raise ValueError(f"the run's landing {landing!r} is not read: {refused}")
+    return {"kind": "path", "path": landing, "format": landing_format or planned.get("format", "delta"),
+            **({"options": planned["options"]} if planned.get("options") else {})}
 
 
 def _given(value: object) -> bool:
