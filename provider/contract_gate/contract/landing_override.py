@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract_gate import config
 from contract_gate.contract.environments import DEFAULT_ROOT, select_server
 from contract_gate.contract.loader import load_contract
 from contract_gate.contract.table_locations import landing_problem
@@ -33,7 +32,4 @@ def landing_override_problem(contract: Path, env: str | None, path: str) -> str 
     if problem:
         return problem
     tenant = tenant_of(contract.name)
-    if tenant is not None and not tenant.may_read(address):
-        return (f"{path!r} is not where the contract's tenant ({', '.join(tenant.patterns) or 'none'} in "
-                f"{config.describe('tenants')}) may read")
-    return None
+    return tenant.read_refusal(address) if tenant is not None else None

@@ -60,6 +60,13 @@ class Tenant:
     def may_read(self, address: Address) -> bool:
         return any(_reads(entry, address) for entry in self.reads)
 
+    def read_refusal(self, address: Address) -> str | None:
+        """Why the tenant may not read ``address``; None when it may."""
+        if self.may_read(address):
+            return None
+        return (f"{address.location!r} is not where the contract's tenant ({', '.join(self.patterns) or 'none'} in "
+                f"{config.describe('tenants')}) may read; its reads: {', '.join(self.reads) or 'none'}")
+
 
 def tenant_of(file_name: str) -> Tenant | None:
     """The tenant of the contract file ``file_name`` (its name, not its path): every entry whose
@@ -105,10 +112,9 @@ def tenancy_problems(file_name: str, settings: Any, tables: dict, sources: Seque
     reads += [(("references", alias, "table"), address) for alias, address in (tables.get("references") or {}).items()]
     for keys, document in reads:
         address = Address.as_written(document)
-        if canonical(address) not in own and not tenant.may_read(address):
-            problems.append((where(*keys), f"{address.location!r} is not where the contract's tenant "
-                                           f"({', '.join(tenant.patterns)} in {config.describe('tenants')}) may "
-                                           f"read; its reads: {', '.join(tenant.reads) or 'none'}"))
+        refusal = None if canonical(address) in own else tenant.read_refusal(address)
+        if refusal:
+            problems.append((where(*keys), refusal))
     return problems
 
 
